@@ -1,0 +1,1 @@
+//! Fault-injecting file system (filled in by the reliability work).

@@ -1,0 +1,98 @@
+//! The file-system boundary. The engine never touches `std::fs` directly: every file it opens,
+//! writes, syncs, renames or deletes goes through an [`Fs`], so tests can swap in one that forgets
+//! unsynced data or fails the Nth operation (`fault.rs`).
+//!
+//! Contract: `WritableFile::append` may buffer; `flush` hands buffered bytes to the OS (they
+//! survive a process crash); `sync` makes them durable (they survive power loss). A new file's
+//! directory entry is durable only after `Fs::sync_dir` on its directory.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::error::Result;
+
+mod std_fs;
+pub mod fault;
+
+pub use std_fs::StdFs;
+
+/// A file opened for appending.
+pub trait WritableFile: Send + Sync {
+    /// Appends bytes (may be buffered in user space).
+    fn append(&mut self, data: &[u8]) -> Result<()>;
+    /// Hands buffered bytes to the operating system.
+    fn flush(&mut self) -> Result<()>;
+    /// Flushes, then makes the file's data durable (fdatasync).
+    fn sync(&mut self) -> Result<()>;
+    /// Bytes appended so far.
+    fn size(&self) -> u64;
+}
+
+/// A file opened for positional reads; shared between threads.
+pub trait RandomAccessFile: Send + Sync {
+    /// Reads exactly `buf.len()` bytes at `offset`; a short file is an error.
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<()>;
+    /// The file's size in bytes.
+    fn size(&self) -> u64;
+}
+
+/// A file read from start to end.
+pub trait SequentialFile: Send {
+    /// Reads up to `buf.len()` bytes; 0 means end of file.
+    fn read(&mut self, buf: &mut [u8]) -> Result<usize>;
+}
+
+/// An exclusive lock on a file, released on drop.
+pub trait FileLock: Send + Sync {}
+
+/// The operations the engine needs from a file system.
+pub trait Fs: Send + Sync + 'static {
+    /// Creates (or truncates) a file for appending.
+    fn create(&self, path: &Path) -> Result<Box<dyn WritableFile>>;
+    /// Opens an existing file for positional reads.
+    fn open_random(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>>;
+    /// Opens an existing file for sequential reads.
+    fn open_sequential(&self, path: &Path) -> Result<Box<dyn SequentialFile>>;
+    /// True if the path exists.
+    fn exists(&self, path: &Path) -> bool;
+    /// The names (not paths) of the entries of a directory.
+    fn list_dir(&self, dir: &Path) -> Result<Vec<String>>;
+    /// Deletes a file.
+    fn remove_file(&self, path: &Path) -> Result<()>;
+    /// Renames a file, replacing `to` atomically if it exists.
+    fn rename(&self, from: &Path, to: &Path) -> Result<()>;
+    /// Creates a directory and its parents.
+    fn create_dir_all(&self, dir: &Path) -> Result<()>;
+    /// Makes the directory's entries (creations, renames, deletions) durable.
+    fn sync_dir(&self, dir: &Path) -> Result<()>;
+    /// A file's size in bytes.
+    fn file_size(&self, path: &Path) -> Result<u64>;
+    /// Takes an exclusive lock on `path` (created if missing); `Error::Locked` if held elsewhere.
+    fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>>;
+}
+
+/// Reads a whole file through `fs`.
+pub fn read_all(fs: &dyn Fs, path: &Path) -> Result<Vec<u8>> {
+    let mut f = fs.open_sequential(path)?;
+    let mut out = Vec::new();
+    let mut buf = vec![0u8; 64 << 10];
+    loop {
+        let n = f.read(&mut buf)?;
+        if n == 0 {
+            return Ok(out);
+        }
+        out.extend_from_slice(buf.get(..n).unwrap_or(&[]));
+    }
+}
+
+/// Writes `data` to `path` atomically and durably: write a temp file, sync it, rename it over
+/// `path`, sync the directory.
+pub fn write_file_atomic(fs: &dyn Fs, dir: &Path, name: &str, data: &[u8]) -> Result<()> {
+    let tmp: PathBuf = dir.join(format!("{name}.dbtmp"));
+    let mut f = fs.create(&tmp)?;
+    f.append(data)?;
+    f.sync()?;
+    drop(f);
+    fs.rename(&tmp, &dir.join(name))?;
+    fs.sync_dir(dir)
+}

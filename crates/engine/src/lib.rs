@@ -1,0 +1,37 @@
+//! Talus: a write-optimized LSM storage engine in pure Rust.
+//!
+//! ```
+//! use talus::{Db, Options};
+//! let dir = tempfile::tempdir().unwrap();
+//! let db = Db::open(dir.path(), Options { create_if_missing: true, ..Default::default() }).unwrap();
+//! db.put(b"hello", b"world").unwrap();
+//! assert_eq!(db.get(b"hello").unwrap().as_deref(), Some(&b"world"[..]));
+//! ```
+//!
+//! The public API is this file: [`Db`], [`Options`], [`ReadOptions`], [`WriteOptions`],
+//! [`WriteBatch`], [`Snapshot`], [`Iter`], [`RawIter`], [`Error`]. Everything else is internal
+//! and public only so that the tools (`talus sst_dump`, `ldb manifest_dump`) and the tests can
+//! reach it; it carries no stability promise.
+#![warn(missing_docs)]
+
+pub mod batch;
+pub mod cache;
+pub mod coding;
+mod db;
+pub mod error;
+pub mod filename;
+pub mod fs;
+pub mod iter;
+pub mod key;
+pub mod memtable;
+pub mod options;
+pub mod sst;
+pub mod version;
+pub mod wal;
+
+pub use batch::WriteBatch;
+pub use db::{Db, Iter, RawIter, Snapshot};
+pub use error::{Error, Result};
+pub use options::{
+    CompactionStyle, CompressionType, Options, ReadOptions, WalRecoveryMode, WriteOptions,
+};

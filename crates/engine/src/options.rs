@@ -1,0 +1,335 @@
+//! Options with RocksDB's names and defaults.
+//!
+//! [`Options`] is validated once, at [`crate::Db::open`]; an option out of range is refused with an
+//! [`Error::InvalidArgument`] that names it.
+
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+use crate::fs::{Fs, StdFs};
+
+/// Block compression, per level or for the bottommost level. The numeric values are on disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum CompressionType {
+    /// No compression.
+    None = 0,
+    /// Snappy (`snap` crate).
+    Snappy = 1,
+    /// LZ4 block format (`lz4_flex`).
+    Lz4 = 4,
+    /// Zstandard (`zstd` crate, level 3 unless configured).
+    Zstd = 7,
+}
+
+impl CompressionType {
+    /// Decodes the on-disk byte.
+    pub fn from_u8(b: u8) -> Option<CompressionType> {
+        Some(match b {
+            0 => CompressionType::None,
+            1 => CompressionType::Snappy,
+            4 => CompressionType::Lz4,
+            7 => CompressionType::Zstd,
+            _ => return None,
+        })
+    }
+
+    /// Parses RocksDB's names (`none`, `snappy`, `lz4`, `zstd`, and the `kXxxCompression` forms).
+    pub fn parse(s: &str) -> Result<CompressionType> {
+        Ok(match s.to_ascii_lowercase().as_str() {
+            "none" | "no" | "knocompression" => CompressionType::None,
+            "snappy" | "ksnappycompression" => CompressionType::Snappy,
+            "lz4" | "klz4compression" => CompressionType::Lz4,
+            "zstd" | "kzstd" | "kzstdcompression" => CompressionType::Zstd,
+            _ => {
+                return Err(Error::InvalidArgument(format!(
+                    "compression: unknown compression type {s:?} (expected none, snappy, lz4 or zstd)"
+                )))
+            }
+        })
+    }
+
+    /// RocksDB's name for the type, as printed in headers and properties.
+    pub fn name(self) -> &'static str {
+        match self {
+            CompressionType::None => "NoCompression",
+            CompressionType::Snappy => "Snappy",
+            CompressionType::Lz4 => "LZ4",
+            CompressionType::Zstd => "ZSTD",
+        }
+    }
+}
+
+/// How WAL recovery treats a bad record (RocksDB's `WALRecoveryMode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum WalRecoveryMode {
+    /// Tolerate an incomplete record at the tail of the last WAL only.
+    TolerateCorruptedTailRecords,
+    /// Any corruption or incomplete record fails the open.
+    AbsoluteConsistency,
+    /// Stop replay at the first bad record and open at that consistent point (the default).
+    #[default]
+    PointInTimeRecovery,
+    /// Skip bad records and go on replaying (may leave holes: a salvage mode).
+    SkipAnyCorruptedRecords,
+}
+
+/// Which compaction style the database runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CompactionStyle {
+    /// Leveled compaction (RocksDB's `kCompactionStyleLevel`, 0).
+    #[default]
+    Level,
+    /// Size-tiered (RocksDB's `kCompactionStyleUniversal`, 1).
+    Universal,
+}
+
+/// Options fixed when the database is opened.
+#[derive(Clone)]
+pub struct Options {
+    /// Create the database if it does not exist.
+    pub create_if_missing: bool,
+    /// Fail the open if the database exists.
+    pub error_if_exists: bool,
+    /// Check every block's checksum and the consistency of the MANIFEST aggressively.
+    pub paranoid_checks: bool,
+    /// Bytes in one memtable before it is switched and flushed (64 MiB).
+    pub write_buffer_size: usize,
+    /// Memtables (active + immutable) kept before writes stop (2).
+    pub max_write_buffer_number: usize,
+    /// L0 files that trigger an L0 compaction (4).
+    pub level0_file_num_compaction_trigger: usize,
+    /// L0 files at which writes are slowed (20).
+    pub level0_slowdown_writes_trigger: usize,
+    /// L0 files at which writes stop (36).
+    pub level0_stop_writes_trigger: usize,
+    /// Target size of the base level (256 MiB).
+    pub max_bytes_for_level_base: u64,
+    /// Size ratio between adjacent levels (10).
+    pub max_bytes_for_level_multiplier: f64,
+    /// Target size of a compaction output file (64 MiB).
+    pub target_file_size_base: u64,
+    /// Number of levels (7).
+    pub num_levels: usize,
+    /// Compaction style.
+    pub compaction_style: CompactionStyle,
+    /// Uncompressed data block size target (4 KiB).
+    pub block_size: usize,
+    /// Keys between restart points in data blocks (16).
+    pub block_restart_interval: usize,
+    /// Bloom filter bits per key; 0 disables filters (10).
+    pub bloom_bits_per_key: u32,
+    /// Default compression for every level (LZ4).
+    pub compression: CompressionType,
+    /// Per-level compression; when non-empty, entry `i` applies to level `i` (the last entry to
+    /// deeper levels).
+    pub compression_per_level: Vec<CompressionType>,
+    /// Compression for the bottommost level; `None` uses the per-level setting.
+    pub bottommost_compression: Option<CompressionType>,
+    /// Block cache capacity in bytes (32 MiB; RocksDB's default for a new LRU cache is 32 MiB).
+    pub block_cache_capacity: usize,
+    /// The block cache has 2^num_shard_bits shards (6).
+    pub block_cache_num_shard_bits: u32,
+    /// Fail inserts into a full cache instead of exceeding capacity.
+    pub block_cache_strict_capacity_limit: bool,
+    /// Open SST readers kept in the table cache; -1 for unbounded.
+    pub max_open_files: i64,
+    /// Background threads for flushes and compactions (2).
+    pub max_background_jobs: usize,
+    /// WAL recovery mode.
+    pub wal_recovery_mode: WalRecoveryMode,
+    /// The file system. Tests swap in a fault-injecting one.
+    pub fs: Arc<dyn Fs>,
+    /// Disable automatic compactions (manual `compact_range` still works).
+    pub disable_auto_compactions: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            create_if_missing: false,
+            error_if_exists: false,
+            paranoid_checks: true,
+            write_buffer_size: 64 << 20,
+            max_write_buffer_number: 2,
+            level0_file_num_compaction_trigger: 4,
+            level0_slowdown_writes_trigger: 20,
+            level0_stop_writes_trigger: 36,
+            max_bytes_for_level_base: 256 << 20,
+            max_bytes_for_level_multiplier: 10.0,
+            target_file_size_base: 64 << 20,
+            num_levels: 7,
+            compaction_style: CompactionStyle::Level,
+            block_size: 4 << 10,
+            block_restart_interval: 16,
+            bloom_bits_per_key: 10,
+            compression: CompressionType::Lz4,
+            compression_per_level: Vec::new(),
+            bottommost_compression: None,
+            block_cache_capacity: 32 << 20,
+            block_cache_num_shard_bits: 6,
+            block_cache_strict_capacity_limit: false,
+            max_open_files: -1,
+            max_background_jobs: 2,
+            wal_recovery_mode: WalRecoveryMode::PointInTimeRecovery,
+            fs: Arc::new(StdFs),
+            disable_auto_compactions: false,
+        }
+    }
+}
+
+impl std::fmt::Debug for Options {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Options")
+            .field("create_if_missing", &self.create_if_missing)
+            .field("write_buffer_size", &self.write_buffer_size)
+            .field("max_write_buffer_number", &self.max_write_buffer_number)
+            .field("num_levels", &self.num_levels)
+            .field("compression", &self.compression)
+            .finish_non_exhaustive()
+    }
+}
+
+fn invalid(option: &str, why: impl std::fmt::Display) -> Error {
+    Error::InvalidArgument(format!("{option}: {why}"))
+}
+
+impl Options {
+    /// Checks every option's range; the error names the first bad option.
+    pub fn validate(&self) -> Result<()> {
+        if self.write_buffer_size < 4096 {
+            return Err(invalid("write_buffer_size", "must be at least 4096 bytes"));
+        }
+        if self.max_write_buffer_number < 2 {
+            return Err(invalid("max_write_buffer_number", "must be at least 2"));
+        }
+        if self.num_levels == 0 || self.num_levels > 64 {
+            return Err(invalid("num_levels", "must be between 1 and 64"));
+        }
+        if self.num_levels < 2 && self.compaction_style == CompactionStyle::Level {
+            return Err(invalid("num_levels", "leveled compaction needs at least 2 levels"));
+        }
+        if self.level0_file_num_compaction_trigger == 0 {
+            return Err(invalid("level0_file_num_compaction_trigger", "must be at least 1"));
+        }
+        if self.level0_stop_writes_trigger < self.level0_slowdown_writes_trigger {
+            return Err(invalid(
+                "level0_stop_writes_trigger",
+                "must not be below level0_slowdown_writes_trigger",
+            ));
+        }
+        if self.max_bytes_for_level_base == 0 {
+            return Err(invalid("max_bytes_for_level_base", "must be positive"));
+        }
+        if !(self.max_bytes_for_level_multiplier > 1.0) {
+            return Err(invalid("max_bytes_for_level_multiplier", "must be greater than 1"));
+        }
+        if self.target_file_size_base == 0 {
+            return Err(invalid("target_file_size_base", "must be positive"));
+        }
+        if self.block_size == 0 || self.block_size > (1 << 30) {
+            return Err(invalid("block_size", "must be between 1 byte and 1 GiB"));
+        }
+        if self.block_restart_interval == 0 {
+            return Err(invalid("block_restart_interval", "must be at least 1"));
+        }
+        if self.bloom_bits_per_key > 100 {
+            return Err(invalid("bloom_bits_per_key", "must be at most 100"));
+        }
+        if self.block_cache_num_shard_bits > 20 {
+            return Err(invalid("block_cache_num_shard_bits", "must be at most 20"));
+        }
+        if self.max_open_files == 0 || self.max_open_files < -1 {
+            return Err(invalid("max_open_files", "must be -1 (unbounded) or positive"));
+        }
+        if self.max_background_jobs == 0 {
+            return Err(invalid("max_background_jobs", "must be at least 1"));
+        }
+        Ok(())
+    }
+
+    /// The compression for blocks written to `level` of a tree whose bottommost non-empty level
+    /// is `bottommost`.
+    pub fn compression_for_level(&self, level: usize, is_bottommost: bool) -> CompressionType {
+        if is_bottommost {
+            if let Some(c) = self.bottommost_compression {
+                return c;
+            }
+        }
+        match self.compression_per_level.get(level).or(self.compression_per_level.last()) {
+            Some(&c) => c,
+            None => self.compression,
+        }
+    }
+}
+
+/// Per-write options.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct WriteOptions {
+    /// fsync (fdatasync) the WAL before acknowledging.
+    pub sync: bool,
+    /// Skip the WAL: the write survives only once its memtable is flushed.
+    pub disable_wal: bool,
+}
+
+/// Per-read options.
+#[derive(Clone)]
+pub struct ReadOptions {
+    /// Read as of this snapshot; `None` reads the latest state.
+    pub snapshot: Option<crate::Snapshot>,
+    /// Iterators start at or after this user key.
+    pub iterate_lower_bound: Option<Vec<u8>>,
+    /// Iterators stop before this user key.
+    pub iterate_upper_bound: Option<Vec<u8>>,
+    /// Insert blocks read into the block cache (default true).
+    pub fill_cache: bool,
+    /// Verify block checksums on read (default true).
+    pub verify_checksums: bool,
+}
+
+impl Default for ReadOptions {
+    /// RocksDB's defaults: fill the cache, verify checksums, latest state, no bounds.
+    fn default() -> Self {
+        ReadOptions {
+            snapshot: None,
+            iterate_lower_bound: None,
+            iterate_upper_bound: None,
+            fill_cache: true,
+            verify_checksums: true,
+        }
+    }
+}
+
+impl ReadOptions {
+    /// The same as `ReadOptions::default()`.
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_valid_and_bad_values_name_the_option() {
+        assert!(Options::default().validate().is_ok());
+        let o = Options { write_buffer_size: 0, ..Default::default() };
+        assert!(o.validate().unwrap_err().to_string().contains("write_buffer_size"));
+        let o = Options { num_levels: 0, ..Default::default() };
+        assert!(o.validate().unwrap_err().to_string().contains("num_levels"));
+        assert!(CompressionType::parse("foo").unwrap_err().to_string().contains("foo"));
+    }
+
+    #[test]
+    fn per_level_compression() {
+        let o = Options {
+            compression_per_level: vec![CompressionType::None, CompressionType::Lz4],
+            bottommost_compression: Some(CompressionType::Zstd),
+            ..Default::default()
+        };
+        assert_eq!(o.compression_for_level(0, false), CompressionType::None);
+        assert_eq!(o.compression_for_level(5, false), CompressionType::Lz4);
+        assert_eq!(o.compression_for_level(5, true), CompressionType::Zstd);
+    }
+}
