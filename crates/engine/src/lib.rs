@@ -17,6 +17,7 @@
 pub mod batch;
 pub mod cache;
 pub mod coding;
+pub mod compaction;
 mod db;
 pub mod error;
 pub mod filename;

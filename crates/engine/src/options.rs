@@ -221,7 +221,7 @@ impl Options {
         if self.max_bytes_for_level_base == 0 {
             return Err(invalid("max_bytes_for_level_base", "must be positive"));
         }
-        if !(self.max_bytes_for_level_multiplier > 1.0) {
+        if self.max_bytes_for_level_multiplier.is_nan() || self.max_bytes_for_level_multiplier <= 1.0 {
             return Err(invalid("max_bytes_for_level_multiplier", "must be greater than 1"));
         }
         if self.target_file_size_base == 0 {

@@ -1,172 +1,351 @@
-//! The database: open and recovery, the write path, the read path, background jobs.
+//! The database: the public [`Db`] handle and its iterators, over the shared state in
+//! [`core::DbInner`].
 //!
-//! STUB: public surface fixed by the skeleton.
+//! Submodules, one concern each: `open` (open and recovery), `write` (write queue and group
+//! commit), `read` (point lookups and iterators), `flush`, `compact` (running compactions),
+//! `background` (threads and obsolete-file deletion), `snapshot`, `properties`, `stats`,
+//! `info_log`.
 
 use std::ops::Range;
 use std::path::Path;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use crate::batch::WriteBatch;
-use crate::error::Result;
-use crate::key::SequenceNumber;
+use crate::error::{Error, Result};
+use crate::iter::db_iter::DbIterator;
 use crate::options::{Options, ReadOptions, WriteOptions};
 
-/// A database handle. Cheap to clone; the database closes when the last handle is dropped.
+mod background;
+mod compact;
+pub(crate) mod core;
+pub(crate) mod flush;
+mod info_log;
+mod open;
+mod properties;
+mod read;
+mod snapshot;
+mod stats;
+mod write;
+
+pub use snapshot::Snapshot;
+
+use self::core::DbInner;
+
+/// Stops the background threads when the last [`Db`] handle is dropped.
+struct DbHandle {
+    inner: Arc<DbInner>,
+    threads: parking_lot::Mutex<Vec<std::thread::JoinHandle<()>>>,
+}
+
+impl Drop for DbHandle {
+    fn drop(&mut self) {
+        self.inner.shutting_down.store(true, Ordering::Release);
+        {
+            let mut st = self.inner.state.lock();
+            st.shutting_down = true;
+        }
+        self.inner.bg_cv.notify_all();
+        self.inner.done_cv.notify_all();
+        for t in self.threads.lock().drain(..) {
+            let _ = t.join();
+        }
+        if let Some(w) = self.inner.wal.lock().as_mut() {
+            let _ = w.flush();
+        }
+        self.inner.info_log.log("database closed");
+    }
+}
+
+/// A database handle. Cheap to clone (an `Arc` inside) and `Send + Sync`; the database closes
+/// when the last handle is dropped (iterators keep its files readable until they are dropped).
 #[derive(Clone)]
 pub struct Db {
-    _inner: Arc<()>,
+    handle: Arc<DbHandle>,
 }
 
-/// A consistent read view; released when the last clone is dropped.
-#[derive(Clone)]
-pub struct Snapshot {
-    seq: SequenceNumber,
-}
-
-impl Snapshot {
-    /// The sequence number the snapshot reads at.
-    pub fn sequence(&self) -> SequenceNumber {
-        self.seq
-    }
-}
-
-/// An owning iterator over `(key, value)` pairs, forward or (with `next_back`) backward.
-pub struct Iter {}
-
-impl Iterator for Iter {
-    type Item = Result<(Vec<u8>, Vec<u8>)>;
-    fn next(&mut self) -> Option<Self::Item> {
-        todo!()
-    }
-}
-
-impl DoubleEndedIterator for Iter {
-    fn next_back(&mut self) -> Option<Self::Item> {
-        todo!()
-    }
-}
-
-/// A cursor over the database, RocksDB-style: position with `seek*`, move with `next`/`prev`.
-pub struct RawIter {}
-
-impl RawIter {
-    /// True if positioned at an entry.
-    pub fn valid(&self) -> bool {
-        todo!()
-    }
-    /// Positions at the first key.
-    pub fn seek_to_first(&mut self) {
-        todo!()
-    }
-    /// Positions at the last key.
-    pub fn seek_to_last(&mut self) {
-        todo!()
-    }
-    /// Positions at the first key `>= key`.
-    pub fn seek(&mut self, key: &[u8]) {
-        let _ = key;
-        todo!()
-    }
-    /// Positions at the last key `<= key`.
-    pub fn seek_for_prev(&mut self, key: &[u8]) {
-        let _ = key;
-        todo!()
-    }
-    /// Moves forward.
-    pub fn next(&mut self) {
-        todo!()
-    }
-    /// Moves backward.
-    pub fn prev(&mut self) {
-        todo!()
-    }
-    /// The current key.
-    pub fn key(&self) -> &[u8] {
-        todo!()
-    }
-    /// The current value.
-    pub fn value(&self) -> &[u8] {
-        todo!()
-    }
-    /// The first error met, if any.
-    pub fn status(&self) -> Result<()> {
-        todo!()
+impl std::fmt::Debug for Db {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Db({})", self.handle.inner.path.display())
     }
 }
 
 impl Db {
     /// Opens (or with `create_if_missing`, creates) the database in `path`.
+    ///
+    /// Fails with [`Error::Locked`] if another handle or process has it open, with
+    /// [`Error::InvalidArgument`] naming the option if an option is out of range.
     pub fn open(path: impl AsRef<Path>, options: Options) -> Result<Db> {
-        let _ = (path, options);
-        todo!()
+        let jobs = options.max_background_jobs;
+        let inner = open::open(path.as_ref(), options)?;
+        let mut threads = Vec::new();
+        for i in 0..jobs {
+            let inner2 = inner.clone();
+            let t = std::thread::Builder::new()
+                .name(format!("talus-bg-{i}"))
+                .spawn(move || inner2.background_loop())
+                .map_err(|e| Error::io("starting a background thread", e))?;
+            threads.push(t);
+        }
+        inner.bg_cv.notify_all();
+        Ok(Db { handle: Arc::new(DbHandle { inner, threads: parking_lot::Mutex::new(threads) }) })
     }
+
+    fn inner(&self) -> &Arc<DbInner> {
+        &self.handle.inner
+    }
+
     /// Sets `key` to `value`.
     pub fn put(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
         let mut b = WriteBatch::new();
         b.put(key, value);
         self.write(b, &WriteOptions::default())
     }
+
     /// Deletes `key`.
     pub fn delete(&self, key: impl AsRef<[u8]>) -> Result<()> {
         let mut b = WriteBatch::new();
         b.delete(key);
         self.write(b, &WriteOptions::default())
     }
+
     /// Deletes every key in `range` (`begin..end`, end exclusive).
     pub fn delete_range<K: AsRef<[u8]>>(&self, range: Range<K>) -> Result<()> {
         let mut b = WriteBatch::new();
         b.delete_range(range.start, range.end);
         self.write(b, &WriteOptions::default())
     }
-    /// Applies a batch atomically.
+
+    /// Applies a batch atomically. With `sync`, the WAL is fsynced before this returns.
     pub fn write(&self, batch: WriteBatch, opts: &WriteOptions) -> Result<()> {
-        let _ = (batch, opts);
-        todo!()
+        self.inner().write(batch, opts)
     }
+
     /// The value of `key`, if any.
     pub fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
         self.get_opt(key, &ReadOptions::default())
     }
+
     /// The value of `key` under `opts` (snapshot, cache policy).
     pub fn get_opt(&self, key: impl AsRef<[u8]>, opts: &ReadOptions) -> Result<Option<Vec<u8>>> {
-        let _ = (key, opts);
-        todo!()
+        let inner = self.inner();
+        let sv = inner.super_version.load();
+        let seq = inner.read_sequence(opts);
+        inner.get_in(&sv, key.as_ref(), seq, opts.fill_cache)
     }
+
     /// The values of several keys, read from one consistent view.
-    pub fn multi_get<K: AsRef<[u8]>>(
-        &self,
-        keys: &[K],
-        opts: &ReadOptions,
-    ) -> Vec<Result<Option<Vec<u8>>>> {
-        let _ = (keys, opts);
-        todo!()
+    pub fn multi_get<K: AsRef<[u8]>>(&self, keys: &[K], opts: &ReadOptions) -> Vec<Result<Option<Vec<u8>>>> {
+        let inner = self.inner();
+        let sv = inner.super_version.load_full();
+        let seq = inner.read_sequence(opts);
+        keys.iter().map(|k| inner.get_in(&sv, k.as_ref(), seq, opts.fill_cache)).collect()
     }
+
     /// A snapshot of the current state.
     pub fn snapshot(&self) -> Snapshot {
-        todo!()
+        let inner = self.inner();
+        inner.snapshots.register(inner.visible_sequence())
     }
-    /// An owning iterator.
+
+    /// An owning iterator over `(key, value)` pairs within the bounds of `opts`: forward with
+    /// `next`, backward with `next_back`.
     pub fn iter(&self, opts: &ReadOptions) -> Iter {
-        let _ = opts;
-        todo!()
+        Iter { raw: self.raw_iter(opts), at: None, done: false, front_key: None, back_key: None }
     }
+
     /// A raw cursor (not positioned: call a `seek*` first).
     pub fn raw_iter(&self, opts: &ReadOptions) -> RawIter {
-        let _ = opts;
-        todo!()
+        let inner = self.inner().clone();
+        let mut opts = opts.clone();
+        // Pin the read view: an implicit snapshot keeps compaction from dropping what we read.
+        if opts.snapshot.is_none() {
+            opts.snapshot = Some(self.snapshot());
+        }
+        let sv = inner.super_version.load_full();
+        let it = inner.new_db_iterator(&sv, &opts);
+        RawIter { it, _sv: sv, _snapshot: opts.snapshot, _db: inner }
     }
-    /// Flushes the memtable to an SST file and waits for it.
+
+    /// Flushes the active memtable to an SST file and waits for every immutable memtable to be
+    /// flushed.
     pub fn flush(&self) -> Result<()> {
-        todo!()
+        let inner = self.inner();
+        {
+            // Switch with the write queue quiet: take a place in it as an empty-batch leader.
+            let st = inner.state.lock();
+            DbInner::check_bg_error(&st)?;
+            let empty = st.mem.is_empty() && !st.mem.has_range_tombstones();
+            drop(st);
+            if !empty {
+                inner.with_write_lock(|| inner.switch_memtable())?;
+            }
+        }
+        let mut st = inner.state.lock();
+        while !st.imms.is_empty() {
+            DbInner::check_bg_error(&st)?;
+            if st.shutting_down {
+                return Err(Error::Busy("the database is closing".into()));
+            }
+            inner.bg_cv.notify_all();
+            inner.done_cv.wait_for(&mut st, std::time::Duration::from_millis(50));
+        }
+        Ok(())
     }
-    /// Compacts every file overlapping `[begin, end]` (`None`: unbounded) to the last level.
+
+    /// Flushes, then compacts every file overlapping `[begin, end]` (`None`: unbounded) down to
+    /// the last non-empty level.
     pub fn compact_range(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
-        let _ = (begin, end);
-        todo!()
+        self.flush()?;
+        self.inner().compact_range(begin, end)
     }
-    /// A named property (`talus.stats`, `talus.num-files-at-level<N>`, …).
+
+    /// A named property: `talus.stats`, `talus.num-files-at-level<N>`,
+    /// `talus.estimate-num-keys`, `talus.cur-size-all-mem-tables`, … (`rocksdb.` works too).
     pub fn property(&self, name: &str) -> Option<String> {
-        let _ = name;
-        todo!()
+        self.inner().property(name)
+    }
+
+    /// The database directory.
+    pub fn path(&self) -> &Path {
+        &self.handle.inner.path
+    }
+}
+
+/// A cursor over the database, RocksDB-style: position with `seek*`, move with `next`/`prev`,
+/// read `key`/`value` while `valid()`, check `status()` when it turns invalid.
+pub struct RawIter {
+    it: DbIterator,
+    _sv: Arc<core::SuperVersion>,
+    _snapshot: Option<Snapshot>,
+    _db: Arc<DbInner>,
+}
+
+impl RawIter {
+    /// True if positioned at an entry.
+    pub fn valid(&self) -> bool {
+        self.it.valid()
+    }
+    /// Positions at the first key.
+    pub fn seek_to_first(&mut self) {
+        self.it.seek_to_first()
+    }
+    /// Positions at the last key.
+    pub fn seek_to_last(&mut self) {
+        self.it.seek_to_last()
+    }
+    /// Positions at the first key `>= key`.
+    pub fn seek(&mut self, key: &[u8]) {
+        self.it.seek(key)
+    }
+    /// Positions at the last key `<= key`.
+    pub fn seek_for_prev(&mut self, key: &[u8]) {
+        self.it.seek_for_prev(key)
+    }
+    /// Moves forward.
+    pub fn next(&mut self) {
+        self.it.next()
+    }
+    /// Moves backward.
+    pub fn prev(&mut self) {
+        self.it.prev()
+    }
+    /// The current key.
+    pub fn key(&self) -> &[u8] {
+        self.it.key()
+    }
+    /// The current value.
+    pub fn value(&self) -> &[u8] {
+        self.it.value()
+    }
+    /// The first error met, if any.
+    pub fn status(&self) -> Result<()> {
+        self.it.status()
+    }
+}
+
+/// An owning iterator over `(key, value)` pairs: `next` walks forward from the first key,
+/// `next_back` backward from the last; the two ends never cross.
+pub struct Iter {
+    raw: RawIter,
+    /// Which end the cursor was last moved for.
+    at: Option<End>,
+    done: bool,
+    front_key: Option<Vec<u8>>,
+    back_key: Option<Vec<u8>>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum End {
+    Front,
+    Back,
+}
+
+impl Iter {
+    fn emit(&mut self, end: End) -> Option<Result<(Vec<u8>, Vec<u8>)>> {
+        if !self.raw.valid() {
+            self.done = true;
+            return self.raw.status().err().map(Err);
+        }
+        let k = self.raw.key();
+        // Stop where the other end already is.
+        let crossed = match end {
+            End::Front => self.back_key.as_deref().is_some_and(|b| k >= b),
+            End::Back => self.front_key.as_deref().is_some_and(|f| k <= f),
+        };
+        if crossed {
+            self.done = true;
+            return None;
+        }
+        let k = k.to_vec();
+        let v = self.raw.value().to_vec();
+        match end {
+            End::Front => self.front_key = Some(k.clone()),
+            End::Back => self.back_key = Some(k.clone()),
+        }
+        Some(Ok((k, v)))
+    }
+}
+
+impl Iterator for Iter {
+    type Item = Result<(Vec<u8>, Vec<u8>)>;
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        match (self.at, self.front_key.as_deref()) {
+            (Some(End::Front), _) => self.raw.next(),
+            (_, None) => self.raw.seek_to_first(),
+            (_, Some(k)) => {
+                let k = k.to_vec();
+                self.raw.seek(&k);
+                if self.raw.valid() && self.raw.key() == k.as_slice() {
+                    self.raw.next();
+                }
+            }
+        }
+        self.at = Some(End::Front);
+        self.emit(End::Front)
+    }
+}
+
+impl DoubleEndedIterator for Iter {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        match (self.at, self.back_key.as_deref()) {
+            (Some(End::Back), _) => self.raw.prev(),
+            (_, None) => self.raw.seek_to_last(),
+            (_, Some(k)) => {
+                let k = k.to_vec();
+                self.raw.seek_for_prev(&k);
+                if self.raw.valid() && self.raw.key() == k.as_slice() {
+                    self.raw.prev();
+                }
+            }
+        }
+        self.at = Some(End::Back);
+        self.emit(End::Back)
     }
 }

@@ -8,6 +8,7 @@
 use crate::error::Result;
 
 pub mod db_iter;
+pub mod level;
 pub mod merging;
 pub mod range_del;
 

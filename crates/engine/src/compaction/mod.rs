@@ -1,0 +1,42 @@
+//! Compaction: which files to merge ([`picker`]) and the merge itself ([`job`]).
+//!
+//! This is the leveled compaction of the engine core: L0→L1 when L0 reaches
+//! `level0_file_num_compaction_trigger`, Ln→Ln+1 when a level exceeds its target size, trivial
+//! moves when a file overlaps nothing below. Old versions are dropped unless a snapshot needs
+//! them; tombstones are dropped only where nothing older can lie beneath.
+
+use std::sync::Arc;
+
+use crate::version::FileMetaData;
+
+pub mod job;
+pub mod picker;
+
+/// A chosen compaction: `inputs[0]` from `level`, `inputs[1]` from `output_level`.
+#[derive(Debug, Clone)]
+pub struct Compaction {
+    /// The level the compaction starts at.
+    pub level: usize,
+    /// Where outputs go.
+    pub output_level: usize,
+    /// Input files at `level` and at `output_level`.
+    pub inputs: [Vec<Arc<FileMetaData>>; 2],
+    /// No older data for the key range lies below `output_level`.
+    pub bottommost: bool,
+    /// Move the single input file down without rewriting it.
+    pub trivial_move: bool,
+    /// Why it was picked (for the info log).
+    pub reason: &'static str,
+}
+
+impl Compaction {
+    /// Every input file.
+    pub fn input_files(&self) -> impl Iterator<Item = &Arc<FileMetaData>> {
+        self.inputs[0].iter().chain(self.inputs[1].iter())
+    }
+
+    /// Total input bytes.
+    pub fn input_bytes(&self) -> u64 {
+        self.input_files().map(|f| f.file_size).sum()
+    }
+}

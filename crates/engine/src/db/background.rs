@@ -1,0 +1,98 @@
+//! Background work: `max_background_jobs` threads that run flushes (first) and compactions, and
+//! the deletion of files no live version needs.
+//!
+//! Who calls: threads started by `open.rs`; `Db::flush` and `Db::compact_range` wait on
+//! `done_cv`. Locks: `state` to pick a job and to record its end; never across IO.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use super::core::DbInner;
+use crate::compaction::picker;
+use crate::filename::{parse_file_name, FileType};
+
+impl DbInner {
+    /// The loop of one background thread; returns at shutdown.
+    pub(crate) fn background_loop(self: &Arc<Self>) {
+        loop {
+            enum Job {
+                Flush,
+                Compact(Box<crate::compaction::Compaction>),
+            }
+            let job = {
+                let mut st = self.state.lock();
+                loop {
+                    if st.shutting_down {
+                        return;
+                    }
+                    if st.bg_error.is_none() {
+                        if !st.flush_running && !st.imms.is_empty() {
+                            break Job::Flush;
+                        }
+                        if !self.opts.disable_auto_compactions
+                            && !st.manual_compaction
+                            && st.compactions_running == 0
+                        {
+                            if let Some(c) = picker::pick(&self.opts, &mut st) {
+                                st.compactions_running += 1;
+                                for f in c.input_files() {
+                                    st.compacting.insert(f.number);
+                                }
+                                break Job::Compact(Box::new(c));
+                            }
+                        }
+                    }
+                    self.bg_cv.wait(&mut st);
+                }
+            };
+            match job {
+                Job::Flush => {
+                    let _ = self.flush_one();
+                }
+                Job::Compact(c) => {
+                    let _ = self.run_compaction(&c);
+                    let mut st = self.state.lock();
+                    st.compactions_running -= 1;
+                    for f in c.input_files() {
+                        st.compacting.remove(&f.number);
+                    }
+                    drop(st);
+                    self.done_cv.notify_all();
+                    self.bg_cv.notify_all();
+                }
+            }
+        }
+    }
+
+    /// Deletes SSTs no live version references, WALs older than the oldest needed, old
+    /// MANIFESTs and leftover temp files. Only files the MANIFEST already dropped are deleted.
+    pub(crate) fn delete_obsolete_files(&self) {
+        let (live, manifest, min_log) = {
+            let vs = self.versions.lock();
+            let st = self.state.lock();
+            let mut live: HashSet<u64> = vs.live_files();
+            live.extend(st.pending_outputs.iter().copied());
+            let min_log = st.imms.front().map_or(st.mem_log_number, |i| i.log_number);
+            (live, vs.manifest_file_number(), min_log.min(vs.log_number()))
+        };
+        let Ok(names) = self.fs.list_dir(&self.path) else { return };
+        for name in names {
+            let delete = match parse_file_name(&name) {
+                Some(FileType::Table(n)) => !live.contains(&n),
+                Some(FileType::Wal(n)) => n < min_log,
+                Some(FileType::Manifest(n)) => n < manifest,
+                Some(FileType::Temp) => true,
+                _ => false,
+            };
+            if delete {
+                if let Some(FileType::Table(n)) = parse_file_name(&name) {
+                    self.table_cache.evict(n);
+                }
+                match self.fs.remove_file(&self.path.join(&name)) {
+                    Ok(()) => self.info_log.log(&format!("[delete] obsolete file {name}")),
+                    Err(e) => self.info_log.log(&format!("[WARN] could not delete {name}: {e}")),
+                }
+            }
+        }
+    }
+}

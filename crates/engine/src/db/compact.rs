@@ -1,0 +1,217 @@
+//! Running compactions: the automatic ones picked by background threads and the manual
+//! `compact_range`. Builds the merged input, runs [`crate::compaction::job::run`], and installs
+//! the result as one VersionEdit.
+//!
+//! Locks: `state` to register outputs and to install; `versions` for the MANIFEST write; none
+//! while merging.
+
+use std::time::Instant;
+
+use super::core::DbInner;
+use super::stats::DbStats;
+use crate::compaction::job::{self, JobContext};
+use crate::compaction::{picker, Compaction};
+use crate::error::Result;
+use crate::iter::level::LevelIterator;
+use crate::iter::merging::MergingIterator;
+use crate::iter::range_del::{FragmentedTombstones, RangeTombstone};
+use crate::iter::InternalIterator;
+use crate::version::VersionEdit;
+
+impl DbInner {
+    /// Runs `c` to completion and installs it. On failure the inputs stay live, partial outputs
+    /// are deleted and the error is recorded as a background error.
+    pub(crate) fn run_compaction(&self, c: &Compaction) -> Result<()> {
+        let start = Instant::now();
+        let stats = self.stats.levels.get(c.output_level);
+        let result = if c.trivial_move { self.trivial_move(c) } else { self.merge(c) };
+        match result {
+            Ok(written) => {
+                if let Some(s) = stats {
+                    let (r0, r1): (u64, u64) = (
+                        c.inputs[0].iter().map(|f| f.file_size).sum(),
+                        c.inputs[1].iter().map(|f| f.file_size).sum(),
+                    );
+                    if c.trivial_move {
+                        DbStats::add(&s.bytes_moved, r0);
+                    } else {
+                        DbStats::add(&s.bytes_read_input_level, r0);
+                        DbStats::add(&s.bytes_read_output_level, r1);
+                        DbStats::add(&s.bytes_written, written.0);
+                        DbStats::add(&s.keys_in, written.1);
+                        DbStats::add(&s.keys_dropped, written.2);
+                    }
+                    DbStats::add(&s.count, 1);
+                    DbStats::add(&s.micros, start.elapsed().as_micros() as u64);
+                }
+                self.info_log.log(&format!(
+                    "[compaction] {} L{} ({} files) + L{} ({} files) -> {} bytes written{} in {} ms",
+                    c.reason,
+                    c.level,
+                    c.inputs[0].len(),
+                    c.output_level,
+                    c.inputs[1].len(),
+                    written.0,
+                    if c.trivial_move { " (trivial move)" } else { "" },
+                    start.elapsed().as_millis()
+                ));
+                self.delete_obsolete_files();
+                Ok(())
+            }
+            Err(e) => {
+                if !matches!(e, crate::Error::Busy(_)) {
+                    let mut st = self.state.lock();
+                    self.set_bg_error(&mut st, e.duplicate());
+                }
+                Err(e)
+            }
+        }
+    }
+
+    fn trivial_move(&self, c: &Compaction) -> Result<(u64, u64, u64)> {
+        let mut edit = VersionEdit::default();
+        for f in &c.inputs[0] {
+            edit.deleted_files.push((c.level, f.number));
+            edit.new_files.push((c.output_level, (**f).clone()));
+        }
+        self.install(edit)?;
+        Ok((0, 0, 0))
+    }
+
+    fn install(&self, edit: VersionEdit) -> Result<()> {
+        let mut vs = self.versions.lock();
+        let seq = vs.last_sequence().max(self.visible_sequence());
+        vs.set_last_sequence(seq);
+        vs.log_and_apply(edit)?;
+        let current = vs.current();
+        let mut st = self.state.lock();
+        st.current = current;
+        self.install_super_version(&st);
+        Ok(())
+    }
+
+    /// Merges the inputs; returns (bytes written, keys in, keys dropped).
+    fn merge(&self, c: &Compaction) -> Result<(u64, u64, u64)> {
+        let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
+        let mut tombstones: Vec<RangeTombstone> = Vec::new();
+        let files: Vec<_> = c.input_files().cloned().collect();
+        for f in &files {
+            let r = self.table_cache.get(f.number)?;
+            tombstones.extend(r.range_tombstones().to_tombstones());
+        }
+        if c.level == 0 {
+            for f in &c.inputs[0] {
+                children.push(self.table_cache.get(f.number)?.iter(false));
+            }
+        } else {
+            children.push(Box::new(LevelIterator::new(c.inputs[0].clone(), self.table_cache.clone(), false)));
+        }
+        if !c.inputs[1].is_empty() {
+            children.push(Box::new(LevelIterator::new(c.inputs[1].clone(), self.table_cache.clone(), false)));
+        }
+        let input: Box<dyn InternalIterator> = Box::new(MergingIterator::new(children));
+        let tombstones = FragmentedTombstones::new(tombstones);
+        let mut allocated = Vec::new();
+        let mut new_number = || {
+            let n = self.versions.lock().new_file_number();
+            self.state.lock().pending_outputs.insert(n);
+            allocated.push(n);
+            n
+        };
+        let mut ctx = JobContext {
+            opts: &self.opts,
+            fs: self.fs.as_ref(),
+            dir: &self.path,
+            snapshots: self.snapshots.sequences(),
+            new_file_number: &mut new_number,
+            shutting_down: &self.shutting_down,
+        };
+        let result = job::run(c, input, &tombstones, &mut ctx).and_then(|out| {
+            if !out.files.is_empty() {
+                self.fs.sync_dir(&self.path)?;
+            }
+            let mut edit = VersionEdit::default();
+            for f in c.inputs[0].iter() {
+                edit.deleted_files.push((c.level, f.number));
+            }
+            for f in c.inputs[1].iter() {
+                edit.deleted_files.push((c.output_level, f.number));
+            }
+            for f in &out.files {
+                edit.new_files.push((c.output_level, f.clone()));
+            }
+            self.install(edit)?;
+            Ok((out.bytes_written, out.keys_in, out.keys_dropped))
+        });
+        let mut st = self.state.lock();
+        for n in &allocated {
+            st.pending_outputs.remove(n);
+        }
+        result
+    }
+
+    /// Manual compaction of `[begin, end]` down to the last non-empty level (at least L1).
+    pub(crate) fn compact_range(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
+        // Take the manual-compaction slot and wait for running compactions to finish.
+        {
+            let mut st = self.state.lock();
+            while st.manual_compaction || st.compactions_running > 0 {
+                DbInner::check_bg_error(&st)?;
+                self.done_cv.wait(&mut st);
+            }
+            st.manual_compaction = true;
+        }
+        let result = self.compact_range_locked(begin, end);
+        let mut st = self.state.lock();
+        st.manual_compaction = false;
+        drop(st);
+        self.bg_cv.notify_all();
+        self.done_cv.notify_all();
+        result
+    }
+
+    fn compact_range_locked(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
+        let v = self.state.lock().current.clone();
+        let last = (0..v.num_levels()).rev().find(|&l| !v.level_files(l).is_empty());
+        let Some(last) = last else { return Ok(()) };
+        let target = last.max(1).min(v.num_levels() - 1);
+        for level in 0..target {
+            let v = self.state.lock().current.clone();
+            let lo = begin.map(|b| b.to_vec());
+            let hi = end.map(|e| e.to_vec());
+            let files: Vec<_> = v
+                .level_files(level)
+                .iter()
+                .filter(|f| {
+                    let s = crate::key::user_key(f.smallest.encoded());
+                    let l = crate::key::user_key(f.largest.encoded());
+                    lo.as_deref().is_none_or(|b| l >= b) && hi.as_deref().is_none_or(|e| s <= e)
+                })
+                .cloned()
+                .collect();
+            if files.is_empty() {
+                continue;
+            }
+            let Some(mut c) = picker::build(&v, level, files, &|_| false, "ManualCompaction") else {
+                continue;
+            };
+            // A manual compaction rewrites even a lone file, so tombstones get dropped.
+            c.trivial_move = false;
+            {
+                let mut st = self.state.lock();
+                DbInner::check_bg_error(&st)?;
+                for f in c.input_files() {
+                    st.compacting.insert(f.number);
+                }
+            }
+            let r = self.run_compaction(&c);
+            let mut st = self.state.lock();
+            for f in c.input_files() {
+                st.compacting.remove(&f.number);
+            }
+            drop(st);
+            r?;
+        }
+        Ok(())
+    }
+}

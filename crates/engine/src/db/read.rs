@@ -1,0 +1,139 @@
+//! The read path: point lookups, MultiGet and iterators over one [`SuperVersion`].
+//!
+//! Who calls: `Db::get_opt`, `Db::multi_get`, `Db::iter`. Locks: none. A read loads the current
+//! SuperVersion (an `Arc` swap) and the published sequence number, then searches the active
+//! memtable, the immutable memtables newest first, L0 newest first, then one file per level,
+//! probing each file's bloom filter before any data block. Range tombstones met on the way (in
+//! the same or a newer source) hide older entries they cover.
+
+use std::sync::Arc;
+
+use super::core::{DbInner, SuperVersion};
+use crate::error::Result;
+use crate::iter::db_iter::DbIterator;
+use crate::iter::level::LevelIterator;
+use crate::iter::merging::MergingIterator;
+use crate::iter::range_del::{FragmentedTombstones, RangeTombstone};
+use crate::iter::InternalIterator;
+use crate::key::{SequenceNumber, ValueKind};
+use crate::options::ReadOptions;
+
+impl DbInner {
+    pub(crate) fn read_sequence(&self, opts: &ReadOptions) -> SequenceNumber {
+        match &opts.snapshot {
+            Some(s) => s.sequence(),
+            None => self.visible_sequence(),
+        }
+    }
+
+    /// The value of `key` visible at `read_seq` in `sv`.
+    pub(crate) fn get_in(
+        &self,
+        sv: &SuperVersion,
+        key: &[u8],
+        read_seq: SequenceNumber,
+        fill_cache: bool,
+    ) -> Result<Option<Vec<u8>>> {
+        let mut max_tomb = 0;
+        if sv.mem.has_range_tombstones() {
+            let t = FragmentedTombstones::new(sv.mem.range_tombstones());
+            max_tomb = t.max_covering_seq(key, read_seq);
+        }
+        if let Some((kind, seq, v)) = sv.mem.get(key, read_seq) {
+            return Ok(visible(kind, seq, max_tomb, v));
+        }
+        for (imm, tombs) in &sv.imms {
+            max_tomb = max_tomb.max(tombs.max_covering_seq(key, read_seq));
+            if let Some((kind, seq, v)) = imm.get(key, read_seq) {
+                return Ok(visible(kind, seq, max_tomb, v));
+            }
+        }
+        let mut result: Result<Option<Vec<u8>>> = Ok(None);
+        sv.version.for_each_file_for_key(key, |_level, f| {
+            let reader = match self.table_cache.get(f.number) {
+                Ok(r) => r,
+                Err(e) => {
+                    result = Err(e);
+                    return false;
+                }
+            };
+            max_tomb = max_tomb.max(reader.range_tombstones().max_covering_seq(key, read_seq));
+            match reader.get(key, read_seq, fill_cache) {
+                Ok(Some((kind, seq, v))) => {
+                    result = Ok(if kind == ValueKind::Put && seq >= max_tomb { Some(v) } else { None });
+                    false
+                }
+                Ok(None) => true,
+                Err(e) => {
+                    result = Err(e);
+                    false
+                }
+            }
+        });
+        result
+    }
+
+    /// Builds the merged iterator over every source of `sv`, plus all their range tombstones.
+    pub(crate) fn new_db_iterator(&self, sv: &SuperVersion, opts: &ReadOptions) -> DbIterator {
+        let read_seq = self.read_sequence(opts);
+        let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
+        let mut tombstones: Vec<RangeTombstone> = Vec::new();
+        children.push(sv.mem.iter());
+        if sv.mem.has_range_tombstones() {
+            tombstones.extend(sv.mem.range_tombstones());
+        }
+        for (imm, t) in &sv.imms {
+            children.push(imm.iter());
+            tombstones.extend(t.to_tombstones());
+        }
+        let mut open_error = None;
+        for f in sv.version.level_files(0) {
+            match self.table_cache.get(f.number) {
+                Ok(r) => {
+                    tombstones.extend(r.range_tombstones().to_tombstones());
+                    children.push(r.iter(opts.fill_cache));
+                }
+                Err(e) => open_error = Some(e),
+            }
+        }
+        for level in 1..sv.version.num_levels() {
+            let files = sv.version.level_files(level);
+            if files.is_empty() {
+                continue;
+            }
+            for f in files {
+                if f.num_deletions == 0 {
+                    continue;
+                }
+                match self.table_cache.get(f.number) {
+                    Ok(r) => tombstones.extend(r.range_tombstones().to_tombstones()),
+                    Err(e) => open_error = Some(e),
+                }
+            }
+            children.push(Box::new(LevelIterator::new(
+                files.to_vec(),
+                self.table_cache.clone(),
+                opts.fill_cache,
+            )));
+        }
+        if let Some(e) = open_error {
+            children.push(Box::new(crate::iter::EmptyIterator::with_error(e)));
+        }
+        let merged: Box<dyn InternalIterator> = Box::new(MergingIterator::new(children));
+        DbIterator::new(
+            merged,
+            read_seq,
+            Arc::new(FragmentedTombstones::new(tombstones)),
+            opts.iterate_lower_bound.clone(),
+            opts.iterate_upper_bound.clone(),
+        )
+    }
+}
+
+fn visible(kind: ValueKind, seq: SequenceNumber, max_tomb: SequenceNumber, v: &[u8]) -> Option<Vec<u8>> {
+    if kind == ValueKind::Put && seq >= max_tomb {
+        Some(v.to_vec())
+    } else {
+        None
+    }
+}

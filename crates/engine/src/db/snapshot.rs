@@ -1,0 +1,100 @@
+//! Snapshots: registered sequence numbers that compaction must keep readable.
+//!
+//! A [`Snapshot`] registers its sequence number in the database's [`SnapshotList`] and
+//! unregisters it when its last clone is dropped. Compaction asks the list for the live
+//! sequence numbers before it decides which old versions it may drop. The list has its own small
+//! mutex, never held across IO.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Weak};
+
+use parking_lot::Mutex;
+
+use crate::key::SequenceNumber;
+
+/// The live snapshots, as a multiset of sequence numbers.
+#[derive(Default)]
+pub(crate) struct SnapshotList {
+    seqs: Mutex<BTreeMap<SequenceNumber, usize>>,
+}
+
+impl SnapshotList {
+    pub(crate) fn register(self: &Arc<Self>, seq: SequenceNumber) -> Snapshot {
+        *self.seqs.lock().entry(seq).or_insert(0) += 1;
+        Snapshot { inner: Arc::new(SnapshotInner { seq, list: Arc::downgrade(self) }) }
+    }
+
+    fn release(&self, seq: SequenceNumber) {
+        let mut m = self.seqs.lock();
+        if let Some(c) = m.get_mut(&seq) {
+            *c -= 1;
+            if *c == 0 {
+                m.remove(&seq);
+            }
+        }
+    }
+
+    /// Live snapshot sequence numbers, ascending, without duplicates.
+    pub(crate) fn sequences(&self) -> Vec<SequenceNumber> {
+        self.seqs.lock().keys().copied().collect()
+    }
+
+    /// Number of live snapshots.
+    pub(crate) fn count(&self) -> usize {
+        self.seqs.lock().values().sum()
+    }
+}
+
+struct SnapshotInner {
+    seq: SequenceNumber,
+    list: Weak<SnapshotList>,
+}
+
+impl Drop for SnapshotInner {
+    fn drop(&mut self) {
+        if let Some(list) = self.list.upgrade() {
+            list.release(self.seq);
+        }
+    }
+}
+
+/// A consistent read view of the database; released when the last clone is dropped.
+///
+/// Pass it in [`crate::ReadOptions::snapshot`] to read the state as of the moment it was taken.
+#[derive(Clone)]
+pub struct Snapshot {
+    inner: Arc<SnapshotInner>,
+}
+
+impl Snapshot {
+    /// The sequence number the snapshot reads at.
+    pub fn sequence(&self) -> SequenceNumber {
+        self.inner.seq
+    }
+}
+
+impl std::fmt::Debug for Snapshot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Snapshot({})", self.inner.seq)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn register_and_release() {
+        let list = Arc::new(SnapshotList::default());
+        let a = list.register(5);
+        let b = a.clone();
+        let c = list.register(3);
+        assert_eq!(list.sequences(), vec![3, 5]);
+        drop(a);
+        assert_eq!(list.sequences(), vec![3, 5]);
+        drop(b);
+        assert_eq!(list.sequences(), vec![3]);
+        drop(c);
+        assert_eq!(list.count(), 0);
+    }
+}

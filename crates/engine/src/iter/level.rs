@@ -1,0 +1,174 @@
+//! A concatenating iterator over the non-overlapping files of one level (L1 and deeper),
+//! opening each file's table iterator lazily through the table cache.
+//!
+//! Files are ordered by smallest key and their internal-key ranges do not overlap, so a seek
+//! binary-searches the first file whose largest internal key is `>= target`.
+
+use std::cmp::Ordering;
+use std::sync::Arc;
+
+use super::{EmptyIterator, InternalIterator};
+use crate::cache::TableCache;
+use crate::error::{Error, Result};
+use crate::key::compare_internal;
+use crate::version::FileMetaData;
+
+/// Iterates one level's files in key order.
+pub struct LevelIterator {
+    files: Vec<Arc<FileMetaData>>,
+    table_cache: Arc<TableCache>,
+    fill_cache: bool,
+    index: usize,
+    cur: Option<Box<dyn InternalIterator>>,
+    err: Option<Error>,
+}
+
+impl LevelIterator {
+    /// Iterates `files` (sorted, non-overlapping).
+    pub fn new(files: Vec<Arc<FileMetaData>>, table_cache: Arc<TableCache>, fill_cache: bool) -> Self {
+        let index = files.len();
+        LevelIterator { files, table_cache, fill_cache, index, cur: None, err: None }
+    }
+
+    fn open(&mut self, index: usize) {
+        self.index = index;
+        self.cur = None;
+        let Some(f) = self.files.get(index) else { return };
+        let it: Box<dyn InternalIterator> = match self.table_cache.get(f.number) {
+            Ok(r) => r.iter(self.fill_cache),
+            Err(e) => {
+                if self.err.is_none() {
+                    self.err = Some(e.duplicate());
+                }
+                Box::new(EmptyIterator::with_error(e))
+            }
+        };
+        self.cur = Some(it);
+    }
+
+    fn cur_valid(&self) -> bool {
+        self.cur.as_ref().is_some_and(|c| c.valid())
+    }
+
+    fn note_error(&mut self) {
+        if self.err.is_none() {
+            if let Some(Err(e)) = self.cur.as_ref().map(|c| c.status()) {
+                self.err = Some(e);
+            }
+        }
+    }
+
+    fn skip_forward(&mut self) {
+        while !self.cur_valid() {
+            self.note_error();
+            if self.err.is_some() || self.index + 1 >= self.files.len() {
+                self.cur = None;
+                self.index = self.files.len();
+                return;
+            }
+            self.open(self.index + 1);
+            if let Some(c) = self.cur.as_mut() {
+                c.seek_to_first();
+            }
+        }
+    }
+
+    fn skip_backward(&mut self) {
+        while !self.cur_valid() {
+            self.note_error();
+            if self.err.is_some() || self.index == 0 || self.index > self.files.len() {
+                self.cur = None;
+                self.index = self.files.len();
+                return;
+            }
+            self.open(self.index - 1);
+            if let Some(c) = self.cur.as_mut() {
+                c.seek_to_last();
+            }
+        }
+    }
+}
+
+impl InternalIterator for LevelIterator {
+    fn valid(&self) -> bool {
+        self.err.is_none() && self.cur_valid()
+    }
+    fn seek_to_first(&mut self) {
+        if self.files.is_empty() {
+            return;
+        }
+        self.open(0);
+        if let Some(c) = self.cur.as_mut() {
+            c.seek_to_first();
+        }
+        self.skip_forward();
+    }
+    fn seek_to_last(&mut self) {
+        if self.files.is_empty() {
+            return;
+        }
+        self.open(self.files.len() - 1);
+        if let Some(c) = self.cur.as_mut() {
+            c.seek_to_last();
+        }
+        self.skip_backward();
+    }
+    fn seek(&mut self, target: &[u8]) {
+        let i = self
+            .files
+            .partition_point(|f| compare_internal(f.largest.encoded(), target) == Ordering::Less);
+        if i >= self.files.len() {
+            self.cur = None;
+            self.index = self.files.len();
+            return;
+        }
+        self.open(i);
+        if let Some(c) = self.cur.as_mut() {
+            c.seek(target);
+        }
+        self.skip_forward();
+    }
+    fn seek_for_prev(&mut self, target: &[u8]) {
+        // Last file whose smallest <= target.
+        let n = self
+            .files
+            .partition_point(|f| compare_internal(f.smallest.encoded(), target) != Ordering::Greater);
+        if n == 0 {
+            self.cur = None;
+            self.index = self.files.len();
+            return;
+        }
+        self.open(n - 1);
+        if let Some(c) = self.cur.as_mut() {
+            c.seek_for_prev(target);
+        }
+        self.skip_backward();
+    }
+    fn next(&mut self) {
+        if let Some(c) = self.cur.as_mut() {
+            c.next();
+        }
+        self.skip_forward();
+    }
+    fn prev(&mut self) {
+        if let Some(c) = self.cur.as_mut() {
+            c.prev();
+        }
+        self.skip_backward();
+    }
+    fn key(&self) -> &[u8] {
+        self.cur.as_ref().map_or(&[], |c| c.key())
+    }
+    fn value(&self) -> &[u8] {
+        self.cur.as_ref().map_or(&[], |c| c.value())
+    }
+    fn status(&self) -> Result<()> {
+        if let Some(e) = &self.err {
+            return Err(e.duplicate());
+        }
+        match &self.cur {
+            Some(c) => c.status(),
+            None => Ok(()),
+        }
+    }
+}
