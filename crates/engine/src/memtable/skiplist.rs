@@ -275,9 +275,10 @@ impl SkipList {
         h
     }
 
-    /// Inserts the entry `ikey -> value`. `cmp(node_key)` must order a node key against `ikey`
-    /// exactly as [`crate::key::compare_internal`] would. `write_key` writes the `key_len` bytes
-    /// of the internal key (lets the memtable assemble `user_key ++ trailer` in place).
+    /// Inserts the entry `ikey -> value` (`ikey` has `key_len` bytes). `cmp(node_key)` must
+    /// order a node key against `ikey` exactly as [`crate::key::compare_internal`] would.
+    /// `write_key` writes the bytes of `ikey` (lets the memtable assemble
+    /// `user_key ++ trailer` in place, with no temporary buffer).
     ///
     /// Panics if the key or value is 4 GiB or longer (a caller bug: batches never get there).
     pub(super) fn insert(
@@ -306,22 +307,23 @@ impl SkipList {
         let node = w.arena.allocate(HEADER + height * LINK + entry_len).cast::<Node>();
         let node_ptr = node.as_ptr();
         // SAFETY: `node` is a fresh, zeroed, 8-aligned allocation of the size computed above,
-        // owned by this list and not yet visible to any reader, so we may write all of it.
-        unsafe {
+        // owned by this list and not yet visible to any reader, so we may write all of it; the
+        // entry slice covers exactly its last `entry_len` bytes.
+        let e = unsafe {
             node_ptr.write(Node { entry_len: entry_len32, height: height as u32 });
-            let e = std::slice::from_raw_parts_mut(
+            std::slice::from_raw_parts_mut(
                 node_ptr.cast::<u8>().add(HEADER + height * LINK),
                 entry_len,
-            );
-            let mut pos = encode_varint32(e, klen);
-            if let Some(k) = e.get_mut(pos..pos + key_len) {
-                write_key(k);
-            }
-            pos += key_len;
-            pos += encode_varint32(e.get_mut(pos..).unwrap_or_default(), vlen);
-            if let Some(v) = e.get_mut(pos..) {
-                v.copy_from_slice(value);
-            }
+            )
+        };
+        let mut pos = encode_varint32(e, klen);
+        if let Some(k) = e.get_mut(pos..pos + key_len) {
+            write_key(k);
+        }
+        pos += key_len;
+        pos += encode_varint32(e.get_mut(pos..).unwrap_or_default(), vlen);
+        if let Some(v) = e.get_mut(pos..) {
+            v.copy_from_slice(value);
         }
         self.memory.store(w.arena.memory_usage(), AtomicOrdering::Relaxed);
 
