@@ -2,7 +2,7 @@
 //! write-group leader) and read concurrently by any number of readers without locks.
 //!
 //! # Contract
-//! - Point entries (puts, deletes, ...) live in an arena-allocated skiplist ([`skiplist`]) ordered
+//! - Point entries (puts, deletes, ...) live in an arena-allocated skiplist (`skiplist.rs`) ordered
 //!   by [`crate::key::compare_internal`]; each costs one arena allocation, no heap allocation.
 //! - Range tombstones live beside it in a `RwLock<Vec<RangeTombstone>>`, plus an `AtomicBool` so
 //!   that readers of a memtable that never had one pay a single atomic load.

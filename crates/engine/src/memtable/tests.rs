@@ -257,3 +257,54 @@ fn concurrent_readers_see_sorted_prefixes() {
     }
     assert_eq!(count, n);
 }
+
+/// A micro benchmark: `cargo test -p talus --release --lib memtable::tests::bench -- --ignored
+/// --nocapture`.
+#[test]
+#[ignore]
+fn bench_insert_get_scan() {
+    let n: u64 = 200_000;
+    let mut rng = StdRng::seed_from_u64(3);
+    let keys: Vec<Vec<u8>> =
+        (0..n).map(|_| format!("user{:016}", rng.gen::<u64>()).into_bytes()).collect();
+    let value = [b'v'; 100];
+    let mem = Arc::new(MemTable::new());
+    let t = std::time::Instant::now();
+    for (i, k) in keys.iter().enumerate() {
+        mem.add(i as u64 + 1, ValueKind::Put, k, &value);
+    }
+    let insert = t.elapsed();
+    let t = std::time::Instant::now();
+    let mut found = 0;
+    for k in &keys {
+        found += usize::from(mem.get(k, MAX_SEQUENCE).is_some());
+    }
+    let get = t.elapsed();
+    assert_eq!(found as u64, n);
+    let t = std::time::Instant::now();
+    let mut it = mem.iter();
+    it.seek_to_first();
+    let mut count = 0;
+    while it.valid() {
+        count += 1;
+        it.next();
+    }
+    let scan = t.elapsed();
+    assert_eq!(count, n);
+    // Calibration on a shared machine: the same keys into a BTreeMap.
+    let t = std::time::Instant::now();
+    let mut model = BTreeMap::new();
+    for (i, k) in keys.iter().enumerate() {
+        model.insert(InternalKey::new(k, i as u64 + 1, ValueKind::Put), value);
+    }
+    let btree = t.elapsed();
+    let per = |d: std::time::Duration| d.as_nanos() as f64 / n as f64;
+    println!("BTreeMap<InternalKey> insert {:.0} ns/op", per(btree));
+    println!(
+        "{n} entries, {} MiB: insert {:.0} ns/op, get {:.0} ns/op, scan {:.1} ns/entry",
+        mem.approximate_memory_usage() >> 20,
+        per(insert),
+        per(get),
+        per(scan)
+    );
+}
