@@ -1,17 +1,57 @@
 //! The user-facing cursor: from a merged stream of internal entries to the user keys visible at a
 //! sequence number, with point and range tombstones applied and bounds honoured, both directions.
 //!
-//! STUB: interface fixed by the skeleton.
+//! LevelDB's `DBIter` is the model. For each user key only the newest entry with
+//! `seq <= read_seq` counts; the key is visible if that entry is a `Put` not covered by a range
+//! tombstone with a higher sequence (visible at `read_seq`). Any other kind (`Delete`,
+//! `SingleDelete`, and the reserved `Merge`/`BlobIndex`, which this engine does not produce)
+//! hides the key. `RangeDelete` entries are never expected in the point stream and are skipped.
+//!
+//! # Positioning invariant
+//! - Forward: the inner iterator is at the newest visible entry of the current key; `key` and
+//!   `value` read through it.
+//! - Backward: the inner iterator is before every entry of the current key (at the last entry of
+//!   some smaller user key, or invalid); `key`/`value` are copies in reusable buffers
+//!   (`saved_key`, `saved_value`), so stepping does not allocate once they have grown.
+//!
+//! Bounds: `lower` inclusive, `upper` exclusive, applied by seeks and while stepping.
+//! An inner error (or an undecodable internal key, reported as corruption) makes the cursor
+//! invalid and `status()` returns it. Owned by one reader; no locks.
 
 use std::sync::Arc;
 
 use super::range_del::FragmentedTombstones;
 use super::InternalIterator;
-use crate::error::Result;
-use crate::key::SequenceNumber;
+use crate::error::{Error, Result};
+use crate::key::{
+    append_internal_key, parse_internal_key, user_key, SequenceNumber, ValueKind, KIND_FOR_SEEK,
+    MAX_SEQUENCE,
+};
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Direction {
+    Forward,
+    Backward,
+}
 
 /// A cursor over user keys.
-pub struct DbIterator {}
+pub struct DbIterator {
+    inner: Box<dyn InternalIterator>,
+    read_seq: SequenceNumber,
+    tombstones: Arc<FragmentedTombstones>,
+    lower: Option<Vec<u8>>,
+    upper: Option<Vec<u8>>,
+    dir: Direction,
+    valid: bool,
+    /// Backward: the current user key. Forward: scratch for the key being skipped.
+    saved_key: Vec<u8>,
+    /// Backward: the current value.
+    saved_value: Vec<u8>,
+    /// Scratch for building seek targets.
+    seek_buf: Vec<u8>,
+    /// A corruption found in the inner stream (sticky).
+    err: Option<Error>,
+}
 
 impl DbIterator {
     /// Wraps `inner` (all sources merged), reading as of `read_seq`; `tombstones` holds every
@@ -23,50 +63,270 @@ impl DbIterator {
         lower: Option<Vec<u8>>,
         upper: Option<Vec<u8>>,
     ) -> Self {
-        let _ = (inner, read_seq, tombstones, lower, upper);
-        todo!()
+        DbIterator {
+            inner,
+            read_seq: read_seq.min(MAX_SEQUENCE),
+            tombstones,
+            lower,
+            upper,
+            dir: Direction::Forward,
+            valid: false,
+            saved_key: Vec::new(),
+            saved_value: Vec::new(),
+            seek_buf: Vec::new(),
+            err: None,
+        }
     }
 
     /// True if positioned at a visible entry.
     pub fn valid(&self) -> bool {
-        todo!()
+        self.valid
     }
+
     /// Positions at the first visible key (at or after the lower bound).
     pub fn seek_to_first(&mut self) {
-        todo!()
+        self.dir = Direction::Forward;
+        match self.lower.take() {
+            Some(lower) => {
+                self.seek_inner(&lower);
+                self.lower = Some(lower);
+            }
+            None => self.inner.seek_to_first(),
+        }
+        self.find_next_user_entry(false);
     }
+
     /// Positions at the last visible key (before the upper bound).
     pub fn seek_to_last(&mut self) {
-        todo!()
+        self.dir = Direction::Backward;
+        match self.upper.take() {
+            Some(upper) => {
+                self.seek_for_prev_before(&upper);
+                self.upper = Some(upper);
+            }
+            None => self.inner.seek_to_last(),
+        }
+        self.find_prev_user_entry();
     }
+
     /// Positions at the first visible key `>= key`.
     pub fn seek(&mut self, key: &[u8]) {
-        let _ = key;
-        todo!()
+        self.dir = Direction::Forward;
+        match self.lower.take() {
+            Some(lower) => {
+                self.seek_inner(if key < lower.as_slice() { &lower } else { key });
+                self.lower = Some(lower);
+            }
+            None => self.seek_inner(key),
+        }
+        self.find_next_user_entry(false);
     }
+
     /// Positions at the last visible key `<= key`.
     pub fn seek_for_prev(&mut self, key: &[u8]) {
-        let _ = key;
-        todo!()
+        self.dir = Direction::Backward;
+        match self.upper.take() {
+            Some(upper) if key >= upper.as_slice() => {
+                self.seek_for_prev_before(&upper);
+                self.upper = Some(upper);
+            }
+            other => {
+                self.upper = other;
+                // The last internal key of `key` has sequence 0 and the lowest kind.
+                self.seek_buf.clear();
+                append_internal_key(&mut self.seek_buf, key, 0, ValueKind::Delete);
+                self.inner.seek_for_prev(&self.seek_buf);
+            }
+        }
+        self.find_prev_user_entry();
     }
-    /// Moves to the next visible key.
+
+    /// Moves to the next visible key. Does nothing if not valid.
     pub fn next(&mut self) {
-        todo!()
+        if !self.valid {
+            return;
+        }
+        if self.dir == Direction::Backward {
+            // The inner iterator is before the current key's entries; step into them. The
+            // current key is in `saved_key`, to be skipped below.
+            self.dir = Direction::Forward;
+            if self.inner.valid() {
+                self.inner.next();
+            } else {
+                self.inner.seek_to_first();
+            }
+        } else {
+            self.saved_key.clear();
+            self.saved_key.extend_from_slice(user_key(self.inner.key()));
+            self.inner.next();
+        }
+        self.find_next_user_entry(true);
     }
-    /// Moves to the previous visible key.
+
+    /// Moves to the previous visible key. Does nothing if not valid.
     pub fn prev(&mut self) {
-        todo!()
+        if !self.valid {
+            return;
+        }
+        if self.dir == Direction::Forward {
+            // Step back over every entry of the current key.
+            self.saved_key.clear();
+            self.saved_key.extend_from_slice(user_key(self.inner.key()));
+            loop {
+                self.inner.prev();
+                if !self.inner.valid() || user_key(self.inner.key()) < self.saved_key.as_slice() {
+                    break;
+                }
+            }
+            self.dir = Direction::Backward;
+        }
+        self.find_prev_user_entry();
     }
+
     /// The current user key.
     pub fn key(&self) -> &[u8] {
-        todo!()
+        if !self.valid {
+            return &[];
+        }
+        match self.dir {
+            Direction::Forward => user_key(self.inner.key()),
+            Direction::Backward => &self.saved_key,
+        }
     }
+
     /// The current value.
     pub fn value(&self) -> &[u8] {
-        todo!()
+        if !self.valid {
+            return &[];
+        }
+        match self.dir {
+            Direction::Forward => self.inner.value(),
+            Direction::Backward => &self.saved_value,
+        }
     }
+
     /// The first error met, if any.
     pub fn status(&self) -> Result<()> {
-        todo!()
+        match &self.err {
+            Some(e) => Err(e.duplicate()),
+            None => self.inner.status(),
+        }
+    }
+
+    /// Seeks the inner iterator to the first entry of `user_key` visible at `read_seq`.
+    fn seek_inner(&mut self, user_key: &[u8]) {
+        self.seek_buf.clear();
+        append_internal_key(&mut self.seek_buf, user_key, self.read_seq, KIND_FOR_SEEK);
+        self.inner.seek(&self.seek_buf);
+    }
+
+    /// Positions the inner iterator at the last entry with user key `< upper` (entries of
+    /// `upper` itself that sort at or before the target are skipped by the backward scan).
+    fn seek_for_prev_before(&mut self, upper: &[u8]) {
+        self.seek_buf.clear();
+        append_internal_key(&mut self.seek_buf, upper, MAX_SEQUENCE, KIND_FOR_SEEK);
+        self.inner.seek_for_prev(&self.seek_buf);
+    }
+
+    fn corrupt(&mut self) {
+        if self.err.is_none() {
+            self.err = Some(Error::corruption(
+                "<iterator>",
+                0,
+                format!("undecodable internal key of {} bytes", self.inner.key().len()),
+            ));
+        }
+        self.valid = false;
+    }
+
+    /// The cursor ran off the inner stream: invalid (an inner error shows in `status`).
+    fn exhausted(&mut self) {
+        self.valid = false;
+        self.saved_key.clear();
+        self.saved_value.clear();
+    }
+
+    /// Moving forward from the inner position, finds the newest visible entry of the next user
+    /// key. With `skipping`, entries of user keys `<= saved_key` are hidden.
+    fn find_next_user_entry(&mut self, mut skipping: bool) {
+        if self.err.is_some() {
+            self.valid = false;
+            return;
+        }
+        while self.inner.valid() {
+            let Some(p) = parse_internal_key(self.inner.key()) else {
+                self.corrupt();
+                return;
+            };
+            if let Some(upper) = &self.upper {
+                if p.user_key >= upper.as_slice() {
+                    break;
+                }
+            }
+            if p.seq <= self.read_seq && !(skipping && p.user_key <= self.saved_key.as_slice()) {
+                match p.kind {
+                    ValueKind::RangeDelete => {}
+                    ValueKind::Put if !self.tombstones.covers(p.user_key, p.seq, self.read_seq) => {
+                        self.valid = true;
+                        return;
+                    }
+                    _ => {
+                        // Hides every older entry of this user key.
+                        self.saved_key.clear();
+                        self.saved_key.extend_from_slice(p.user_key);
+                        skipping = true;
+                    }
+                }
+            }
+            self.inner.next();
+        }
+        self.exhausted();
+    }
+
+    /// Moving backward from the inner position, finds the previous user key whose newest entry
+    /// visible at `read_seq` is a live put; leaves the inner iterator before all its entries.
+    fn find_prev_user_entry(&mut self) {
+        if self.err.is_some() {
+            self.valid = false;
+            return;
+        }
+        // Whether `saved_key`/`saved_value` hold a live candidate.
+        let mut live = false;
+        while self.inner.valid() {
+            let Some(p) = parse_internal_key(self.inner.key()) else {
+                self.corrupt();
+                return;
+            };
+            if let Some(lower) = &self.lower {
+                if p.user_key < lower.as_slice() {
+                    break;
+                }
+            }
+            let above_upper = self.upper.as_deref().is_some_and(|u| p.user_key >= u);
+            if p.seq <= self.read_seq && !above_upper && p.kind != ValueKind::RangeDelete {
+                if live && p.user_key < self.saved_key.as_slice() {
+                    // The candidate's entries are all behind us: it is the answer.
+                    break;
+                }
+                let is_live = p.kind == ValueKind::Put
+                    && !self.tombstones.covers(p.user_key, p.seq, self.read_seq);
+                if is_live {
+                    self.saved_key.clear();
+                    self.saved_key.extend_from_slice(p.user_key);
+                    self.saved_value.clear();
+                    self.saved_value.extend_from_slice(self.inner.value());
+                }
+                live = is_live;
+            }
+            self.inner.prev();
+        }
+        if !live || (!self.inner.valid() && self.inner.status().is_err()) {
+            self.exhausted();
+            return;
+        }
+        self.valid = true;
     }
 }
+
+#[cfg(test)]
+mod tests;

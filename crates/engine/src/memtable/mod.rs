@@ -1,16 +1,56 @@
 //! The memtable: an in-memory sorted map of internal keys, written by one thread at a time (the
 //! write-group leader) and read concurrently by any number of readers without locks.
 //!
-//! STUB: interface fixed by the skeleton; the implementation (arena + skiplist) lands separately.
+//! # Contract
+//! - Point entries (puts, deletes, ...) live in an arena-allocated skiplist (`skiplist.rs`) ordered
+//!   by [`crate::key::compare_internal`]; each costs one arena allocation, no heap allocation.
+//! - Range tombstones live beside it in a `RwLock<Vec<RangeTombstone>>`, plus an `AtomicBool` so
+//!   that readers of a memtable that never had one pay a single atomic load.
+//! - Writers: [`MemTable::add`] may be called from any thread; concurrent calls are serialized by
+//!   an internal writer mutex (the engine already serializes them, so it is never contended).
+//! - Readers: [`MemTable::get`] and the iterator take no lock and see every entry whose `add`
+//!   returned before they started (and possibly later ones), always in sorted order.
+//! - Nothing is freed until the memtable is dropped; iterators hold an `Arc<MemTable>`.
 
+use std::cmp::Ordering;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering as AtomicOrdering};
 use std::sync::Arc;
+
+use parking_lot::RwLock;
 
 use crate::iter::range_del::RangeTombstone;
 use crate::iter::InternalIterator;
-use crate::key::{SequenceNumber, ValueKind};
+use crate::key::{
+    pack_trailer, parse_internal_key, trailer, user_key, SequenceNumber, ValueKind, KIND_FOR_SEEK,
+    MAX_SEQUENCE, TRAILER_LEN,
+};
+
+mod arena;
+mod iter;
+mod skiplist;
+
+pub use iter::MemTableIterator;
+use skiplist::SkipList;
+
+/// Orders the internal key `ikey` against the internal key `target_user_key ++ target_trailer`
+/// (as [`crate::key::compare_internal`] would), without building the target.
+#[inline]
+fn compare_to_parts(ikey: &[u8], target_user_key: &[u8], target_trailer: u64) -> Ordering {
+    match user_key(ikey).cmp(target_user_key) {
+        Ordering::Equal => target_trailer.cmp(&trailer(ikey)),
+        o => o,
+    }
+}
 
 /// A memtable.
-pub struct MemTable {}
+pub struct MemTable {
+    list: SkipList,
+    has_range_tombstones: AtomicBool,
+    range_tombstones: RwLock<Vec<RangeTombstone>>,
+    range_tombstone_bytes: AtomicUsize,
+    num_entries: AtomicU64,
+    num_deletes: AtomicU64,
+}
 
 impl Default for MemTable {
     fn default() -> Self {
@@ -18,54 +58,110 @@ impl Default for MemTable {
     }
 }
 
+impl std::fmt::Debug for MemTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemTable")
+            .field("entries", &self.num_entries())
+            .field("deletes", &self.num_deletes())
+            .field("memory", &self.approximate_memory_usage())
+            .finish()
+    }
+}
+
 impl MemTable {
     /// An empty memtable.
     pub fn new() -> Self {
-        todo!()
+        MemTable {
+            list: SkipList::new(),
+            has_range_tombstones: AtomicBool::new(false),
+            range_tombstones: RwLock::new(Vec::new()),
+            range_tombstone_bytes: AtomicUsize::new(0),
+            num_entries: AtomicU64::new(0),
+            num_deletes: AtomicU64::new(0),
+        }
     }
 
     /// Inserts an entry. Callers serialize `add` (one writer at a time); readers may run
     /// concurrently. For `RangeDelete`, `key` is the start and `value` the exclusive end.
+    ///
+    /// Panics if `seq > MAX_SEQUENCE` or the key or value is 4 GiB or longer (caller bugs).
     pub fn add(&self, seq: SequenceNumber, kind: ValueKind, key: &[u8], value: &[u8]) {
-        let _ = (seq, kind, key, value);
-        todo!()
+        assert!(seq <= MAX_SEQUENCE, "sequence number {seq} out of range");
+        match kind {
+            ValueKind::RangeDelete => {
+                let t = RangeTombstone { start: key.to_vec(), end: value.to_vec(), seq };
+                let bytes = std::mem::size_of::<RangeTombstone>() + key.len() + value.len();
+                self.range_tombstones.write().push(t);
+                self.range_tombstone_bytes.fetch_add(bytes, AtomicOrdering::Relaxed);
+                self.has_range_tombstones.store(true, AtomicOrdering::Release);
+            }
+            _ => {
+                let t = pack_trailer(seq, kind);
+                self.list.insert(
+                    key.len() + TRAILER_LEN,
+                    |dst| {
+                        let (k, tr) = dst.split_at_mut(key.len());
+                        k.copy_from_slice(key);
+                        tr.copy_from_slice(&t.to_le_bytes());
+                    },
+                    |node_key| compare_to_parts(node_key, key, t),
+                    value,
+                );
+            }
+        }
+        if matches!(kind, ValueKind::Delete | ValueKind::SingleDelete | ValueKind::RangeDelete) {
+            self.num_deletes.fetch_add(1, AtomicOrdering::Relaxed);
+        }
+        self.num_entries.fetch_add(1, AtomicOrdering::Relaxed);
     }
 
     /// The newest point entry of `user_key` with sequence `<= seq`: `(kind, seq, value)`.
     /// Range tombstones are not consulted here (see [`MemTable::range_tombstones`]).
-    pub fn get(&self, user_key: &[u8], seq: SequenceNumber) -> Option<(ValueKind, SequenceNumber, &[u8])> {
-        let _ = (user_key, seq);
-        todo!()
+    pub fn get(
+        &self,
+        user_key: &[u8],
+        seq: SequenceNumber,
+    ) -> Option<(ValueKind, SequenceNumber, &[u8])> {
+        let target = pack_trailer(seq.min(MAX_SEQUENCE), KIND_FOR_SEEK);
+        let n = self.list.seek_ge(|k| compare_to_parts(k, user_key, target))?;
+        let p = parse_internal_key(self.list.key(n))?;
+        if p.user_key != user_key {
+            return None;
+        }
+        Some((p.kind, p.seq, self.list.value(n)))
     }
 
     /// An iterator over the point entries (puts and deletes), holding the memtable alive.
     pub fn iter(self: &Arc<Self>) -> Box<dyn InternalIterator> {
-        todo!()
+        Box::new(MemTableIterator::new(Arc::clone(self)))
     }
 
     /// Every range tombstone added, in insertion order.
     pub fn range_tombstones(&self) -> Vec<RangeTombstone> {
-        todo!()
+        if !self.has_range_tombstones() {
+            return Vec::new();
+        }
+        self.range_tombstones.read().clone()
     }
 
     /// True if any range tombstone was added (cheap: one atomic load).
     pub fn has_range_tombstones(&self) -> bool {
-        todo!()
+        self.has_range_tombstones.load(AtomicOrdering::Acquire)
     }
 
     /// Bytes used, including the arena and index overhead.
     pub fn approximate_memory_usage(&self) -> usize {
-        todo!()
+        self.list.memory_usage() + self.range_tombstone_bytes.load(AtomicOrdering::Relaxed)
     }
 
     /// Entries added (all kinds).
     pub fn num_entries(&self) -> u64 {
-        todo!()
+        self.num_entries.load(AtomicOrdering::Relaxed)
     }
 
     /// Point and range deletions added.
     pub fn num_deletes(&self) -> u64 {
-        todo!()
+        self.num_deletes.load(AtomicOrdering::Relaxed)
     }
 
     /// True if nothing was added.
@@ -73,3 +169,6 @@ impl MemTable {
         self.num_entries() == 0
     }
 }
+
+#[cfg(test)]
+mod tests;

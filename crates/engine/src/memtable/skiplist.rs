@@ -1,0 +1,343 @@
+//! An arena-allocated, lock-free-for-readers skiplist of memtable entries (LevelDB's `SkipList`,
+//! RocksDB's `InlineSkipList`).
+//!
+//! # Layout
+//! Each node is one arena allocation:
+//!
+//! ```text
+//! entry_len: u32 | height: u32 | next: [AtomicPtr<Node>; height] | entry: entry_len bytes
+//! entry = internal_key_len: varint32 | internal key | value_len: varint32 | value
+//! ```
+//!
+//! The head node has [`MAX_HEIGHT`] links and an empty entry. Entries are ordered by
+//! [`crate::key::compare_internal`].
+//!
+//! # Concurrency
+//! One writer at a time: [`SkipList::insert`] takes the writer mutex (which also owns the arena),
+//! so concurrent `insert`s are serialized rather than unsound. Readers take no lock. A node is
+//! fully written (header, links, entry) before it is published; each link is published with a
+//! `Release` store and read with an `Acquire` load, so a reader that sees a node sees all of its
+//! contents. Nodes are never modified (except their links, atomically), moved or freed before the
+//! list is dropped, so a [`NodePtr`] obtained from a list stays valid as long as that list lives.
+
+use std::cmp::Ordering;
+use std::ptr::{self, NonNull};
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering as AtomicOrdering};
+
+use parking_lot::Mutex;
+
+use super::arena::Arena;
+use crate::coding::{get_varint32, varint_len};
+
+/// The tallest node.
+pub(super) const MAX_HEIGHT: usize = 12;
+/// One node in `BRANCHING` grows a level taller (a power of two).
+const BRANCHING: u64 = 4;
+
+/// The fixed header of a node; the links and the entry follow it in the same allocation.
+#[repr(C)]
+struct Node {
+    entry_len: u32,
+    height: u32,
+}
+
+const HEADER: usize = std::mem::size_of::<Node>();
+const LINK: usize = std::mem::size_of::<AtomicPtr<Node>>();
+
+/// A published node of a [`SkipList`] (never the head). Only the list creates these; using one
+/// with a list other than the one that returned it is a logic error the module never commits
+/// (the memtable iterator holds an `Arc` of the very memtable it got its nodes from).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) struct NodePtr(NonNull<Node>);
+
+// SAFETY: a `NodePtr` is only an address; it is dereferenced only through `&SkipList` methods,
+// which are safe to call from any thread (see the `Sync` impl of `SkipList`).
+unsafe impl Send for NodePtr {}
+// SAFETY: as above.
+unsafe impl Sync for NodePtr {}
+
+/// State only the writer touches.
+struct Writer {
+    arena: Arena,
+    rng: u64,
+}
+
+/// The skiplist. See the module documentation.
+pub(super) struct SkipList {
+    head: NonNull<Node>,
+    /// Height of the tallest node so far (>= 1). Read `Relaxed`: a stale value only makes a
+    /// search start lower or meet null links at the top, both harmless.
+    max_height: AtomicUsize,
+    writer: Mutex<Writer>,
+    /// Arena bytes in use, refreshed by the writer after each insert.
+    memory: AtomicUsize,
+}
+
+// SAFETY: the list owns its arena (and so every node). Shared mutation happens only through
+// atomics (links, max height, memory) or under the writer mutex (arena, rng); node bytes other
+// than links are written once, before the node is published with a Release store.
+unsafe impl Send for SkipList {}
+// SAFETY: as above; readers only perform Acquire loads and read immutable node bytes.
+unsafe impl Sync for SkipList {}
+
+/// Pointer to link `level` of `node`.
+///
+/// # Safety
+/// `node` must point to a node of a live list with `height > level`.
+#[inline]
+unsafe fn link<'a>(node: *const Node, level: usize) -> &'a AtomicPtr<Node> {
+    // SAFETY: the links start right after the header (8-byte aligned, as the arena aligns every
+    // node to 8 and HEADER is 8) and `level < height` keeps us inside the node's allocation.
+    unsafe { &*node.cast::<u8>().add(HEADER + level * LINK).cast::<AtomicPtr<Node>>() }
+}
+
+/// The encoded entry of `node`.
+///
+/// # Safety
+/// `node` must point to a fully written node of a live list; the slice must not outlive it.
+#[inline]
+unsafe fn entry<'a>(node: *const Node) -> &'a [u8] {
+    // SAFETY: header fields are written before publication and never change; the entry bytes
+    // follow the links inside the node's allocation.
+    unsafe {
+        let height = (*node).height as usize;
+        let len = (*node).entry_len as usize;
+        std::slice::from_raw_parts(node.cast::<u8>().add(HEADER + height * LINK), len)
+    }
+}
+
+/// Splits an encoded entry into `(internal key, value)`. The list wrote the entry itself, so the
+/// fallback (empty slices) is unreachable; it exists so no malformed input can panic.
+#[inline]
+fn split_entry(e: &[u8]) -> (&[u8], &[u8]) {
+    let Some((klen, n)) = get_varint32(e) else { return (&[], &[]) };
+    let kend = n.saturating_add(klen as usize);
+    let key = e.get(n..kend).unwrap_or(&[]);
+    let rest = e.get(kend..).unwrap_or(&[]);
+    let Some((vlen, m)) = get_varint32(rest) else { return (key, &[]) };
+    (key, rest.get(m..m.saturating_add(vlen as usize)).unwrap_or(&[]))
+}
+
+#[inline]
+fn entry_key(e: &[u8]) -> &[u8] {
+    let Some((klen, n)) = get_varint32(e) else { return &[] };
+    e.get(n..n.saturating_add(klen as usize)).unwrap_or(&[])
+}
+
+/// Writes `v` as a varint at the start of `dst`; returns the bytes written.
+fn encode_varint32(dst: &mut [u8], mut v: u32) -> usize {
+    let mut i = 0;
+    while let Some(b) = dst.get_mut(i) {
+        if v < 0x80 {
+            *b = v as u8;
+            return i + 1;
+        }
+        *b = (v as u8) | 0x80;
+        v >>= 7;
+        i += 1;
+    }
+    i
+}
+
+impl SkipList {
+    /// An empty list (allocates the head node).
+    pub(super) fn new() -> Self {
+        let mut arena = Arena::new();
+        let head = arena.allocate(HEADER + MAX_HEIGHT * LINK).cast::<Node>();
+        // SAFETY: fresh, exclusively owned, zeroed allocation big enough for the header; the
+        // zeroed links are null pointers.
+        unsafe { head.as_ptr().write(Node { entry_len: 0, height: MAX_HEIGHT as u32 }) };
+        let memory = AtomicUsize::new(arena.memory_usage());
+        SkipList {
+            head,
+            max_height: AtomicUsize::new(1),
+            writer: Mutex::new(Writer { arena, rng: 0x2545_f491_4f6c_dd1d }),
+            memory,
+        }
+    }
+
+    /// Arena bytes in use.
+    pub(super) fn memory_usage(&self) -> usize {
+        self.memory.load(AtomicOrdering::Relaxed)
+    }
+
+    #[inline]
+    fn next(&self, node: *const Node, level: usize) -> *const Node {
+        // SAFETY: every node reachable from the head belongs to this live list, and searches
+        // only ask for levels below the node's height (a node is reached at level `l` only
+        // through a level-`l` link, and only nodes of height > l are linked there).
+        unsafe { link(node, level).load(AtomicOrdering::Acquire) }
+    }
+
+    #[inline]
+    fn key_at(&self, node: *const Node) -> &[u8] {
+        // SAFETY: `node` is a published node of this list (or the head), valid while `self` is.
+        entry_key(unsafe { entry(node) })
+    }
+
+    /// The internal key of `n`.
+    #[inline]
+    pub(super) fn key(&self, n: NodePtr) -> &[u8] {
+        self.key_at(n.0.as_ptr())
+    }
+
+    /// The value of `n`.
+    #[inline]
+    pub(super) fn value(&self, n: NodePtr) -> &[u8] {
+        // SAFETY: `n` is a published node of this list (see `NodePtr`).
+        split_entry(unsafe { entry(n.0.as_ptr()) }).1
+    }
+
+    /// The node after `n`.
+    #[inline]
+    pub(super) fn next_of(&self, n: NodePtr) -> Option<NodePtr> {
+        NonNull::new(self.next(n.0.as_ptr(), 0).cast_mut()).map(NodePtr)
+    }
+
+    fn wrap(&self, p: *const Node) -> Option<NodePtr> {
+        if ptr::eq(p, self.head.as_ptr()) {
+            return None;
+        }
+        NonNull::new(p.cast_mut()).map(NodePtr)
+    }
+
+    /// The last node whose key is `< target` (or `<= target` if `inclusive`), where
+    /// `cmp(node_key)` orders a node key against the target; the head if none. Fills `prev`
+    /// with the last such node of every level when given.
+    #[inline]
+    fn find_before(
+        &self,
+        cmp: impl Fn(&[u8]) -> Ordering,
+        inclusive: bool,
+        mut prev: Option<&mut [*const Node; MAX_HEIGHT]>,
+    ) -> *const Node {
+        let mut x: *const Node = self.head.as_ptr();
+        let mut level = self.max_height.load(AtomicOrdering::Relaxed).clamp(1, MAX_HEIGHT) - 1;
+        loop {
+            let next = self.next(x, level);
+            if !next.is_null() {
+                let o = cmp(self.key_at(next));
+                if o == Ordering::Less || (inclusive && o == Ordering::Equal) {
+                    x = next;
+                    continue;
+                }
+            }
+            if let Some(p) = prev.as_deref_mut() {
+                if let Some(slot) = p.get_mut(level) {
+                    *slot = x;
+                }
+            }
+            if level == 0 {
+                return x;
+            }
+            level -= 1;
+        }
+    }
+
+    /// The first node with key `>= target` (`cmp(node_key)` orders a node key against it).
+    pub(super) fn seek_ge(&self, cmp: impl Fn(&[u8]) -> Ordering) -> Option<NodePtr> {
+        let x = self.find_before(cmp, false, None);
+        NonNull::new(self.next(x, 0).cast_mut()).map(NodePtr)
+    }
+
+    /// The last node with key `< target`.
+    pub(super) fn seek_lt(&self, cmp: impl Fn(&[u8]) -> Ordering) -> Option<NodePtr> {
+        self.wrap(self.find_before(cmp, false, None))
+    }
+
+    /// The last node with key `<= target`.
+    pub(super) fn seek_le(&self, cmp: impl Fn(&[u8]) -> Ordering) -> Option<NodePtr> {
+        self.wrap(self.find_before(cmp, true, None))
+    }
+
+    /// The first node.
+    pub(super) fn first(&self) -> Option<NodePtr> {
+        NonNull::new(self.next(self.head.as_ptr(), 0).cast_mut()).map(NodePtr)
+    }
+
+    /// The last node.
+    pub(super) fn last(&self) -> Option<NodePtr> {
+        self.seek_le(|_| Ordering::Less)
+    }
+
+    fn random_height(rng: &mut u64) -> usize {
+        let mut h = 1;
+        while h < MAX_HEIGHT {
+            // xorshift64
+            *rng ^= *rng << 13;
+            *rng ^= *rng >> 7;
+            *rng ^= *rng << 17;
+            if *rng & (BRANCHING - 1) != 0 {
+                break;
+            }
+            h += 1;
+        }
+        h
+    }
+
+    /// Inserts the entry `ikey -> value` (`ikey` has `key_len` bytes). `cmp(node_key)` must
+    /// order a node key against `ikey` exactly as [`crate::key::compare_internal`] would.
+    /// `write_key` writes the bytes of `ikey` (lets the memtable assemble
+    /// `user_key ++ trailer` in place, with no temporary buffer).
+    ///
+    /// Panics if the key or value is 4 GiB or longer (a caller bug: batches never get there).
+    pub(super) fn insert(
+        &self,
+        key_len: usize,
+        write_key: impl FnOnce(&mut [u8]),
+        cmp: impl Fn(&[u8]) -> Ordering,
+        value: &[u8],
+    ) {
+        let klen = u32::try_from(key_len).expect("memtable key longer than 4 GiB");
+        let vlen = u32::try_from(value.len()).expect("memtable value longer than 4 GiB");
+        let entry_len =
+            varint_len(u64::from(klen)) + key_len + varint_len(u64::from(vlen)) + value.len();
+        let entry_len32 = u32::try_from(entry_len).expect("memtable entry longer than 4 GiB");
+
+        let mut w = self.writer.lock();
+        let mut prev: [*const Node; MAX_HEIGHT] = [self.head.as_ptr(); MAX_HEIGHT];
+        self.find_before(&cmp, false, Some(&mut prev));
+        let height = Self::random_height(&mut w.rng);
+        let max_height = self.max_height.load(AtomicOrdering::Relaxed);
+        if height > max_height {
+            // `prev` already holds the head for the new levels.
+            self.max_height.store(height, AtomicOrdering::Relaxed);
+        }
+
+        let node = w.arena.allocate(HEADER + height * LINK + entry_len).cast::<Node>();
+        let node_ptr = node.as_ptr();
+        // SAFETY: `node` is a fresh, zeroed, 8-aligned allocation of the size computed above,
+        // owned by this list and not yet visible to any reader, so we may write all of it; the
+        // entry slice covers exactly its last `entry_len` bytes.
+        let e = unsafe {
+            node_ptr.write(Node { entry_len: entry_len32, height: height as u32 });
+            std::slice::from_raw_parts_mut(
+                node_ptr.cast::<u8>().add(HEADER + height * LINK),
+                entry_len,
+            )
+        };
+        let mut pos = encode_varint32(e, klen);
+        if let Some(k) = e.get_mut(pos..pos + key_len) {
+            write_key(k);
+        }
+        pos += key_len;
+        pos += encode_varint32(e.get_mut(pos..).unwrap_or_default(), vlen);
+        if let Some(v) = e.get_mut(pos..) {
+            v.copy_from_slice(value);
+        }
+        self.memory.store(w.arena.memory_usage(), AtomicOrdering::Relaxed);
+
+        for (level, &p) in prev.iter().enumerate().take(height) {
+            // SAFETY: `node` has `height` links; `p` is the head or a node of height > level.
+            unsafe {
+                link(node_ptr, level)
+                    .store(link(p, level).load(AtomicOrdering::Relaxed), AtomicOrdering::Relaxed)
+            };
+        }
+        for (level, &p) in prev.iter().enumerate().take(height) {
+            // SAFETY: as above. The Release store publishes the node's contents written above.
+            unsafe { link(p, level).store(node_ptr, AtomicOrdering::Release) };
+        }
+        drop(w);
+    }
+}
