@@ -41,11 +41,9 @@ impl CompressionType {
             "snappy" | "ksnappycompression" => CompressionType::Snappy,
             "lz4" | "klz4compression" => CompressionType::Lz4,
             "zstd" | "kzstd" | "kzstdcompression" => CompressionType::Zstd,
-            _ => {
-                return Err(Error::InvalidArgument(format!(
-                    "compression: unknown compression type {s:?} (expected none, snappy, lz4 or zstd)"
-                )))
-            }
+            _ => return Err(Error::InvalidArgument(format!(
+                "compression: unknown compression type {s:?} (expected none, snappy, lz4 or zstd)"
+            ))),
         })
     }
 
@@ -221,7 +219,9 @@ impl Options {
         if self.max_bytes_for_level_base == 0 {
             return Err(invalid("max_bytes_for_level_base", "must be positive"));
         }
-        if self.max_bytes_for_level_multiplier.is_nan() || self.max_bytes_for_level_multiplier <= 1.0 {
+        if self.max_bytes_for_level_multiplier.is_nan()
+            || self.max_bytes_for_level_multiplier <= 1.0
+        {
             return Err(invalid("max_bytes_for_level_multiplier", "must be greater than 1"));
         }
         if self.target_file_size_base == 0 {

@@ -83,7 +83,11 @@ impl Writer<'_, '_> {
         self.created.push(number);
         let file = self.ctx.fs.create(&table_path(self.ctx.dir, number))?;
         let topts = table_options(self.ctx.opts, self.c.output_level, self.c.bottommost);
-        self.cur = Some(Output { builder: TableBuilder::new(topts, file, table_name(number)), number, lower });
+        self.cur = Some(Output {
+            builder: TableBuilder::new(topts, file, table_name(number)),
+            number,
+            lower,
+        });
         Ok(())
     }
 

@@ -79,7 +79,14 @@ pub fn build(
     let (lo, hi) = key_range(&all)?;
     let bottommost = is_bottommost(v, output_level, &lo, &hi);
     let trivial_move = level > 0 && inputs0.len() == 1 && inputs1.is_empty();
-    Some(Compaction { level, output_level, inputs: [inputs0, inputs1], bottommost, trivial_move, reason })
+    Some(Compaction {
+        level,
+        output_level,
+        inputs: [inputs0, inputs1],
+        bottommost,
+        trivial_move,
+        reason,
+    })
 }
 
 /// The next automatic compaction, if any level's score is at least 1.

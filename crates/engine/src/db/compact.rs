@@ -104,10 +104,18 @@ impl DbInner {
                 children.push(self.table_cache.get(f.number)?.iter(false));
             }
         } else {
-            children.push(Box::new(LevelIterator::new(c.inputs[0].clone(), self.table_cache.clone(), false)));
+            children.push(Box::new(LevelIterator::new(
+                c.inputs[0].clone(),
+                self.table_cache.clone(),
+                false,
+            )));
         }
         if !c.inputs[1].is_empty() {
-            children.push(Box::new(LevelIterator::new(c.inputs[1].clone(), self.table_cache.clone(), false)));
+            children.push(Box::new(LevelIterator::new(
+                c.inputs[1].clone(),
+                self.table_cache.clone(),
+                false,
+            )));
         }
         let input: Box<dyn InternalIterator> = Box::new(MergingIterator::new(children));
         let tombstones = FragmentedTombstones::new(tombstones);
@@ -192,7 +200,8 @@ impl DbInner {
             if files.is_empty() {
                 continue;
             }
-            let Some(mut c) = picker::build(&v, level, files, &|_| false, "ManualCompaction") else {
+            let Some(mut c) = picker::build(&v, level, files, &|_| false, "ManualCompaction")
+            else {
                 continue;
             };
             // A manual compaction rewrites even a lone file, so tombstones get dropped.

@@ -67,7 +67,11 @@ pub(crate) fn file_meta(
 
 impl DbInner {
     /// Writes `mem` to SST `number` at L0; `None` if the memtable holds nothing.
-    pub(crate) fn write_level0_table(&self, mem: &Arc<MemTable>, number: u64) -> Result<Option<FileMetaData>> {
+    pub(crate) fn write_level0_table(
+        &self,
+        mem: &Arc<MemTable>,
+        number: u64,
+    ) -> Result<Option<FileMetaData>> {
         let tombstones = mem.range_tombstones();
         if mem.num_entries() == 0 && tombstones.is_empty() {
             return Ok(None);
@@ -87,7 +91,8 @@ impl DbInner {
             it.next();
         }
         it.status()?;
-        let live: Vec<RangeTombstone> = tombstones.into_iter().filter(|t| t.start < t.end).collect();
+        let live: Vec<RangeTombstone> =
+            tombstones.into_iter().filter(|t| t.start < t.end).collect();
         for t in &live {
             b.add_range_tombstone(t)?;
         }
@@ -157,7 +162,8 @@ impl DbInner {
         let mut edit = VersionEdit::default();
         {
             let st = self.state.lock();
-            let front = st.imms.front().ok_or_else(|| Error::Busy("memtable list changed".into()))?;
+            let front =
+                st.imms.front().ok_or_else(|| Error::Busy("memtable list changed".into()))?;
             if !Arc::ptr_eq(&front.mem, mem) {
                 return Err(Error::Busy("memtable list changed during flush".into()));
             }

@@ -135,7 +135,11 @@ impl Db {
     }
 
     /// The values of several keys, read from one consistent view.
-    pub fn multi_get<K: AsRef<[u8]>>(&self, keys: &[K], opts: &ReadOptions) -> Vec<Result<Option<Vec<u8>>>> {
+    pub fn multi_get<K: AsRef<[u8]>>(
+        &self,
+        keys: &[K],
+        opts: &ReadOptions,
+    ) -> Vec<Result<Option<Vec<u8>>>> {
         let inner = self.inner();
         let sv = inner.super_version.load_full();
         let seq = inner.read_sequence(opts);

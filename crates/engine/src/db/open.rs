@@ -41,7 +41,10 @@ pub(crate) fn open(path: &Path, opts: Options) -> Result<Arc<DbInner>> {
         )));
     }
     if exists && opts.error_if_exists {
-        return Err(Error::InvalidArgument(format!("{}: exists (error_if_exists is true)", path.display())));
+        return Err(Error::InvalidArgument(format!(
+            "{}: exists (error_if_exists is true)",
+            path.display()
+        )));
     }
     fs.create_dir_all(path)?;
     let lock = fs.lock(&lock_path(path))?;
@@ -77,9 +80,14 @@ pub(crate) fn open(path: &Path, opts: Options) -> Result<Arc<DbInner>> {
         opts.block_cache_num_shard_bits,
         opts.block_cache_strict_capacity_limit,
     ));
-    let table_capacity = if opts.max_open_files < 0 { None } else { Some(opts.max_open_files as usize) };
-    let table_cache =
-        Arc::new(TableCache::new(path.to_path_buf(), fs.clone(), Some(block_cache), table_capacity));
+    let table_capacity =
+        if opts.max_open_files < 0 { None } else { Some(opts.max_open_files as usize) };
+    let table_cache = Arc::new(TableCache::new(
+        path.to_path_buf(),
+        fs.clone(),
+        Some(block_cache),
+        table_capacity,
+    ));
     let current = versions.current();
     let num_levels = opts.num_levels;
     let mem = Arc::new(MemTable::new());
@@ -106,7 +114,11 @@ pub(crate) fn open(path: &Path, opts: Options) -> Result<Arc<DbInner>> {
         bg_cv: Condvar::new(),
         done_cv: Condvar::new(),
         versions: Mutex::new(versions),
-        super_version: ArcSwap::new(Arc::new(SuperVersion { mem, imms: Vec::new(), version: current })),
+        super_version: ArcSwap::new(Arc::new(SuperVersion {
+            mem,
+            imms: Vec::new(),
+            version: current,
+        })),
         last_sequence: AtomicU64::new(last_seq),
         snapshots: Arc::new(SnapshotList::default()),
         table_cache,
@@ -158,11 +170,15 @@ impl DbInner {
                             Ok(b) => b,
                             Err(e) => match mode {
                                 WalRecoveryMode::SkipAnyCorruptedRecords => {
-                                    report.push_str(&format!("skipped bad batch in {name} at {offset}; "));
+                                    report.push_str(&format!(
+                                        "skipped bad batch in {name} at {offset}; "
+                                    ));
                                     continue;
                                 }
                                 WalRecoveryMode::PointInTimeRecovery => {
-                                    report.push_str(&format!("stopped at bad batch in {name} at {offset}: {e}; "));
+                                    report.push_str(&format!(
+                                        "stopped at bad batch in {name} at {offset}: {e}; "
+                                    ));
                                     stop = true;
                                     break;
                                 }
@@ -271,7 +287,9 @@ impl DbInner {
             o.block_cache_capacity,
         );
         let name = crate::filename::options_name(n);
-        if let Err(e) = crate::fs::write_file_atomic(self.fs.as_ref(), &self.path, &name, text.as_bytes()) {
+        if let Err(e) =
+            crate::fs::write_file_atomic(self.fs.as_ref(), &self.path, &name, text.as_bytes())
+        {
             self.info_log.log(&format!("[WARN] could not write {name}: {e}"));
             return;
         }

@@ -58,7 +58,13 @@ impl DbInner {
         let v = &sv.version;
         let mut s = String::from("Level Files Size(MB)\n--------------------\n");
         for l in 0..v.num_levels() {
-            let _ = writeln!(s, "{:>5} {:>5} {:>8.0}", l, v.level_files(l).len(), v.level_bytes(l) as f64 / 1048576.0);
+            let _ = writeln!(
+                s,
+                "{:>5} {:>5} {:>8.0}",
+                l,
+                v.level_files(l).len(),
+                v.level_bytes(l) as f64 / 1048576.0
+            );
         }
         s
     }
@@ -77,7 +83,8 @@ impl DbInner {
         );
         let _ = writeln!(s, "{}", "-".repeat(180));
         let ingest = DbStats::get(&self.stats.user_bytes_written).max(1);
-        let (mut tf, mut tsz, mut trd, mut twr, mut tsec, mut tcnt) = (0usize, 0u64, 0u64, 0u64, 0f64, 0u64);
+        let (mut tf, mut tsz, mut trd, mut twr, mut tsec, mut tcnt) =
+            (0usize, 0u64, 0u64, 0u64, 0f64, 0u64);
         for l in 0..v.num_levels() {
             let st = &self.stats.levels[l];
             let rn = DbStats::get(&st.bytes_read_input_level);
@@ -85,7 +92,8 @@ impl DbInner {
             let w = DbStats::get(&st.bytes_written);
             let moved = DbStats::get(&st.bytes_moved);
             let secs = DbStats::get(&st.micros) as f64 / 1e6;
-            let cnt = DbStats::get(&st.count) + if l == 0 { DbStats::get(&self.stats.flush_count) } else { 0 };
+            let cnt = DbStats::get(&st.count)
+                + if l == 0 { DbStats::get(&self.stats.flush_count) } else { 0 };
             let files = v.level_files(l).len();
             let size = v.level_bytes(l);
             if files == 0 && cnt == 0 {

@@ -60,7 +60,8 @@ impl DbInner {
             max_tomb = max_tomb.max(reader.range_tombstones().max_covering_seq(key, read_seq));
             match reader.get(key, read_seq, fill_cache) {
                 Ok(Some((kind, seq, v))) => {
-                    result = Ok(if kind == ValueKind::Put && seq >= max_tomb { Some(v) } else { None });
+                    result =
+                        Ok(if kind == ValueKind::Put && seq >= max_tomb { Some(v) } else { None });
                     false
                 }
                 Ok(None) => true,
@@ -130,7 +131,12 @@ impl DbInner {
     }
 }
 
-fn visible(kind: ValueKind, seq: SequenceNumber, max_tomb: SequenceNumber, v: &[u8]) -> Option<Vec<u8>> {
+fn visible(
+    kind: ValueKind,
+    seq: SequenceNumber,
+    max_tomb: SequenceNumber,
+    v: &[u8],
+) -> Option<Vec<u8>> {
     if kind == ValueKind::Put && seq >= max_tomb {
         Some(v.to_vec())
     } else {

@@ -35,7 +35,10 @@ pub(crate) struct DbStats {
 
 impl DbStats {
     pub fn new(num_levels: usize) -> Self {
-        DbStats { levels: (0..num_levels).map(|_| LevelStats::default()).collect(), ..Default::default() }
+        DbStats {
+            levels: (0..num_levels).map(|_| LevelStats::default()).collect(),
+            ..Default::default()
+        }
     }
 
     pub fn add(c: &AtomicU64, v: u64) {

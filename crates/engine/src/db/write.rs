@@ -131,7 +131,8 @@ impl DbInner {
         let Some(leader) = group.first() else { return Ok(()) };
         self.make_room_for_write()?;
         let sync = group.iter().any(|m| m.sync);
-        let mut batches: Vec<WriteBatch> = group.iter().filter_map(|m| m.batch.lock().take()).collect();
+        let mut batches: Vec<WriteBatch> =
+            group.iter().filter_map(|m| m.batch.lock().take()).collect();
         let mut combined = match batches.len() {
             1 => batches.pop().unwrap_or_default(),
             _ => {
@@ -147,13 +148,14 @@ impl DbInner {
         let count = u64::from(combined.count());
         if !leader.disable_wal {
             let mut wal = self.wal.lock();
-            let res = match wal.as_mut() {
-                Some(w) => w
-                    .add_record(combined.data())
-                    .and_then(|_| w.flush())
-                    .and_then(|_| if sync { w.sync() } else { Ok(()) }),
-                None => Err(Error::Busy("the WAL is closed".into())),
-            };
+            let res =
+                match wal.as_mut() {
+                    Some(w) => w
+                        .add_record(combined.data())
+                        .and_then(|_| w.flush())
+                        .and_then(|_| if sync { w.sync() } else { Ok(()) }),
+                    None => Err(Error::Busy("the WAL is closed".into())),
+                };
             if let Err(e) = res {
                 let mut st = self.state.lock();
                 self.set_bg_error(&mut st, e.duplicate());

@@ -25,7 +25,11 @@ pub struct LevelIterator {
 
 impl LevelIterator {
     /// Iterates `files` (sorted, non-overlapping).
-    pub fn new(files: Vec<Arc<FileMetaData>>, table_cache: Arc<TableCache>, fill_cache: bool) -> Self {
+    pub fn new(
+        files: Vec<Arc<FileMetaData>>,
+        table_cache: Arc<TableCache>,
+        fill_cache: bool,
+    ) -> Self {
         let index = files.len();
         LevelIterator { files, table_cache, fill_cache, index, cur: None, err: None }
     }
@@ -130,9 +134,9 @@ impl InternalIterator for LevelIterator {
     }
     fn seek_for_prev(&mut self, target: &[u8]) {
         // Last file whose smallest <= target.
-        let n = self
-            .files
-            .partition_point(|f| compare_internal(f.smallest.encoded(), target) != Ordering::Greater);
+        let n = self.files.partition_point(|f| {
+            compare_internal(f.smallest.encoded(), target) != Ordering::Greater
+        });
         if n == 0 {
             self.cur = None;
             self.index = self.files.len();
