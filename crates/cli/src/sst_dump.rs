@@ -208,9 +208,9 @@ fn process(fs: &dyn Fs, path: &Path, job: &Job, out: &mut dyn Write) -> Result<(
         }
         Cmd::Check | Cmd::Scan => {
             out.write_all(b"from [")?;
-            write_hex(out, job.from.as_deref().unwrap_or(&[]), false)?;
+            write_escaped(out, job.from.as_deref().unwrap_or(&[]))?;
             out.write_all(b"] to [")?;
-            write_hex(out, job.to.as_deref().unwrap_or(&[]), false)?;
+            write_escaped(out, job.to.as_deref().unwrap_or(&[]))?;
             out.write_all(b"]\n")?;
             let n = scan(&table, &name, job, out)?;
             if job.cmd == Cmd::Scan {

@@ -16,8 +16,16 @@ fn talus(args: &[&str], stdin: &[u8]) -> Output {
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn talus");
-    child.stdin.take().expect("stdin").write_all(stdin).expect("write stdin");
-    child.wait_with_output().expect("wait for talus")
+    // Feed stdin from a thread so a child that writes before it finishes reading cannot
+    // deadlock against us; a child that exits early just closes the pipe.
+    let mut pipe = child.stdin.take().expect("stdin");
+    let input = stdin.to_vec();
+    let feeder = std::thread::spawn(move || {
+        let _ = pipe.write_all(&input);
+    });
+    let out = child.wait_with_output().expect("wait for talus");
+    feeder.join().expect("stdin feeder");
+    out
 }
 
 /// Runs `talus ldb --db=<db> args...`, asserting success; returns stdout.
@@ -180,6 +188,8 @@ fn manifest_dump_lists_edits_and_files() {
     assert!(out.contains("AddFile: 0 "), "{out}");
     assert!(out.contains("--- level 0 --- 1 files"), "{out}");
     assert!(out.contains("'apple' seq:"), "{out}");
+    let prop = text(&ldb_ok(&db, &["get_property", "talus.num-files-at-level0"]));
+    assert_eq!(prop, "talus.num-files-at-level0: 1\n");
     assert_eq!(text(&ldb_ok(&db, &["checkconsistency"])), "OK\n");
 }
 

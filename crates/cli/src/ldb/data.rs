@@ -1,4 +1,5 @@
-//! The data commands: `put`, `get`, `delete`, `deleterange`, `scan`, `dump`, `load`, `compact`.
+//! The data commands: `put`, `get`, `delete`, `deleterange`, `scan`, `dump`, `load`,
+//! `get_property`, `compact`.
 //!
 //! Each decodes and checks its input first, then opens the database, so bad input never
 //! touches it. Scans run through [`talus::RawIter`] with the range as read bounds and
@@ -196,6 +197,17 @@ pub(super) fn load(ctx: &mut Ctx<'_>) -> Result<(), Fail> {
         writeln!(ctx.out, "Warning: {bad_lines} bad lines ignored.")?;
     }
     Ok(())
+}
+
+pub(super) fn get_property(ctx: &mut Ctx<'_>) -> Result<(), Fail> {
+    let name = ctx.arg(0).to_string();
+    match ctx.open(|_| {})?.property(&name) {
+        Some(v) => {
+            writeln!(ctx.out, "{name}: {v}")?;
+            Ok(())
+        }
+        None => Err(Fail::Msg(format!("property {name} not found"))),
+    }
 }
 
 pub(super) fn compact(ctx: &mut Ctx<'_>) -> Result<(), Fail> {

@@ -194,6 +194,14 @@ pub const COMMANDS: &[Command] = &[
         run: manifest::manifest_dump,
     },
     Command {
+        name: "get_property",
+        args: &["<property_name>"],
+        values: &[],
+        flags: &[],
+        usage: "<property_name>   (talus.stats, talus.num-files-at-level<N>, ...)",
+        run: data::get_property,
+    },
+    Command {
         name: "compact",
         args: &[],
         values: &["from", "to"],
