@@ -5,6 +5,8 @@
 //! touches it. Scans run through [`talus::RawIter`] with the range as read bounds and
 //! `fill_cache = false`, writing each pair straight into the buffered output.
 
+use std::borrow::Cow;
+
 use talus::{Db, ReadOptions, WriteBatch, WriteOptions};
 
 use super::{Ctx, Fail};
@@ -133,9 +135,9 @@ pub(super) fn dump(ctx: &mut Ctx<'_>) -> Result<(), Fail> {
 
 /// What `load` made of one input line.
 #[derive(Debug, PartialEq, Eq)]
-enum Line {
-    /// A `key ==> value` pair, decoded.
-    Pair(Vec<u8>, Vec<u8>),
+enum Line<'a> {
+    /// A `key ==> value` pair, decoded (borrowed from the line unless hex-decoded).
+    Pair(Cow<'a, [u8]>, Cow<'a, [u8]>),
     /// A line `dump` prints that is not data (`Keys in range: N`).
     Ignored,
     /// Anything else.
@@ -143,17 +145,17 @@ enum Line {
 }
 
 /// Parses a `dump` line (without its newline): split at the first ` ==> `, hex-decode as told.
-fn parse_line(line: &[u8], key_hex: bool, value_hex: bool) -> Result<Line, Fail> {
+fn parse_line(line: &[u8], key_hex: bool, value_hex: bool) -> Result<Line<'_>, Fail> {
     let Some(pos) = line.windows(DELIM.len()).position(|w| w == DELIM) else {
         return Ok(if line.starts_with(b"Keys in range:") { Line::Ignored } else { Line::Bad });
     };
     let (key, rest) = line.split_at(pos);
     let value = rest.get(DELIM.len()..).unwrap_or(&[]);
-    let decode = |b: &[u8], hex: bool| -> Result<Vec<u8>, Fail> {
+    let decode = |b, hex: bool| -> Result<Cow<'_, [u8]>, Fail> {
         if hex {
-            Ok(decode_input(&String::from_utf8_lossy(b), true)?)
+            Ok(Cow::Owned(decode_input(&String::from_utf8_lossy(b), true)?))
         } else {
-            Ok(b.to_vec())
+            Ok(Cow::Borrowed(b))
         }
     };
     Ok(Line::Pair(decode(key, key_hex)?, decode(value, value_hex)?))
@@ -221,8 +223,8 @@ mod tests {
     use super::*;
     use crate::fmt::write_hex;
 
-    fn pair(k: &[u8], v: &[u8]) -> Line {
-        Line::Pair(k.to_vec(), v.to_vec())
+    fn pair<'a>(k: &'a [u8], v: &'a [u8]) -> Line<'a> {
+        Line::Pair(Cow::Borrowed(k), Cow::Borrowed(v))
     }
 
     #[test]
@@ -253,7 +255,7 @@ mod tests {
             write_hex(&mut line, &k, true).unwrap();
             line.extend_from_slice(DELIM);
             write_hex(&mut line, &v, true).unwrap();
-            assert_eq!(parse_line(&line, true, true).unwrap(), Line::Pair(k, v));
+            assert_eq!(parse_line(&line, true, true).unwrap(), pair(&k, &v));
         }
     }
 }
