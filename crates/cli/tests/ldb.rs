@@ -191,6 +191,27 @@ fn manifest_dump_lists_edits_and_files() {
     let prop = text(&ldb_ok(&db, &["get_property", "talus.num-files-at-level0"]));
     assert_eq!(prop, "talus.num-files-at-level0: 1\n");
     assert_eq!(text(&ldb_ok(&db, &["checkconsistency"])), "OK\n");
+
+    // sst_dump on the database directory finds the flushed file.
+    let out = talus(&["sst_dump", &format!("--file={}", db.display()), "--command=scan"], b"");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let s = text(&out.stdout);
+    assert!(s.contains("'apple' seq:") && s.contains(", type:1 => 1\n"), "{s}");
+
+    // A flipped byte in the live SST makes checkconsistency fail, naming the file.
+    let sst = std::fs::read_dir(&db)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "sst"))
+        .expect("a flushed SST");
+    let mut bytes = std::fs::read(&sst).unwrap();
+    bytes[2] ^= 0x40;
+    std::fs::write(&sst, &bytes).unwrap();
+    let out = ldb(&db, &["checkconsistency"], b"");
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    let name = sst.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(err.contains("Corruption") && err.contains(&name), "{err}");
 }
 
 fn hex(b: &[u8]) -> String {
