@@ -1,6 +1,60 @@
-//! The `talus` command: `ldb`, `sst_dump` (and later `db_bench`).
+//! The `talus` command: `ldb` and `sst_dump` (RocksDB's inspection tools, same syntax), and
+//! later `db_bench`.
+//!
+//! `talus <subcommand> [args...]`. Each subcommand is a module with
+//! `run(args: &[String]) -> i32` (the exit code) that gets the arguments after its name; add one
+//! by adding a `match` arm in [`dispatch`] and a line in [`USAGE`]. No or an unknown subcommand
+//! prints the usage and exits 2.
+#![warn(missing_docs)]
+
+mod args;
+mod fmt;
+mod ldb;
+mod sst_dump;
+mod table;
+
+/// The top-level usage text.
+const USAGE: &str = "\
+usage: talus <command> [args...]
+
+commands:
+  ldb        inspect and edit a database (RocksDB ldb syntax: talus ldb --db=PATH get KEY)
+  sst_dump   inspect SST files (RocksDB sst_dump syntax: talus sst_dump --file=F --command=scan)
+
+Run `talus <command> --help` for a command's options.
+";
+
+/// Runs the subcommand named by `args[0]` on `args[1..]`; returns the exit code.
+fn dispatch(args: &[String]) -> i32 {
+    let Some((cmd, rest)) = args.split_first() else {
+        eprint!("{USAGE}");
+        return 2;
+    };
+    match cmd.as_str() {
+        "ldb" => ldb::run(rest),
+        "sst_dump" => sst_dump::run(rest),
+        "help" | "--help" | "-h" => {
+            print!("{USAGE}");
+            0
+        }
+        other => {
+            eprintln!("talus: unknown command {other:?}");
+            eprint!("{USAGE}");
+            2
+        }
+    }
+}
 
 fn main() {
-    eprintln!("talus: not yet implemented");
-    std::process::exit(2);
+    let mut args = Vec::new();
+    for a in std::env::args_os().skip(1) {
+        match a.into_string() {
+            Ok(s) => args.push(s),
+            Err(a) => {
+                eprintln!("talus: argument {a:?} is not valid UTF-8 (give such keys with --hex)");
+                std::process::exit(2);
+            }
+        }
+    }
+    std::process::exit(dispatch(&args));
 }

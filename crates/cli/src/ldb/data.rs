@@ -1,0 +1,261 @@
+//! The data commands: `put`, `get`, `delete`, `deleterange`, `scan`, `dump`, `load`,
+//! `get_property`, `compact`.
+//!
+//! Each decodes and checks its input first, then opens the database, so bad input never
+//! touches it. Scans run through [`talus::RawIter`] with the range as read bounds and
+//! `fill_cache = false`, writing each pair straight into the buffered output.
+
+use std::borrow::Cow;
+
+use talus::{Db, ReadOptions, WriteBatch, WriteOptions};
+
+use super::{Ctx, Fail};
+use crate::fmt::{decode_input, write_bytes};
+
+/// Puts per `WriteBatch` in `load`.
+const LOAD_BATCH: u32 = 1000;
+/// The separator `dump` prints and `load` reads.
+const DELIM: &[u8] = b" ==> ";
+
+pub(super) fn put(ctx: &mut Ctx<'_>) -> Result<(), Fail> {
+    let (key, value) = (ctx.key(0)?, decode_input(ctx.arg(1), ctx.value_hex())?);
+    ctx.open(|_| {})?.put(key, value)?;
+    writeln!(ctx.out, "OK")?;
+    Ok(())
+}
+
+pub(super) fn get(ctx: &mut Ctx<'_>) -> Result<(), Fail> {
+    let (key, hex) = (ctx.key(0)?, ctx.value_hex());
+    match ctx.open(|_| {})?.get(&key)? {
+        Some(v) => {
+            write_bytes(ctx.out, &v, hex)?;
+            writeln!(ctx.out)?;
+            Ok(())
+        }
+        None => Err(Fail::Msg("Get failed: NotFound: ".into())),
+    }
+}
+
+pub(super) fn delete(ctx: &mut Ctx<'_>) -> Result<(), Fail> {
+    let key = ctx.key(0)?;
+    ctx.open(|_| {})?.delete(key)?;
+    writeln!(ctx.out, "OK")?;
+    Ok(())
+}
+
+pub(super) fn delete_range(ctx: &mut Ctx<'_>) -> Result<(), Fail> {
+    let (begin, end) = (ctx.key(0)?, ctx.key(1)?);
+    ctx.open(|_| {})?.delete_range(begin..end)?;
+    writeln!(ctx.out, "OK")?;
+    Ok(())
+}
+
+/// The `--from`/`--to`/`--max_keys` range of `scan` and `dump`.
+struct Range {
+    from: Option<Vec<u8>>,
+    to: Option<Vec<u8>>,
+    max_keys: Option<u64>,
+}
+
+impl Range {
+    fn parse(ctx: &Ctx<'_>) -> Result<Range, Fail> {
+        Ok(Range {
+            from: ctx.key_opt("from")?,
+            to: ctx.key_opt("to")?,
+            max_keys: ctx.args.number("max_keys")?,
+        })
+    }
+
+    /// Calls `f(key, value)` for every live key in `[from, to)`, at most `max_keys` times;
+    /// returns the count.
+    fn for_each(
+        &self,
+        db: &Db,
+        mut f: impl FnMut(&[u8], &[u8]) -> Result<(), Fail>,
+    ) -> Result<u64, Fail> {
+        let opts = ReadOptions {
+            iterate_lower_bound: self.from.clone(),
+            iterate_upper_bound: self.to.clone(),
+            fill_cache: false,
+            ..ReadOptions::default()
+        };
+        let mut it = db.raw_iter(&opts);
+        match &self.from {
+            Some(k) => it.seek(k),
+            None => it.seek_to_first(),
+        }
+        let mut n = 0u64;
+        while it.valid() && self.max_keys.is_none_or(|m| n < m) {
+            if self.to.as_deref().is_some_and(|to| it.key() >= to) {
+                break;
+            }
+            f(it.key(), it.value())?;
+            n += 1;
+            it.next();
+        }
+        it.status()?;
+        Ok(n)
+    }
+}
+
+pub(super) fn scan(ctx: &mut Ctx<'_>) -> Result<(), Fail> {
+    let range = Range::parse(ctx)?;
+    let (kh, vh, no_value) = (ctx.key_hex(), ctx.value_hex(), ctx.args.flag("no_value"));
+    let db = ctx.open(|_| {})?;
+    let out = &mut *ctx.out;
+    range.for_each(&db, |k, v| {
+        write_bytes(out, k, kh)?;
+        if !no_value {
+            out.write_all(b" : ")?;
+            write_bytes(out, v, vh)?;
+        }
+        out.write_all(b"\n")?;
+        Ok(())
+    })?;
+    Ok(())
+}
+
+pub(super) fn dump(ctx: &mut Ctx<'_>) -> Result<(), Fail> {
+    let range = Range::parse(ctx)?;
+    let (kh, vh, count_only) = (ctx.key_hex(), ctx.value_hex(), ctx.args.flag("count_only"));
+    let db = ctx.open(|_| {})?;
+    let out = &mut *ctx.out;
+    let n = range.for_each(&db, |k, v| {
+        if !count_only {
+            write_bytes(out, k, kh)?;
+            out.write_all(DELIM)?;
+            write_bytes(out, v, vh)?;
+            out.write_all(b"\n")?;
+        }
+        Ok(())
+    })?;
+    writeln!(out, "Keys in range: {n}")?;
+    Ok(())
+}
+
+/// What `load` made of one input line.
+#[derive(Debug, PartialEq, Eq)]
+enum Line<'a> {
+    /// A `key ==> value` pair, decoded (borrowed from the line unless hex-decoded).
+    Pair(Cow<'a, [u8]>, Cow<'a, [u8]>),
+    /// A line `dump` prints that is not data (`Keys in range: N`).
+    Ignored,
+    /// Anything else.
+    Bad,
+}
+
+/// Parses a `dump` line (without its newline): split at the first ` ==> `, hex-decode as told.
+fn parse_line(line: &[u8], key_hex: bool, value_hex: bool) -> Result<Line<'_>, Fail> {
+    let Some(pos) = line.windows(DELIM.len()).position(|w| w == DELIM) else {
+        return Ok(if line.starts_with(b"Keys in range:") { Line::Ignored } else { Line::Bad });
+    };
+    let (key, rest) = line.split_at(pos);
+    let value = rest.get(DELIM.len()..).unwrap_or(&[]);
+    let decode = |b, hex: bool| -> Result<Cow<'_, [u8]>, Fail> {
+        if hex {
+            Ok(Cow::Owned(decode_input(&String::from_utf8_lossy(b), true)?))
+        } else {
+            Ok(Cow::Borrowed(b))
+        }
+    };
+    Ok(Line::Pair(decode(key, key_hex)?, decode(value, value_hex)?))
+}
+
+pub(super) fn load(ctx: &mut Ctx<'_>) -> Result<(), Fail> {
+    let (kh, vh) = (ctx.key_hex(), ctx.value_hex());
+    let wo = WriteOptions { disable_wal: ctx.args.flag("disable_wal"), ..WriteOptions::default() };
+    let db = ctx.open(|_| {})?;
+    let mut batch = WriteBatch::new();
+    let mut line = Vec::new();
+    let mut bad_lines = 0u64;
+    loop {
+        line.clear();
+        let n = ctx
+            .input
+            .read_until(b'\n', &mut line)
+            .map_err(|e| Fail::Msg(format!("reading stdin: {e}")))?;
+        if n == 0 {
+            break;
+        }
+        if line.last() == Some(&b'\n') {
+            line.pop();
+        }
+        match parse_line(&line, kh, vh)? {
+            Line::Pair(k, v) => batch.put(k, v),
+            Line::Ignored => {}
+            Line::Bad => bad_lines += 1,
+        }
+        if batch.count() >= LOAD_BATCH {
+            db.write(std::mem::take(&mut batch), &wo)?;
+        }
+    }
+    if !batch.is_empty() {
+        db.write(batch, &wo)?;
+    }
+    if ctx.args.flag("compact") {
+        db.compact_range(None, None)?;
+    }
+    if bad_lines > 0 {
+        writeln!(ctx.out, "Warning: {bad_lines} bad lines ignored.")?;
+    }
+    Ok(())
+}
+
+pub(super) fn get_property(ctx: &mut Ctx<'_>) -> Result<(), Fail> {
+    let name = ctx.arg(0).to_string();
+    match ctx.open(|_| {})?.property(&name) {
+        Some(v) => {
+            writeln!(ctx.out, "{name}: {v}")?;
+            Ok(())
+        }
+        None => Err(Fail::Msg(format!("property {name} not found"))),
+    }
+}
+
+pub(super) fn compact(ctx: &mut Ctx<'_>) -> Result<(), Fail> {
+    let (from, to) = (ctx.key_opt("from")?, ctx.key_opt("to")?);
+    ctx.open(|_| {})?.compact_range(from.as_deref(), to.as_deref())?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fmt::write_hex;
+
+    fn pair<'a>(k: &'a [u8], v: &'a [u8]) -> Line<'a> {
+        Line::Pair(Cow::Borrowed(k), Cow::Borrowed(v))
+    }
+
+    #[test]
+    fn load_parses_what_dump_prints() {
+        assert_eq!(parse_line(b"a ==> 1", false, false).unwrap(), pair(b"a", b"1"));
+        assert_eq!(parse_line(b"b b ==> x ==> y", false, false).unwrap(), pair(b"b b", b"x ==> y"));
+        assert_eq!(parse_line(b" ==> ", false, false).unwrap(), pair(b"", b""));
+        assert_eq!(
+            parse_line(b"\xff\x00 ==> \x01", false, false).unwrap(),
+            pair(b"\xff\0", b"\x01")
+        );
+        assert_eq!(parse_line(b"Keys in range: 3", false, false).unwrap(), Line::Ignored);
+        assert_eq!(parse_line(b"no delimiter", false, false).unwrap(), Line::Bad);
+        assert_eq!(parse_line(b"", false, false).unwrap(), Line::Bad);
+        assert_eq!(parse_line(b"0x6B31 ==> 0xFF00", true, true).unwrap(), pair(b"k1", b"\xff\0"));
+        assert_eq!(parse_line(b"0x6B31 ==> v", true, false).unwrap(), pair(b"k1", b"v"));
+        assert!(parse_line(b"k1 ==> 0x00", true, true).is_err());
+    }
+
+    #[test]
+    fn hex_dump_lines_round_trip_random_bytes() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(11);
+        for _ in 0..200 {
+            let k: Vec<u8> = (0..rng.gen_range(0..20)).map(|_| rng.gen()).collect();
+            let v: Vec<u8> = (0..rng.gen_range(0..40)).map(|_| rng.gen()).collect();
+            let mut line = Vec::new();
+            write_hex(&mut line, &k, true).unwrap();
+            line.extend_from_slice(DELIM);
+            write_hex(&mut line, &v, true).unwrap();
+            assert_eq!(parse_line(&line, true, true).unwrap(), pair(&k, &v));
+        }
+    }
+}
