@@ -19,6 +19,7 @@ use super::{Block, TableBuilder, TableBuilderOptions, TableProperties, TableRead
 
 mod corruption;
 mod golden;
+mod random;
 
 /// An in-memory writable file whose bytes stay readable through the shared buffer.
 pub(crate) struct MemWritable(pub(crate) Arc<Mutex<Vec<u8>>>);
@@ -94,7 +95,8 @@ pub(crate) fn open(bytes: Vec<u8>, cache: Option<Arc<dyn Cache<Block>>>) -> Resu
     TableReader::open(Arc::new(MemRandom(bytes)), 7, "mem.sst".into(), cache)
 }
 
-/// Random sorted entries: user keys with shared prefixes, 1-3 versions each, puts and deletes.
+/// Random sorted entries: user keys with shared prefixes, 1-3 versions each, puts and deletes,
+/// at most one entry per (user key, sequence).
 pub(crate) fn random_entries(rng: &mut StdRng, n: usize) -> Vec<(Vec<u8>, Vec<u8>)> {
     let mut m: BTreeMap<InternalKey, Vec<u8>> = BTreeMap::new();
     while m.len() < n {
@@ -105,6 +107,9 @@ pub(crate) fn random_entries(rng: &mut StdRng, n: usize) -> Vec<(Vec<u8>, Vec<u8
             let kind = if rng.gen_bool(0.2) { ValueKind::Delete } else { ValueKind::Put };
             let vlen = if kind == ValueKind::Delete { 0 } else { rng.gen_range(0..40) };
             let v: Vec<u8> = (0..vlen).map(|_| rng.gen_range(b'a'..=b'e')).collect();
+            // One entry per (user key, seq), as in a real table.
+            m.remove(&InternalKey::new(&uk, seq, ValueKind::Put));
+            m.remove(&InternalKey::new(&uk, seq, ValueKind::Delete));
             m.insert(InternalKey::new(&uk, seq, kind), v);
         }
     }
