@@ -141,9 +141,9 @@ pub struct LruCache<V> {
 }
 
 impl<V: Send + Sync> LruCache<V> {
-    /// A cache of `capacity` bytes in 2^`num_shard_bits` shards (at most 2^16).
+    /// A cache of `capacity` bytes in 2^`num_shard_bits` shards (at most 2^20, as the option).
     pub fn new(capacity: usize, num_shard_bits: u32, strict_capacity_limit: bool) -> Self {
-        let shard_bits = num_shard_bits.min(16);
+        let shard_bits = num_shard_bits.min(20);
         let n = 1usize << shard_bits;
         let per_shard = capacity.div_ceil(n);
         let shards = (0..n).map(|_| Mutex::new(Shard::new(per_shard))).collect();

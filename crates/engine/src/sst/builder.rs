@@ -18,6 +18,9 @@ pub(crate) const META_FILTER: &[u8] = b"filter";
 pub(crate) const META_PROPERTIES: &[u8] = b"properties";
 pub(crate) const META_RANGEDEL: &[u8] = b"rangedel";
 
+/// Largest `key.len() + value.len()` of one entry (larger entries are refused).
+pub const MAX_ENTRY_LEN: usize = 1 << 30;
+
 /// Writes one SST file. Keys must be added in strictly increasing internal-key order.
 pub struct TableBuilder {
     opts: TableBuilderOptions,
@@ -37,7 +40,13 @@ pub struct TableBuilder {
 
 impl TableBuilder {
     /// Starts a table written to `file`; `file_name` is used in errors.
-    pub fn new(opts: TableBuilderOptions, file: Box<dyn WritableFile>, file_name: String) -> Self {
+    /// `block_size` is clamped to 1 GiB so that every block's offsets fit the format's fixed32.
+    pub fn new(
+        mut opts: TableBuilderOptions,
+        file: Box<dyn WritableFile>,
+        file_name: String,
+    ) -> Self {
+        opts.block_size = opts.block_size.min(1 << 30);
         let restart = opts.block_restart_interval;
         let offset = file.size();
         TableBuilder {
@@ -81,6 +90,13 @@ impl TableBuilder {
                 self.file_name
             )));
         };
+        if ikey.len().saturating_add(value.len()) > MAX_ENTRY_LEN {
+            return Err(Error::InvalidArgument(format!(
+                "{}: entry of {} bytes exceeds the 1 GiB limit",
+                self.file_name,
+                ikey.len().saturating_add(value.len())
+            )));
+        }
         if self.props.num_entries > 0
             && compare_internal(&self.last_key, ikey) != std::cmp::Ordering::Less
         {

@@ -8,8 +8,9 @@
 use crate::coding::{get_varint32, put_varint32};
 use crate::options::CompressionType;
 
-/// Largest uncompressed block accepted when decompressing (a sanity bound on the stored size).
-pub const MAX_UNCOMPRESSED_BLOCK: usize = 1 << 30;
+/// Largest uncompressed block accepted when decompressing: the largest block the builder can
+/// write (`block_size` <= 1 GiB plus one entry <= [`super::builder::MAX_ENTRY_LEN`]).
+pub const MAX_UNCOMPRESSED_BLOCK: usize = 3 << 30;
 
 /// The Zstd level used for blocks.
 const ZSTD_LEVEL: i32 = 3;
