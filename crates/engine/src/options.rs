@@ -43,8 +43,8 @@ impl CompressionType {
             "zstd" | "kzstd" | "kzstdcompression" => CompressionType::Zstd,
             _ => {
                 return Err(Error::InvalidArgument(format!(
-                    "compression: unknown compression type {s:?} (expected none, snappy, lz4 or zstd)"
-                )))
+                "compression: unknown compression type {s:?} (expected none, snappy, lz4 or zstd)"
+            )))
             }
         })
     }

@@ -9,6 +9,7 @@
 //! capacity is refused. Each call locks exactly one shard, except `usage` which visits all.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -16,6 +17,27 @@ use parking_lot::Mutex;
 use super::{Cache, CacheKey};
 
 const NIL: usize = usize::MAX;
+
+/// A cheap multiplicative hasher for the `(u64, u64)` keys (SipHash is not needed: keys are not
+/// attacker-chosen).
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x51_7cc1_b727_220a_95);
+    }
+}
+
+type KeyMap = HashMap<CacheKey, usize, BuildHasherDefault<KeyHasher>>;
 
 struct Node<V> {
     key: CacheKey,
@@ -26,7 +48,7 @@ struct Node<V> {
 }
 
 struct Shard<V> {
-    map: HashMap<CacheKey, usize>,
+    map: KeyMap,
     nodes: Vec<Node<V>>,
     free: Vec<usize>,
     /// Most recently used.
@@ -40,7 +62,7 @@ struct Shard<V> {
 impl<V> Shard<V> {
     fn new(capacity: usize) -> Self {
         Shard {
-            map: HashMap::new(),
+            map: KeyMap::default(),
             nodes: Vec::new(),
             free: Vec::new(),
             head: NIL,

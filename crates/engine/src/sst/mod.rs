@@ -5,6 +5,39 @@
 //! trailer, footer, checksums), [`compression`], [`filter`] (bloom), [`properties`],
 //! [`builder`] ([`TableBuilder`]), [`reader`] ([`TableReader`]), [`table_iter`] (two-level
 //! iterator). Builders are single-threaded; readers are immutable and shared between threads.
+//!
+//! # Examples
+//!
+//! ```
+//! use std::sync::Arc;
+//! use talus::fs::{Fs, StdFs};
+//! use talus::key::{make_internal_key, ValueKind};
+//! use talus::sst::{TableBuilder, TableBuilderOptions, TableReader};
+//! use talus::CompressionType;
+//!
+//! let dir = tempfile::tempdir().unwrap();
+//! let path = dir.path().join("000001.sst");
+//! let opts = TableBuilderOptions {
+//!     block_size: 4096,
+//!     block_restart_interval: 16,
+//!     bloom_bits_per_key: 10,
+//!     compression: CompressionType::Lz4,
+//! };
+//! let mut b = TableBuilder::new(opts, StdFs.create(&path).unwrap(), "000001.sst".into());
+//! b.add(&make_internal_key(b"apple", 7, ValueKind::Put), b"red").unwrap();
+//! b.add(&make_internal_key(b"apple", 3, ValueKind::Put), b"green").unwrap();
+//! let props = b.finish().unwrap();
+//! assert_eq!(props.num_entries, 2);
+//!
+//! let r = TableReader::open(StdFs.open_random(&path).unwrap(), 1, "000001.sst".into(), None)
+//!     .unwrap();
+//! assert_eq!(r.get(b"apple", 5, true).unwrap(), Some((ValueKind::Put, 3, b"green".to_vec())));
+//! assert_eq!(r.get(b"apple", 2, true).unwrap(), None);
+//! let r = Arc::new(r);
+//! let mut it = r.iter(true);
+//! it.seek_to_first();
+//! assert_eq!(it.value(), b"red");
+//! ```
 
 use crate::key::SequenceNumber;
 use crate::options::CompressionType;
