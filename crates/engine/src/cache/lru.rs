@@ -25,7 +25,10 @@ struct KeyHasher(u64);
 
 impl Hasher for KeyHasher {
     fn finish(&self) -> u64 {
-        self.0
+        // Fold the well-mixed high bits down: the map indexes buckets by the low bits, and block
+        // offsets share their low bits.
+        let h = self.0;
+        (h ^ (h >> 32)).wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (h >> 29)
     }
     fn write(&mut self, bytes: &[u8]) {
         for &b in bytes {
@@ -212,6 +215,19 @@ impl<V: Send + Sync> Cache<V> for LruCache<V> {
 mod tests {
     use super::*;
     use rand::{Rng, SeedableRng};
+
+    #[test]
+    fn key_hash_spreads_aligned_offsets() {
+        use std::hash::{BuildHasher, Hash};
+        let b = BuildHasherDefault::<KeyHasher>::default();
+        let mut buckets = std::collections::HashSet::new();
+        for i in 0..1024u64 {
+            let mut h = b.build_hasher();
+            (7u64, i * 4096).hash(&mut h);
+            buckets.insert(h.finish() & 1023);
+        }
+        assert!(buckets.len() > 500, "{} distinct low-bit buckets", buckets.len());
+    }
 
     #[test]
     fn lru_order_and_capacity() {
