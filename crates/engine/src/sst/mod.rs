@@ -1,10 +1,10 @@
 //! Block-based SST files: the builder that writes them and the reader that serves point lookups
 //! and iterators from them. Byte layout: `docs/format/sst.md`.
 //!
-//! Module map: [`block`] (decoded block + iterator), [`block_builder`], [`format`](mod@format) (handles,
-//! trailer, footer, checksums), [`compression`], [`filter`] (bloom), [`properties`],
-//! [`builder`] ([`TableBuilder`]), [`reader`] ([`TableReader`]), [`table_iter`] (two-level
-//! iterator). Builders are single-threaded; readers are immutable and shared between threads.
+//! Module map: [`block`] (decoded block + iterator), [`block_builder`],
+//! [`format`](mod@format) (handles, trailer, footer, checksums), [`compression`], [`filter`]
+//! (bloom), [`properties`], [`builder`] ([`TableBuilder`]), [`reader`] ([`TableReader`]),
+//! [`table_iter`] (two-level iterator). Builders are single-threaded; readers are immutable and shared between threads.
 //!
 //! # Examples
 //!

@@ -58,9 +58,10 @@ fn prefix_compression_shares_bytes() {
 #[test]
 fn bad_restart_arrays_are_rejected() {
     assert!(Block::new(vec![], "t".into(), 9).unwrap_err().is_corruption());
-    assert!(Block::new(vec![0, 0, 0, 0], "t".into(), 9).is_err()); // zero restarts
-    assert!(Block::new(vec![0xff, 0, 0, 0], "t".into(), 9).is_err()); // too many restarts
-                                                                      // A restart point beyond the entries.
+    // Zero restarts; more restarts than bytes.
+    assert!(Block::new(vec![0, 0, 0, 0], "t".into(), 9).is_err());
+    assert!(Block::new(vec![0xff, 0, 0, 0], "t".into(), 9).is_err());
+    // A restart point beyond the entries.
     let mut d = vec![50, 0, 0, 0];
     d.extend_from_slice(&[1, 0, 0, 0]);
     let e = Block::new(d, "f.sst".into(), 77).unwrap_err();
