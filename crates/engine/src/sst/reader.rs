@@ -190,10 +190,7 @@ impl TableReader {
 
     /// Reads every block and checks its checksum.
     pub fn verify_checksums(&self) -> Result<()> {
-        let mut index = self.index.iter();
-        index.seek_to_first();
-        while index.valid() {
-            let handle = self.decode_handle(index.value())?;
+        for handle in self.data_block_handles()? {
             let data = read_block(self.file.as_ref(), &self.file_name, handle)?;
             let block = Arc::new(Block::new(data, Arc::clone(&self.file_name), handle.offset)?);
             let mut it = block.iter();
@@ -209,9 +206,26 @@ impl TableReader {
                 it.next();
             }
             it.status()?;
+        }
+        Ok(())
+    }
+
+    /// The handles of the data blocks, in key order (for tools such as `sst_dump`).
+    pub fn data_block_handles(&self) -> Result<Vec<BlockHandle>> {
+        let mut out = Vec::new();
+        let mut index = self.index.iter();
+        index.seek_to_first();
+        while index.valid() {
+            out.push(self.decode_handle(index.value())?);
             index.next();
         }
-        index.status()
+        index.status()?;
+        Ok(out)
+    }
+
+    /// True if the table has a bloom filter.
+    pub fn has_filter(&self) -> bool {
+        self.filter.is_some()
     }
 
     /// A new iterator over the index block.

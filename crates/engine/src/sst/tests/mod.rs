@@ -209,6 +209,10 @@ fn round_trip_every_compression() {
         let dels = entries.iter().filter(|e| key::trailer(&e.0) & 0xff == 0).count();
         assert_eq!(props.num_deletions, dels as u64);
         r.verify_checksums().unwrap();
+        let handles = r.data_block_handles().unwrap();
+        assert_eq!(handles.len() as u64, props.num_data_blocks);
+        assert!(handles.windows(2).all(|w| w[0].offset + w[0].size + 5 == w[1].offset));
+        assert!(r.has_filter());
 
         // Full scans both ways.
         let mut it = r.iter(false);
