@@ -1,13 +1,366 @@
-//! Data and index blocks: prefix-compressed entries with restart points.
+//! Data and index blocks: prefix-compressed entries with restart points (decoded form).
 //!
-//! STUB: interface fixed by the skeleton.
+//! A [`Block`] is the uncompressed, checksum-verified bytes of one block (see
+//! `docs/format/sst.md`):
+//!
+//! ```text
+//! entry*  restart: fixed32 * n  num_restarts: fixed32
+//! entry = shared: varint32 | non_shared: varint32 | value_len: varint32 | key_delta | value
+//! ```
+//!
+//! Blocks are immutable and shared (`Arc<Block>`) between the block cache and iterators, so a
+//! [`BlockIter`] hands out zero-copy value slices. Keys are ordered by
+//! [`crate::key::compare_internal`] (used by `seek`); meta blocks whose keys are plain names are
+//! only scanned, never sought.
+//!
+//! The bytes are untrusted: [`Block::new`] validates the restart array, and the iterator checks
+//! every offset and length while decoding. A bad entry makes the iterator invalid with a
+//! `Corruption` status naming the file and the block's offset; nothing here panics.
+
+use std::cmp::Ordering;
+use std::sync::Arc;
+
+use crate::coding::{decode_fixed32, get_varint32};
+use crate::error::{Error, Result};
+use crate::iter::InternalIterator;
+use crate::key::compare_internal;
 
 /// A decoded (uncompressed) block, shared through the block cache.
-pub struct Block {}
+pub struct Block {
+    data: Vec<u8>,
+    restarts_offset: usize,
+    num_restarts: usize,
+    file: Arc<str>,
+    offset: u64,
+}
 
-impl Block {
-    /// Bytes charged to the cache for this block.
-    pub fn charge(&self) -> usize {
-        todo!()
+impl std::fmt::Debug for Block {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Block")
+            .field("file", &self.file)
+            .field("offset", &self.offset)
+            .field("len", &self.data.len())
+            .field("num_restarts", &self.num_restarts)
+            .finish()
     }
 }
+
+impl Block {
+    /// Wraps uncompressed block bytes read from `file` at `offset` (both used in errors),
+    /// validating the restart array.
+    pub fn new(data: Vec<u8>, file: Arc<str>, offset: u64) -> Result<Block> {
+        let len = data.len();
+        let bad = |d: &str| Error::corruption(&file, offset, format!("block: {d}"));
+        let num_restarts = match len.checked_sub(4).and_then(|p| data.get(p..)) {
+            Some(tail) => decode_fixed32(tail).ok_or_else(|| bad("short"))? as usize,
+            None => return Err(bad("shorter than 4 bytes")),
+        };
+        if num_restarts == 0 {
+            return Err(bad("zero restart points"));
+        }
+        let restarts_len = num_restarts
+            .checked_mul(4)
+            .and_then(|n| n.checked_add(4))
+            .ok_or_else(|| bad("restart count overflows"))?;
+        let restarts_offset =
+            len.checked_sub(restarts_len).ok_or_else(|| bad("restart array exceeds block"))?;
+        let block = Block { data, restarts_offset, num_restarts, file, offset };
+        for i in 0..num_restarts {
+            match block.restart_point(i) {
+                Some(p) if p <= restarts_offset => {}
+                _ => return Err(block.corruption("restart point out of range")),
+            }
+        }
+        Ok(block)
+    }
+
+    /// Bytes charged to the cache for this block.
+    pub fn charge(&self) -> usize {
+        self.data.capacity() + std::mem::size_of::<Block>()
+    }
+
+    /// The block's uncompressed bytes.
+    pub fn data(&self) -> &[u8] {
+        &self.data
+    }
+
+    /// Offset of the block in its file.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// An iterator over the block's entries.
+    pub fn iter(self: &Arc<Self>) -> BlockIter {
+        BlockIter::new(Arc::clone(self))
+    }
+
+    fn restart_point(&self, i: usize) -> Option<usize> {
+        let at = self.restarts_offset.checked_add(i.checked_mul(4)?)?;
+        decode_fixed32(self.data.get(at..)?).map(|v| v as usize)
+    }
+
+    fn corruption(&self, detail: &str) -> Error {
+        Error::corruption(&self.file, self.offset, format!("block: {detail}"))
+    }
+}
+
+/// A decoded entry header: `(shared, non_shared, value_len, header_len)`.
+#[inline]
+fn decode_entry(src: &[u8]) -> Option<(usize, usize, usize, usize)> {
+    let (shared, a) = get_varint32(src)?;
+    let (non_shared, b) = get_varint32(src.get(a..)?)?;
+    let (value_len, c) = get_varint32(src.get(a + b..)?)?;
+    Some((shared as usize, non_shared as usize, value_len as usize, a + b + c))
+}
+
+/// A cursor over one block's entries, in both directions. Holds the block alive.
+pub struct BlockIter {
+    block: Arc<Block>,
+    /// Offset of the current entry; `restarts_offset` when invalid.
+    current: usize,
+    /// Offset just past the current entry.
+    next_offset: usize,
+    /// Index of the restart block holding `current`.
+    restart_index: usize,
+    key: Vec<u8>,
+    value_start: usize,
+    value_len: usize,
+    err: Option<Error>,
+}
+
+impl BlockIter {
+    /// A new iterator (not positioned).
+    pub fn new(block: Arc<Block>) -> BlockIter {
+        let end = block.restarts_offset;
+        BlockIter {
+            block,
+            current: end,
+            next_offset: end,
+            restart_index: 0,
+            key: Vec::new(),
+            value_start: 0,
+            value_len: 0,
+            err: None,
+        }
+    }
+
+    fn mark_invalid(&mut self) {
+        self.current = self.block.restarts_offset;
+        self.next_offset = self.block.restarts_offset;
+        self.restart_index = self.block.num_restarts;
+    }
+
+    fn fail(&mut self, detail: &str) {
+        if self.err.is_none() {
+            self.err = Some(self.block.corruption(detail));
+        }
+        self.mark_invalid();
+    }
+
+    fn seek_to_restart(&mut self, index: usize) -> bool {
+        self.key.clear();
+        self.restart_index = index;
+        match self.block.restart_point(index) {
+            Some(p) if p <= self.block.restarts_offset => {
+                self.next_offset = p;
+                true
+            }
+            _ => {
+                self.fail("restart point out of range");
+                false
+            }
+        }
+    }
+
+    /// Decodes the entry at `next_offset`; false at the end of the block or on corruption.
+    fn parse_next(&mut self) -> bool {
+        self.current = self.next_offset;
+        let end = self.block.restarts_offset;
+        if self.current >= end {
+            self.mark_invalid();
+            return false;
+        }
+        let data = match self.block.data.get(self.current..end) {
+            Some(d) => d,
+            None => {
+                self.fail("entry offset out of range");
+                return false;
+            }
+        };
+        let Some((shared, non_shared, value_len, hdr)) = decode_entry(data) else {
+            self.fail("bad entry header");
+            return false;
+        };
+        if shared > self.key.len() {
+            self.fail("shared prefix longer than previous key");
+            return false;
+        }
+        let key_end = hdr.checked_add(non_shared);
+        let val_end = key_end.and_then(|k| k.checked_add(value_len));
+        let (Some(key_end), Some(val_end)) = (key_end, val_end) else {
+            self.fail("entry length overflows");
+            return false;
+        };
+        let Some(delta) = data.get(hdr..key_end) else {
+            self.fail("entry key exceeds block");
+            return false;
+        };
+        if val_end > data.len() {
+            self.fail("entry value exceeds block");
+            return false;
+        }
+        self.key.truncate(shared);
+        self.key.extend_from_slice(delta);
+        self.value_start = self.current + key_end;
+        self.value_len = value_len;
+        self.next_offset = self.current + val_end;
+        while self.restart_index + 1 < self.block.num_restarts
+            && self.block.restart_point(self.restart_index + 1).is_some_and(|p| p <= self.current)
+        {
+            self.restart_index += 1;
+        }
+        true
+    }
+
+    /// The full key stored at restart point `i` (whose `shared` must be 0).
+    fn restart_key(&self, i: usize) -> Option<&[u8]> {
+        let p = self.block.restart_point(i)?;
+        let data = self.block.data.get(p..self.block.restarts_offset)?;
+        let (shared, non_shared, _, hdr) = decode_entry(data)?;
+        if shared != 0 {
+            return None;
+        }
+        data.get(hdr..hdr.checked_add(non_shared)?)
+    }
+
+    fn seek_impl(&mut self, target: &[u8], cmp: fn(&[u8], &[u8]) -> Ordering) {
+        // Binary search for the last restart point whose key is < target.
+        let mut left = 0usize;
+        let mut right = self.block.num_restarts - 1;
+        while left < right {
+            let mid = left + (right - left).div_ceil(2);
+            let Some(k) = self.restart_key(mid) else {
+                self.fail("bad restart entry");
+                return;
+            };
+            if cmp(k, target) == Ordering::Less {
+                left = mid;
+            } else {
+                right = mid - 1;
+            }
+        }
+        if !self.seek_to_restart(left) {
+            return;
+        }
+        while self.parse_next() {
+            if cmp(&self.key, target) != Ordering::Less {
+                return;
+            }
+        }
+    }
+
+    /// Positions at the first entry whose key is `>= target` bytewise (for meta blocks).
+    pub fn seek_bytewise(&mut self, target: &[u8]) {
+        self.seek_impl(target, |a, b| a.cmp(b));
+    }
+}
+
+impl InternalIterator for BlockIter {
+    fn valid(&self) -> bool {
+        self.err.is_none() && self.current < self.block.restarts_offset
+    }
+
+    fn seek_to_first(&mut self) {
+        if self.seek_to_restart(0) {
+            self.parse_next();
+        }
+    }
+
+    fn seek_to_last(&mut self) {
+        if !self.seek_to_restart(self.block.num_restarts - 1) {
+            return;
+        }
+        while self.parse_next() && self.next_offset < self.block.restarts_offset {}
+    }
+
+    fn seek(&mut self, target: &[u8]) {
+        self.seek_impl(target, compare_internal);
+    }
+
+    fn seek_for_prev(&mut self, target: &[u8]) {
+        self.seek(target);
+        if !self.valid() {
+            if self.err.is_some() {
+                return;
+            }
+            self.seek_to_last();
+        }
+        while self.valid() && compare_internal(&self.key, target) == Ordering::Greater {
+            self.prev();
+        }
+    }
+
+    fn next(&mut self) {
+        if self.valid() {
+            self.parse_next();
+        }
+    }
+
+    fn prev(&mut self) {
+        if !self.valid() {
+            return;
+        }
+        let original = self.current;
+        // Find the restart block that starts before the current entry.
+        loop {
+            match self.block.restart_point(self.restart_index) {
+                Some(p) if p < original => break,
+                Some(_) if self.restart_index == 0 => {
+                    self.mark_invalid();
+                    return;
+                }
+                Some(_) => self.restart_index -= 1,
+                None => {
+                    self.fail("restart point out of range");
+                    return;
+                }
+            }
+        }
+        if !self.seek_to_restart(self.restart_index) {
+            return;
+        }
+        // Scan forward to the entry just before `original`.
+        loop {
+            if !self.parse_next() {
+                if self.err.is_none() {
+                    self.fail("entries do not reach the previous entry");
+                }
+                return;
+            }
+            if self.next_offset >= original {
+                if self.next_offset != original {
+                    self.fail("entries overlap");
+                }
+                return;
+            }
+        }
+    }
+
+    fn key(&self) -> &[u8] {
+        &self.key
+    }
+
+    fn value(&self) -> &[u8] {
+        self.block.data.get(self.value_start..self.value_start + self.value_len).unwrap_or(&[])
+    }
+
+    fn status(&self) -> Result<()> {
+        match &self.err {
+            Some(e) => Err(e.duplicate()),
+            None => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

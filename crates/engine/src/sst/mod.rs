@@ -1,21 +1,63 @@
 //! Block-based SST files: the builder that writes them and the reader that serves point lookups
 //! and iterators from them. Byte layout: `docs/format/sst.md`.
 //!
-//! STUB: interface fixed by the skeleton; the implementation lands separately.
+//! Module map: [`block`] (decoded block + iterator), [`block_builder`],
+//! [`format`](mod@format) (handles, trailer, footer, checksums), [`compression`], [`filter`]
+//! (bloom), [`properties`], [`builder`] ([`TableBuilder`]), [`reader`] ([`TableReader`]),
+//! [`table_iter`] (two-level iterator). Builders are single-threaded; readers are immutable and shared between threads.
+//!
+//! # Examples
+//!
+//! ```
+//! use std::sync::Arc;
+//! use talus::fs::{Fs, StdFs};
+//! use talus::key::{make_internal_key, ValueKind};
+//! use talus::sst::{TableBuilder, TableBuilderOptions, TableReader};
+//! use talus::CompressionType;
+//!
+//! let dir = tempfile::tempdir().unwrap();
+//! let path = dir.path().join("000001.sst");
+//! let opts = TableBuilderOptions {
+//!     block_size: 4096,
+//!     block_restart_interval: 16,
+//!     bloom_bits_per_key: 10,
+//!     compression: CompressionType::Lz4,
+//! };
+//! let mut b = TableBuilder::new(opts, StdFs.create(&path).unwrap(), "000001.sst".into());
+//! b.add(&make_internal_key(b"apple", 7, ValueKind::Put), b"red").unwrap();
+//! b.add(&make_internal_key(b"apple", 3, ValueKind::Put), b"green").unwrap();
+//! let props = b.finish().unwrap();
+//! assert_eq!(props.num_entries, 2);
+//!
+//! let r = TableReader::open(StdFs.open_random(&path).unwrap(), 1, "000001.sst".into(), None)
+//!     .unwrap();
+//! assert_eq!(r.get(b"apple", 5, true).unwrap(), Some((ValueKind::Put, 3, b"green".to_vec())));
+//! assert_eq!(r.get(b"apple", 2, true).unwrap(), None);
+//! let r = Arc::new(r);
+//! let mut it = r.iter(true);
+//! it.seek_to_first();
+//! assert_eq!(it.value(), b"red");
+//! ```
 
-use std::sync::Arc;
-
-use crate::cache::Cache;
-use crate::error::Result;
-use crate::fs::{RandomAccessFile, WritableFile};
-use crate::iter::range_del::{FragmentedTombstones, RangeTombstone};
-use crate::iter::InternalIterator;
-use crate::key::{SequenceNumber, ValueKind};
+use crate::key::SequenceNumber;
 use crate::options::CompressionType;
 
 pub mod block;
+pub mod block_builder;
+pub mod builder;
+pub mod compression;
+pub mod filter;
+pub mod format;
+pub mod properties;
+pub mod reader;
+pub mod table_iter;
 
-pub use block::Block;
+#[cfg(test)]
+mod tests;
+
+pub use block::{Block, BlockIter};
+pub use builder::TableBuilder;
+pub use reader::TableReader;
 
 /// What the builder needs to know.
 #[derive(Debug, Clone)]
@@ -63,96 +105,4 @@ pub struct TableProperties {
     pub smallest_point_key: Vec<u8>,
     /// Largest internal key of any point entry (empty if none).
     pub largest_point_key: Vec<u8>,
-}
-
-/// Writes one SST file. Keys must be added in strictly increasing internal-key order.
-pub struct TableBuilder {}
-
-impl TableBuilder {
-    /// Starts a table written to `file`; `file_name` is used in errors.
-    pub fn new(opts: TableBuilderOptions, file: Box<dyn WritableFile>, file_name: String) -> Self {
-        let _ = (opts, file, file_name);
-        todo!()
-    }
-    /// Adds a point entry.
-    pub fn add(&mut self, ikey: &[u8], value: &[u8]) -> Result<()> {
-        let _ = (ikey, value);
-        todo!()
-    }
-    /// Adds a range tombstone (any order; stored in the range-deletion block).
-    pub fn add_range_tombstone(&mut self, t: &RangeTombstone) -> Result<()> {
-        let _ = t;
-        todo!()
-    }
-    /// Point entries added.
-    pub fn num_entries(&self) -> u64 {
-        todo!()
-    }
-    /// Estimated size of the file if finished now.
-    pub fn file_size_estimate(&self) -> u64 {
-        todo!()
-    }
-    /// Writes the filter, range-deletion, index, properties and meta-index blocks and the footer,
-    /// then syncs the file.
-    pub fn finish(self) -> Result<TableProperties> {
-        todo!()
-    }
-}
-
-/// An open SST file.
-pub struct TableReader {}
-
-impl TableReader {
-    /// Opens and validates the footer, index, filter, range-deletion and properties blocks.
-    pub fn open(
-        file: Arc<dyn RandomAccessFile>,
-        file_number: u64,
-        file_name: String,
-        block_cache: Option<Arc<dyn Cache<Block>>>,
-    ) -> Result<TableReader> {
-        let _ = (file, file_number, file_name, block_cache);
-        todo!()
-    }
-    /// The newest point entry of `user_key` with sequence `<= seq`, checking the bloom filter
-    /// first: `(kind, seq, value)`.
-    pub fn get(
-        &self,
-        user_key: &[u8],
-        seq: SequenceNumber,
-        fill_cache: bool,
-    ) -> Result<Option<(ValueKind, SequenceNumber, Vec<u8>)>> {
-        let _ = (user_key, seq, fill_cache);
-        todo!()
-    }
-    /// False only if the bloom filter proves `user_key` absent.
-    pub fn may_contain(&self, user_key: &[u8]) -> bool {
-        let _ = user_key;
-        todo!()
-    }
-    /// An iterator over the point entries, holding the reader alive.
-    pub fn iter(self: &Arc<Self>, fill_cache: bool) -> Box<dyn InternalIterator> {
-        let _ = fill_cache;
-        todo!()
-    }
-    /// The file's range tombstones, fragmented.
-    pub fn range_tombstones(&self) -> &FragmentedTombstones {
-        todo!()
-    }
-    /// The properties block.
-    pub fn properties(&self) -> &TableProperties {
-        todo!()
-    }
-    /// The file number.
-    pub fn file_number(&self) -> u64 {
-        todo!()
-    }
-    /// Approximate byte offset in the file of the data block holding `ikey`.
-    pub fn approximate_offset_of(&self, ikey: &[u8]) -> u64 {
-        let _ = ikey;
-        todo!()
-    }
-    /// Reads every block and checks its checksum.
-    pub fn verify_checksums(&self) -> Result<()> {
-        todo!()
-    }
 }

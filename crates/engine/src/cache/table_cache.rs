@@ -1,0 +1,115 @@
+//! [`TableCache`]: open SST readers by file number, bounded by `max_open_files`.
+//!
+//! Readers are opened through the [`Fs`] at `filename::table_path(db_path, n)` and kept in an
+//! [`LruCache`] with charge 1 per reader (one shard, so the bound is exact). Called by the read
+//! path and compaction from any thread; the only lock is the LRU's shard mutex, never held across
+//! IO. Two concurrent `get`s of the same uncached file may both open it; the last insert wins and
+//! both readers are valid.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::error::Result;
+use crate::filename;
+use crate::fs::Fs;
+use crate::sst::{Block, TableReader};
+
+use super::{Cache, LruCache};
+
+/// Open SST readers by file number, bounded by `max_open_files`.
+pub struct TableCache {
+    db_path: PathBuf,
+    fs: Arc<dyn Fs>,
+    block_cache: Option<Arc<dyn Cache<Block>>>,
+    readers: LruCache<TableReader>,
+}
+
+impl TableCache {
+    /// A table cache for the database in `db_path`; `capacity` readers (`None`: unbounded).
+    pub fn new(
+        db_path: PathBuf,
+        fs: Arc<dyn Fs>,
+        block_cache: Option<Arc<dyn Cache<Block>>>,
+        capacity: Option<usize>,
+    ) -> Self {
+        let cap = capacity.unwrap_or(usize::MAX).max(1);
+        TableCache { db_path, fs, block_cache, readers: LruCache::new(cap, 0, false) }
+    }
+
+    /// The reader of SST `file_number`, opening it if needed.
+    pub fn get(&self, file_number: u64) -> Result<Arc<TableReader>> {
+        let key = (file_number, 0);
+        if let Some(r) = self.readers.lookup(key) {
+            return Ok(r);
+        }
+        let path = filename::table_path(&self.db_path, file_number);
+        let file = self.fs.open_random(&path)?;
+        let reader = Arc::new(TableReader::open(
+            file,
+            file_number,
+            path.display().to_string(),
+            self.block_cache.clone(),
+        )?);
+        self.readers.insert(key, Arc::clone(&reader), 1);
+        Ok(reader)
+    }
+
+    /// Drops the reader of a deleted file.
+    pub fn evict(&self, file_number: u64) {
+        self.readers.erase((file_number, 0));
+    }
+
+    /// Readers currently open in the cache.
+    pub fn len(&self) -> usize {
+        self.readers.len()
+    }
+
+    /// True if no reader is cached.
+    pub fn is_empty(&self) -> bool {
+        self.readers.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fs::StdFs;
+    use crate::key::{make_internal_key, ValueKind};
+    use crate::options::CompressionType;
+    use crate::sst::{TableBuilder, TableBuilderOptions};
+
+    fn write_table(fs: &dyn Fs, dir: &std::path::Path, n: u64) {
+        let path = filename::table_path(dir, n);
+        let opts = TableBuilderOptions {
+            block_size: 4096,
+            block_restart_interval: 16,
+            bloom_bits_per_key: 10,
+            compression: CompressionType::None,
+        };
+        let mut b = TableBuilder::new(opts, fs.create(&path).unwrap(), path.display().to_string());
+        b.add(&make_internal_key(b"k", 5, ValueKind::Put), &n.to_le_bytes()).unwrap();
+        b.finish().unwrap();
+    }
+
+    #[test]
+    fn opens_caches_bounds_and_evicts() {
+        let dir = tempfile::tempdir().unwrap();
+        let fs: Arc<dyn Fs> = Arc::new(StdFs);
+        for n in 1..=5 {
+            write_table(fs.as_ref(), dir.path(), n);
+        }
+        let block_cache: Arc<dyn Cache<Block>> = Arc::new(LruCache::new(1 << 20, 2, false));
+        let tc = TableCache::new(dir.path().to_path_buf(), fs, Some(block_cache), Some(3));
+        for n in 1..=5u64 {
+            let r = tc.get(n).unwrap();
+            let got = r.get(b"k", 10, true).unwrap().unwrap();
+            assert_eq!(got.2, n.to_le_bytes());
+        }
+        assert_eq!(tc.len(), 3);
+        let a = tc.get(5).unwrap();
+        assert!(Arc::ptr_eq(&a, &tc.get(5).unwrap()));
+        tc.evict(5);
+        assert!(!Arc::ptr_eq(&a, &tc.get(5).unwrap()));
+        assert!(tc.get(99).is_err());
+    }
+}

@@ -1,0 +1,99 @@
+use super::*;
+use crate::sst::block_builder::BlockBuilder;
+use crate::sst::tests::{check_equivalent, random_entries};
+use rand::rngs::StdRng;
+use rand::SeedableRng;
+
+fn build_block(entries: &[(Vec<u8>, Vec<u8>)], restart: usize) -> Arc<Block> {
+    let mut b = BlockBuilder::new(restart);
+    for (k, v) in entries {
+        b.add(k, v);
+    }
+    assert_eq!(b.size_estimate(), b.finish().len());
+    Arc::new(Block::new(b.finish().to_vec(), "t".into(), 0).unwrap())
+}
+
+#[test]
+fn iterator_matches_model_for_many_shapes() {
+    let mut rng = StdRng::seed_from_u64(42);
+    for &(n, restart) in &[(0usize, 16usize), (1, 16), (2, 1), (50, 1), (100, 4), (300, 16)] {
+        let entries = random_entries(&mut rng, n);
+        let block = build_block(&entries, restart);
+        let mut it = block.iter();
+        // Forward and backward scans.
+        it.seek_to_first();
+        for (k, v) in &entries {
+            assert!(it.valid());
+            assert_eq!((it.key(), it.value()), (k.as_slice(), v.as_slice()));
+            it.next();
+        }
+        assert!(!it.valid());
+        it.seek_to_last();
+        for (k, _) in entries.iter().rev() {
+            assert_eq!(it.key(), k.as_slice());
+            it.prev();
+        }
+        assert!(!it.valid());
+        it.status().unwrap();
+        check_equivalent(&mut it, &entries, &mut rng, 2000);
+    }
+}
+
+#[test]
+fn prefix_compression_shares_bytes() {
+    let entries: Vec<(Vec<u8>, Vec<u8>)> = (0..64u32)
+        .map(|i| {
+            let uk = format!("a-long-common-prefix-{i:04}");
+            (crate::key::make_internal_key(uk.as_bytes(), 1, crate::key::ValueKind::Put), vec![])
+        })
+        .collect();
+    let full: usize = entries.iter().map(|e| e.0.len()).sum();
+    let block = build_block(&entries, 16);
+    assert!(block.data().len() < full / 2, "{} vs {full}", block.data().len());
+    let mut it = block.iter();
+    it.seek(&entries[37].0);
+    assert_eq!(it.key(), entries[37].0.as_slice());
+}
+
+#[test]
+fn bad_restart_arrays_are_rejected() {
+    assert!(Block::new(vec![], "t".into(), 9).unwrap_err().is_corruption());
+    // Zero restarts; more restarts than bytes.
+    assert!(Block::new(vec![0, 0, 0, 0], "t".into(), 9).is_err());
+    assert!(Block::new(vec![0xff, 0, 0, 0], "t".into(), 9).is_err());
+    // A restart point beyond the entries.
+    let mut d = vec![50, 0, 0, 0];
+    d.extend_from_slice(&[1, 0, 0, 0]);
+    let e = Block::new(d, "f.sst".into(), 77).unwrap_err();
+    assert!(e.to_string().contains("f.sst") && e.to_string().contains("77"), "{e}");
+    // The empty block.
+    let b = Arc::new(Block::new(vec![0, 0, 0, 0, 1, 0, 0, 0], "t".into(), 0).unwrap());
+    let mut it = b.iter();
+    it.seek_to_first();
+    assert!(!it.valid());
+    it.seek_to_last();
+    assert!(!it.valid());
+    it.seek(b"anything");
+    assert!(!it.valid());
+    it.status().unwrap();
+}
+
+#[test]
+fn bad_entry_makes_iterator_invalid_with_corruption() {
+    // shared = 5 on the first entry (no previous key).
+    let mut d = vec![5, 1, 0, b'x'];
+    d.extend_from_slice(&[0, 0, 0, 0, 1, 0, 0, 0]);
+    let b = Arc::new(Block::new(d, "t".into(), 3).unwrap());
+    let mut it = b.iter();
+    it.seek_to_first();
+    assert!(!it.valid());
+    assert!(it.status().unwrap_err().is_corruption());
+    // value_len beyond the block.
+    let mut d = vec![0, 1, 100, b'x'];
+    d.extend_from_slice(&[0, 0, 0, 0, 1, 0, 0, 0]);
+    let b = Arc::new(Block::new(d, "t".into(), 3).unwrap());
+    let mut it = b.iter();
+    it.seek_to_last();
+    assert!(!it.valid());
+    assert!(it.status().is_err());
+}

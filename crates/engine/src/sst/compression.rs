@@ -1,0 +1,118 @@
+//! Block compression: none, Snappy (`snap::raw`), LZ4 (`lz4_flex::block`) and Zstd
+//! (`zstd::bulk`, level 3). LZ4 and Zstd blocks start with the uncompressed size as a varint32.
+//!
+//! [`compress`] returns `None` when compression saves less than 1/8 of the block (the caller then
+//! stores it uncompressed); [`decompress`] turns every failure into an error string that the
+//! caller wraps in `Error::Corruption` with the block's file and offset.
+
+use crate::coding::{get_varint32, put_varint32};
+use crate::options::CompressionType;
+
+/// Largest uncompressed block accepted when decompressing: the largest block the builder can
+/// write (`block_size` <= 1 GiB plus one entry <= [`super::builder::MAX_ENTRY_LEN`]).
+pub const MAX_UNCOMPRESSED_BLOCK: usize = 3 << 30;
+
+/// The Zstd level used for blocks.
+const ZSTD_LEVEL: i32 = 3;
+
+/// Compresses `raw` with `ctype`, or `None` if the type is `None`, compression failed, or it
+/// saved less than 1/8 of the size.
+pub fn compress(ctype: CompressionType, raw: &[u8]) -> Option<Vec<u8>> {
+    let out = match ctype {
+        CompressionType::None => return None,
+        CompressionType::Snappy => snap::raw::Encoder::new().compress_vec(raw).ok()?,
+        CompressionType::Lz4 => {
+            let mut v = Vec::with_capacity(raw.len() / 2 + 16);
+            put_varint32(&mut v, u32::try_from(raw.len()).ok()?);
+            v.extend_from_slice(&lz4_flex::block::compress(raw));
+            v
+        }
+        CompressionType::Zstd => {
+            let mut v = Vec::with_capacity(raw.len() / 2 + 16);
+            put_varint32(&mut v, u32::try_from(raw.len()).ok()?);
+            v.extend_from_slice(&zstd::bulk::compress(raw, ZSTD_LEVEL).ok()?);
+            v
+        }
+    };
+    if out.len() < raw.len() - raw.len() / 8 {
+        Some(out)
+    } else {
+        None
+    }
+}
+
+/// Decompresses a block stored with `ctype` (not `None`).
+pub fn decompress(ctype: CompressionType, data: &[u8]) -> Result<Vec<u8>, String> {
+    let sized = |data: &[u8]| -> Result<(usize, usize), String> {
+        let (n, used) = get_varint32(data).ok_or("bad uncompressed-size prefix")?;
+        let n = n as usize;
+        if n > MAX_UNCOMPRESSED_BLOCK {
+            return Err(format!("uncompressed size {n} too large"));
+        }
+        Ok((n, used))
+    };
+    match ctype {
+        CompressionType::None => Ok(data.to_vec()),
+        CompressionType::Snappy => {
+            let n = snap::raw::decompress_len(data).map_err(|e| format!("snappy: {e}"))?;
+            if n > MAX_UNCOMPRESSED_BLOCK {
+                return Err(format!("uncompressed size {n} too large"));
+            }
+            snap::raw::Decoder::new().decompress_vec(data).map_err(|e| format!("snappy: {e}"))
+        }
+        CompressionType::Lz4 => {
+            let (n, used) = sized(data)?;
+            let v = lz4_flex::block::decompress(data.get(used..).unwrap_or(&[]), n)
+                .map_err(|e| format!("lz4: {e}"))?;
+            if v.len() != n {
+                return Err(format!("lz4: got {} bytes, expected {n}", v.len()));
+            }
+            Ok(v)
+        }
+        CompressionType::Zstd => {
+            let (n, used) = sized(data)?;
+            let v = zstd::bulk::decompress(data.get(used..).unwrap_or(&[]), n)
+                .map_err(|e| format!("zstd: {e}"))?;
+            if v.len() != n {
+                return Err(format!("zstd: got {} bytes, expected {n}", v.len()));
+            }
+            Ok(v)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ALL: [CompressionType; 3] =
+        [CompressionType::Snappy, CompressionType::Lz4, CompressionType::Zstd];
+
+    #[test]
+    fn round_trip_compressible() {
+        let raw: Vec<u8> = (0..4000u32).flat_map(|i| (i % 17).to_le_bytes()).collect();
+        for c in ALL {
+            let z = compress(c, &raw).expect("compressible");
+            assert!(z.len() < raw.len());
+            assert_eq!(decompress(c, &z).unwrap(), raw, "{c:?}");
+        }
+        assert!(compress(CompressionType::None, &raw).is_none());
+    }
+
+    #[test]
+    fn incompressible_is_refused_and_garbage_is_an_error() {
+        use rand::{RngCore, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+        let mut raw = vec![0u8; 4096];
+        rng.fill_bytes(&mut raw);
+        for c in ALL {
+            assert!(compress(c, &raw).is_none(), "{c:?}");
+            // Truncated or garbled input never panics.
+            let good = compress(c, &vec![7u8; 4096]).unwrap();
+            for cut in 0..good.len() {
+                let _ = decompress(c, &good[..cut]);
+            }
+            let _ = decompress(c, &raw);
+        }
+    }
+}

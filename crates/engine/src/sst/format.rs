@@ -1,0 +1,204 @@
+//! The fixed parts of the SST format: block handles, the per-block trailer (compression type and
+//! checksum covering the block's offset), the footer, and reading one block back from a file.
+//! Byte layout: `docs/format/sst.md` (format_version 1).
+//!
+//! Everything decoded here comes from disk and is checked: a short read, a bad checksum, a
+//! handle pointing outside the file or a failed decompression is `Error::Corruption` naming the
+//! file and the offset of the unit that failed.
+
+use crate::coding::{decode_fixed32, decode_fixed64, get_varint64, put_fixed32, put_varint64};
+use crate::error::{Error, Result};
+use crate::fs::RandomAccessFile;
+use crate::options::CompressionType;
+
+use super::compression;
+
+/// Bytes after every block: `compression_type: u8 | checksum: fixed32`.
+pub const BLOCK_TRAILER_LEN: usize = 5;
+/// Bytes of the footer at the end of every file.
+pub const FOOTER_LEN: usize = 56;
+/// Bytes of the footer holding the two handles (zero-padded).
+pub const FOOTER_HANDLES_LEN: usize = 40;
+/// The footer's magic number ("TALUS_ST" read as a big-endian u64).
+pub const TABLE_MAGIC: u64 = 0x5441_4c55_535f_5354;
+/// The format version this code writes and reads.
+pub const FORMAT_VERSION: u32 = 1;
+/// Largest encoding of a [`BlockHandle`].
+pub const MAX_HANDLE_LEN: usize = 20;
+
+/// Masks a crc32c so that a checksum of data containing checksums is not degenerate (LevelDB).
+#[inline]
+pub fn mask_crc(crc: u32) -> u32 {
+    crc.rotate_right(15).wrapping_add(0xa282_ead8)
+}
+
+/// The checksum stored in a block trailer: masked crc32c of
+/// `block ++ type ++ fixed64_le(offset)`.
+pub fn block_checksum(block: &[u8], type_byte: u8, offset: u64) -> u32 {
+    let crc = crc32c::crc32c(block);
+    let crc = crc32c::crc32c_append(crc, &[type_byte]);
+    mask_crc(crc32c::crc32c_append(crc, &offset.to_le_bytes()))
+}
+
+/// Where a block lives: its offset and its size without the trailer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct BlockHandle {
+    /// Byte offset of the block in the file.
+    pub offset: u64,
+    /// Bytes of the (possibly compressed) block, trailer excluded.
+    pub size: u64,
+}
+
+impl BlockHandle {
+    /// Appends `offset: varint64 | size: varint64`.
+    pub fn encode_to(&self, dst: &mut Vec<u8>) {
+        put_varint64(dst, self.offset);
+        put_varint64(dst, self.size);
+    }
+
+    /// The encoded handle.
+    pub fn encoded(&self) -> Vec<u8> {
+        let mut v = Vec::with_capacity(MAX_HANDLE_LEN);
+        self.encode_to(&mut v);
+        v
+    }
+
+    /// Decodes a handle at the start of `src`: `(handle, bytes used)`.
+    pub fn decode(src: &[u8]) -> Option<(BlockHandle, usize)> {
+        let (offset, a) = get_varint64(src)?;
+        let (size, b) = get_varint64(src.get(a..)?)?;
+        Some((BlockHandle { offset, size }, a + b))
+    }
+
+    /// Offset just past the block's trailer, if it does not overflow.
+    pub fn end_with_trailer(&self) -> Option<u64> {
+        self.offset.checked_add(self.size)?.checked_add(BLOCK_TRAILER_LEN as u64)
+    }
+}
+
+/// The decoded footer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Footer {
+    /// Handle of the meta-index block.
+    pub metaindex: BlockHandle,
+    /// Handle of the index block.
+    pub index: BlockHandle,
+}
+
+impl Footer {
+    /// The 56 footer bytes.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut v = Vec::with_capacity(FOOTER_LEN);
+        self.metaindex.encode_to(&mut v);
+        self.index.encode_to(&mut v);
+        v.resize(FOOTER_HANDLES_LEN, 0);
+        put_fixed32(&mut v, FORMAT_VERSION);
+        let crc = mask_crc(crc32c::crc32c(&v));
+        put_fixed32(&mut v, crc);
+        v.extend_from_slice(&TABLE_MAGIC.to_le_bytes());
+        v
+    }
+
+    /// Decodes the footer bytes found at `offset` of `file`.
+    pub fn decode(src: &[u8], file: &str, offset: u64) -> Result<Footer> {
+        let bad = |d: &str| Error::corruption(file, offset, format!("footer: {d}"));
+        if src.len() != FOOTER_LEN {
+            return Err(bad("wrong length"));
+        }
+        let magic = src.get(48..).and_then(decode_fixed64).ok_or_else(|| bad("short"))?;
+        if magic != TABLE_MAGIC {
+            return Err(bad("bad magic number (not a Talus SST)"));
+        }
+        let body = src.get(..44).ok_or_else(|| bad("short"))?;
+        let stored = src.get(44..).and_then(decode_fixed32).ok_or_else(|| bad("short"))?;
+        if mask_crc(crc32c::crc32c(body)) != stored {
+            return Err(bad("checksum mismatch"));
+        }
+        let version = src.get(40..).and_then(decode_fixed32).ok_or_else(|| bad("short"))?;
+        if version != FORMAT_VERSION {
+            return Err(bad(&format!("unsupported format_version {version}")));
+        }
+        let handles = src.get(..FOOTER_HANDLES_LEN).ok_or_else(|| bad("short"))?;
+        let (metaindex, n) = BlockHandle::decode(handles).ok_or_else(|| bad("bad handle"))?;
+        let rest = handles.get(n..).ok_or_else(|| bad("bad handle"))?;
+        let (index, _) = BlockHandle::decode(rest).ok_or_else(|| bad("bad handle"))?;
+        Ok(Footer { metaindex, index })
+    }
+}
+
+/// Reads the block at `handle`, verifies its trailer and returns the uncompressed bytes.
+pub fn read_block(file: &dyn RandomAccessFile, name: &str, handle: BlockHandle) -> Result<Vec<u8>> {
+    let bad = |d: String| Error::corruption(name, handle.offset, d);
+    let end = handle.end_with_trailer().ok_or_else(|| bad("block handle overflows".into()))?;
+    if end > file.size() {
+        return Err(bad(format!(
+            "block handle (size {}) extends past the end of the file ({} bytes)",
+            handle.size,
+            file.size()
+        )));
+    }
+    let mut buf = vec![0u8; (handle.size as usize) + BLOCK_TRAILER_LEN];
+    file.read_exact_at(handle.offset, &mut buf)?;
+    let n = handle.size as usize;
+    let (type_byte, stored) = match (buf.get(n), buf.get(n + 1..).and_then(decode_fixed32)) {
+        (Some(&t), Some(c)) => (t, c),
+        _ => return Err(bad("short block trailer".into())),
+    };
+    let body = buf.get(..n).unwrap_or(&[]);
+    if block_checksum(body, type_byte, handle.offset) != stored {
+        return Err(bad("block checksum mismatch".into()));
+    }
+    let ctype = CompressionType::from_u8(type_byte)
+        .ok_or_else(|| bad(format!("unknown compression type {type_byte}")))?;
+    if ctype == CompressionType::None {
+        buf.truncate(n);
+        return Ok(buf);
+    }
+    compression::decompress(ctype, body).map_err(bad)
+}
+
+/// Appends the trailer of `block` (stored with `ctype` at `offset`) to `dst`.
+pub fn put_trailer(dst: &mut Vec<u8>, block: &[u8], ctype: CompressionType, offset: u64) {
+    let t = ctype as u8;
+    dst.push(t);
+    put_fixed32(dst, block_checksum(block, t, offset));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn footer_round_trip_and_corruption() {
+        let f = Footer {
+            metaindex: BlockHandle { offset: 1000, size: 50 },
+            index: BlockHandle { offset: 900, size: 95 },
+        };
+        let bytes = f.encode();
+        assert_eq!(bytes.len(), FOOTER_LEN);
+        assert_eq!(Footer::decode(&bytes, "t", 0).unwrap(), f);
+        for i in 0..bytes.len() {
+            let mut b = bytes.clone();
+            b[i] ^= 0x10;
+            assert!(Footer::decode(&b, "t", 0).unwrap_err().is_corruption(), "byte {i}");
+        }
+    }
+
+    #[test]
+    fn handle_round_trip() {
+        for &(o, s) in &[(0u64, 0u64), (1, 127), (u64::MAX, u64::MAX), (1 << 40, 4096)] {
+            let h = BlockHandle { offset: o, size: s };
+            let e = h.encoded();
+            assert!(e.len() <= MAX_HANDLE_LEN);
+            assert_eq!(BlockHandle::decode(&e), Some((h, e.len())));
+        }
+        assert_eq!(BlockHandle::decode(&[0x80]), None);
+    }
+
+    #[test]
+    #[allow(clippy::manual_rotate)] // written as LevelDB does, on purpose
+    fn mask_matches_leveldb() {
+        let crc = 0x1234_5678u32;
+        assert_eq!(mask_crc(crc), ((crc >> 15) | (crc << 17)).wrapping_add(0xa282ead8));
+    }
+}

@@ -1,0 +1,192 @@
+//! The two-level iterator over one table: an index-block cursor chooses the data block, a
+//! data-block cursor walks it; both directions. Holds the reader (and through it the file) alive.
+//!
+//! An IO or corruption error is sticky: the iterator becomes invalid and `status` reports the
+//! first error until it is dropped, so a caller never silently skips a bad block.
+
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+use crate::iter::InternalIterator;
+
+use super::block::BlockIter;
+use super::reader::TableReader;
+
+/// Iterator over the point entries of a table.
+pub struct TableIter {
+    reader: Arc<TableReader>,
+    index: BlockIter,
+    data: Option<BlockIter>,
+    /// Offset of the block `data` iterates.
+    data_offset: u64,
+    fill_cache: bool,
+    err: Option<Error>,
+}
+
+impl TableIter {
+    /// A new, unpositioned iterator.
+    pub fn new(reader: Arc<TableReader>, fill_cache: bool) -> TableIter {
+        let index = reader.index_iter();
+        TableIter { reader, index, data: None, data_offset: 0, fill_cache, err: None }
+    }
+
+    fn set_err(&mut self, e: Error) {
+        if self.err.is_none() {
+            self.err = Some(e);
+        }
+        self.data = None;
+    }
+
+    /// Points `data` at the block the index cursor names (or clears it).
+    fn init_data_block(&mut self) {
+        if self.err.is_some() {
+            return;
+        }
+        if !self.index.valid() {
+            if let Err(e) = self.index.status() {
+                self.set_err(e);
+            }
+            self.data = None;
+            return;
+        }
+        let handle = match self.reader.decode_handle(self.index.value()) {
+            Ok(h) => h,
+            Err(e) => return self.set_err(e),
+        };
+        if self.data.is_some() && self.data_offset == handle.offset {
+            return;
+        }
+        match self.reader.data_block(handle, self.fill_cache) {
+            Ok(b) => {
+                self.data = Some(b.iter());
+                self.data_offset = handle.offset;
+            }
+            Err(e) => self.set_err(e),
+        }
+    }
+
+    /// True if `data` is positioned; records its error otherwise.
+    fn data_valid(&mut self) -> bool {
+        match &self.data {
+            Some(d) if d.valid() => true,
+            Some(d) => {
+                if let Err(e) = d.status() {
+                    self.set_err(e);
+                }
+                false
+            }
+            None => false,
+        }
+    }
+
+    fn skip_empty_forward(&mut self) {
+        while self.err.is_none() && !self.data_valid() {
+            if self.err.is_some() || !self.index.valid() {
+                self.data = None;
+                return;
+            }
+            self.index.next();
+            self.init_data_block();
+            if let Some(d) = &mut self.data {
+                d.seek_to_first();
+            }
+        }
+    }
+
+    fn skip_empty_backward(&mut self) {
+        while self.err.is_none() && !self.data_valid() {
+            if self.err.is_some() || !self.index.valid() {
+                self.data = None;
+                return;
+            }
+            self.index.prev();
+            self.init_data_block();
+            if let Some(d) = &mut self.data {
+                d.seek_to_last();
+            }
+        }
+    }
+}
+
+impl InternalIterator for TableIter {
+    fn valid(&self) -> bool {
+        self.err.is_none() && self.data.as_ref().is_some_and(|d| d.valid())
+    }
+
+    fn seek_to_first(&mut self) {
+        self.index.seek_to_first();
+        self.init_data_block();
+        if let Some(d) = &mut self.data {
+            d.seek_to_first();
+        }
+        self.skip_empty_forward();
+    }
+
+    fn seek_to_last(&mut self) {
+        self.index.seek_to_last();
+        self.init_data_block();
+        if let Some(d) = &mut self.data {
+            d.seek_to_last();
+        }
+        self.skip_empty_backward();
+    }
+
+    fn seek(&mut self, target: &[u8]) {
+        self.index.seek(target);
+        self.init_data_block();
+        if let Some(d) = &mut self.data {
+            d.seek(target);
+        }
+        self.skip_empty_forward();
+    }
+
+    fn seek_for_prev(&mut self, target: &[u8]) {
+        self.index.seek(target);
+        if !self.index.valid() {
+            if let Err(e) = self.index.status() {
+                return self.set_err(e);
+            }
+            self.index.seek_to_last();
+        }
+        self.init_data_block();
+        if let Some(d) = &mut self.data {
+            d.seek_for_prev(target);
+        }
+        self.skip_empty_backward();
+    }
+
+    fn next(&mut self) {
+        if !self.valid() {
+            return;
+        }
+        if let Some(d) = &mut self.data {
+            d.next();
+        }
+        self.skip_empty_forward();
+    }
+
+    fn prev(&mut self) {
+        if !self.valid() {
+            return;
+        }
+        if let Some(d) = &mut self.data {
+            d.prev();
+        }
+        self.skip_empty_backward();
+    }
+
+    fn key(&self) -> &[u8] {
+        self.data.as_ref().map_or(&[], |d| d.key())
+    }
+
+    fn value(&self) -> &[u8] {
+        self.data.as_ref().map_or(&[], |d| d.value())
+    }
+
+    fn status(&self) -> Result<()> {
+        if let Some(e) = &self.err {
+            return Err(e.duplicate());
+        }
+        self.index.status()
+    }
+}

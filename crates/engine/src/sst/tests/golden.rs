@@ -1,0 +1,89 @@
+//! The golden table of `docs/format/sst.md`: two entries, no compression, no filter. The bytes
+//! asserted here are the ones the document shows; change both together.
+
+use super::*;
+
+/// LevelDB's mask, written out independently of `format::mask_crc`.
+#[allow(clippy::manual_rotate)]
+fn masked(bytes: &[u8]) -> [u8; 4] {
+    let crc = crc32c::crc32c(bytes);
+    ((crc >> 15) | (crc << 17)).wrapping_add(0xa282_ead8).to_le_bytes()
+}
+
+fn block_crc(block: &[u8], ctype: u8, offset: u64) -> [u8; 4] {
+    let mut v = block.to_vec();
+    v.push(ctype);
+    v.extend_from_slice(&offset.to_le_bytes());
+    masked(&v)
+}
+
+#[test]
+fn golden_layout_matches_the_document() {
+    let o = TableBuilderOptions {
+        block_size: 4096,
+        block_restart_interval: 16,
+        bloom_bits_per_key: 0,
+        compression: CompressionType::None,
+    };
+    let entries = vec![
+        (key::make_internal_key(b"a", 1, ValueKind::Put), b"x".to_vec()),
+        (key::make_internal_key(b"b", 2, ValueKind::Put), b"yz".to_vec()),
+    ];
+    let (bytes, props) = build(o, &entries, &[]);
+
+    // Data block at offset 0 (35 bytes).
+    #[rustfmt::skip]
+    let data: [u8; 35] = [
+        0x00, 0x09, 0x01, b'a', 0x01, 0x01, 0, 0, 0, 0, 0, 0, b'x',
+        0x00, 0x09, 0x02, b'b', 0x01, 0x02, 0, 0, 0, 0, 0, 0, b'y', b'z',
+        0x00, 0x00, 0x00, 0x00, // restart[0] = 0
+        0x01, 0x00, 0x00, 0x00, // num_restarts = 1
+    ];
+    assert_eq!(&bytes[..35], &data);
+    assert_eq!(bytes[35], 0x00, "compression type none");
+    assert_eq!(&bytes[36..40], &block_crc(&data, 0, 0));
+
+    // Index block at offset 40 (22 bytes): "c" @ MAX_SEQUENCE, kind 0x11 -> handle (0, 35).
+    #[rustfmt::skip]
+    let index: [u8; 22] = [
+        0x00, 0x09, 0x02, b'c', 0x11, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00, 0x23,
+        0x00, 0x00, 0x00, 0x00,
+        0x01, 0x00, 0x00, 0x00,
+    ];
+    assert_eq!(&bytes[40..62], &index);
+    assert_eq!(bytes[62], 0x00);
+    assert_eq!(&bytes[63..67], &block_crc(&index, 0, 40));
+
+    // Properties block at 67, then the meta-index, then the footer.
+    let n = bytes.len();
+    let footer = &bytes[n - 56..];
+    assert_eq!(&footer[48..], b"TS_SULAT", "magic 0x54414c55535f5354 as fixed64 LE");
+    assert_eq!(&footer[40..44], &[1, 0, 0, 0], "format_version 1");
+    assert_eq!(&footer[44..48], &masked(&footer[..44]));
+    // metaindex handle, index handle (40, 22), zero padding.
+    let (meta, used) = super::super::format::BlockHandle::decode(footer).unwrap();
+    assert_eq!(&footer[used..used + 2], &[0x28, 0x16]);
+    assert!(footer[used + 2..40].iter().all(|&b| b == 0));
+    assert_eq!(meta.offset + meta.size + 5 + 56, n as u64);
+    let props_size = meta.offset - 5 - 67;
+
+    // The meta-index holds exactly "properties" -> (67, props_size).
+    let mut want = vec![0x00, 10, 0];
+    want.extend_from_slice(b"properties");
+    want.push(67);
+    crate::coding::put_varint64(&mut want, props_size);
+    want[2] = (want.len() - 13) as u8; // value_len
+    want.extend_from_slice(&[0, 0, 0, 0, 1, 0, 0, 0]);
+    let m = meta.offset as usize;
+    assert_eq!(&bytes[m..m + meta.size as usize], want.as_slice());
+
+    assert_eq!(props.num_data_blocks, 1);
+    assert_eq!(props.data_size, 40);
+    assert_eq!(props.index_size, 27);
+    assert_eq!(props.filter_size, 0);
+    assert_eq!(props.raw_key_size, 18);
+    assert_eq!(props.raw_value_size, 3);
+    assert_eq!((props.smallest_seq, props.largest_seq), (1, 2));
+    let r = open(bytes, None).unwrap();
+    assert_eq!(r.get(b"b", 9, false).unwrap(), Some((ValueKind::Put, 2, b"yz".to_vec())));
+}
