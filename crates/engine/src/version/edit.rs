@@ -242,6 +242,25 @@ mod tests {
     }
 
     #[test]
+    fn creation_edit_golden_bytes() {
+        // docs/format/manifest.md, "Example".
+        let e = VersionEdit {
+            comparator: Some("leveldb.BytewiseComparator".into()),
+            log_number: Some(0),
+            next_file_number: Some(2),
+            last_sequence: Some(0),
+            ..Default::default()
+        };
+        let mut buf = Vec::new();
+        e.encode(&mut buf);
+        let mut want = vec![0x01, 0x1a];
+        want.extend_from_slice(b"leveldb.BytewiseComparator");
+        want.extend_from_slice(&[0x02, 0x00, 0x03, 0x02, 0x04, 0x00]);
+        assert_eq!(buf, want);
+        assert_eq!(buf.len(), 34);
+    }
+
+    #[test]
     fn unknown_tag_and_bad_keys_are_corruption() {
         let mut buf = Vec::new();
         put_varint32(&mut buf, 5); // tag 5 (LevelDB's compact pointer) is not supported

@@ -139,6 +139,12 @@ fn golden_bytes_match_the_format_doc() {
     assert_eq!(data, [0x0b, 0xb9, 0x57, 0x58, 0x05, 0x00, 0x01, b'h', b'e', b'l', b'l', b'o']);
     assert_eq!(unmask_crc(mask_crc(0x1234_5678)), 0x1234_5678);
     assert_ne!(fragment_checksum(FULL_TYPE, b""), 0, "an empty record must not look like padding");
+
+    // The WriteBatch example of the same document.
+    let mut b = crate::batch::WriteBatch::new();
+    b.put(b"k", b"v");
+    b.set_sequence(1);
+    assert_eq!(b.data(), [1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 1, b'k', 1, b'v']);
 }
 
 /// Checks the bit-flip invariant: every record returned is the original at that offset, and
