@@ -242,6 +242,28 @@ mod tests {
     }
 
     #[test]
+    fn random_bytes_decode_without_panicking() {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(6);
+        for _ in 0..2000 {
+            let mut buf = Vec::new();
+            random_edit(&mut rng).encode(&mut buf);
+            // Damage a valid encoding in a few places, or use pure noise.
+            if rng.gen() || buf.is_empty() {
+                buf = (0..rng.gen_range(0..60)).map(|_| rng.gen()).collect();
+            } else {
+                for _ in 0..rng.gen_range(1..4) {
+                    let at = rng.gen_range(0..buf.len());
+                    buf[at] = rng.gen();
+                }
+            }
+            match VersionEdit::decode(&buf, "M", 1) {
+                Ok(_) => {}
+                Err(e) => assert!(e.is_corruption(), "{e}"),
+            }
+        }
+    }
+
+    #[test]
     fn creation_edit_golden_bytes() {
         // docs/format/manifest.md, "Example".
         let e = VersionEdit {

@@ -172,6 +172,10 @@ impl VersionSet {
     pub fn manifest_file_number(&self) -> u64 {
         self.manifest_file_number
     }
+    /// Bytes in the live MANIFEST (0 while it is broken), for rolling it when it grows large.
+    pub fn manifest_file_size(&self) -> u64 {
+        self.manifest.as_ref().map_or(0, LogWriter::file_size)
+    }
     /// Number of levels.
     pub fn num_levels(&self) -> usize {
         self.num_levels

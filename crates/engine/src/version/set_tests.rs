@@ -384,3 +384,9 @@ fn live_files_include_versions_held_by_readers() {
     vs.log_and_apply(VersionEdit::default()).unwrap();
     assert_eq!(vs.versions.len(), 1, "dead versions are pruned");
 }
+
+#[test]
+fn version_set_is_send() {
+    fn assert_send<T: Send>() {}
+    assert_send::<VersionSet>();
+}
