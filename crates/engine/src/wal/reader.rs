@@ -10,7 +10,9 @@
 //! - a fragment with a good checksum but an illegal place in the sequence (unknown type, MIDDLE
 //!   or LAST without FIRST) drops only that fragment;
 //! - a FIRST run interrupted by a FULL or FIRST drops the unfinished run; the interrupting
-//!   fragment is kept and read next.
+//!   fragment is kept and read next;
+//! - zero padding (an all-zero header) is silent only when zeros run to the end of the file;
+//!   zeros followed by more log data are a hole and are reported, then the data is read.
 
 use super::{
     fragment_checksum, ReadOutcome, BLOCK_SIZE, FIRST_TYPE, FULL_TYPE, HEADER_SIZE, LAST_TYPE,
@@ -51,6 +53,10 @@ pub struct LogReader {
     eof: bool,
     /// A fragment already read that interrupted an unfinished run; handled on the next call.
     pending: Option<Fragment>,
+    /// File offset where a stretch of zero padding began, while the reader is inside one.
+    /// Zeros are only legitimate at the end of a file (preallocation); if log data follows,
+    /// the zeros are a hole (lost writes) and are reported.
+    zero_run_start: Option<u64>,
 }
 
 impl LogReader {
@@ -64,6 +70,7 @@ impl LogReader {
             block_offset: 0,
             eof: false,
             pending: None,
+            zero_run_start: None,
         }
     }
 
@@ -184,9 +191,22 @@ impl LogReader {
         n as u64
     }
 
+    /// Reports `[offset, end of the current block)` as bad and skips the rest of the block.
     fn bad(&mut self, offset: u64, reason: String, at_tail: bool) -> Physical {
-        let bytes = self.skip_block();
-        Physical::Bad { offset, bytes, reason, at_tail }
+        self.skip_block();
+        Physical::Bad { offset, bytes: self.end_offset().saturating_sub(offset), reason, at_tail }
+    }
+
+    /// If zeros preceded the data at `offset`, reports them (skipping nothing: the data is
+    /// read on the next call).
+    fn end_zero_run(&mut self, offset: u64) -> Option<Physical> {
+        let start = self.zero_run_start.take()?;
+        Some(Physical::Bad {
+            offset: start,
+            bytes: offset - start,
+            reason: "zero-filled hole followed by more log data".into(),
+            at_tail: false,
+        })
     }
 
     fn next_fragment(&mut self) -> Result<Physical> {
@@ -201,8 +221,13 @@ impl LogReader {
                     continue;
                 }
                 if rest.is_empty() || is_trailer || rest.iter().all(|&b| b == 0) {
+                    // Zeros up to the end of the file are preallocated space, not a hole.
+                    self.zero_run_start = None;
                     self.skip_block();
                     return Ok(Physical::Eof);
+                }
+                if let Some(hole) = self.end_zero_run(offset) {
+                    return Ok(hole);
                 }
                 return Ok(self.bad(
                     offset,
@@ -210,6 +235,12 @@ impl LogReader {
                     true,
                 ));
             }
+            if rest.get(..HEADER_SIZE).is_some_and(|h| h.iter().any(|&b| b != 0)) {
+                if let Some(hole) = self.end_zero_run(offset) {
+                    return Ok(hole);
+                }
+            }
+            let rest = self.block.get(self.pos..).unwrap_or(&[]);
             let (header, after) = rest.split_at(HEADER_SIZE);
             let stored_crc = decode_fixed32(header).unwrap_or(0);
             let length = usize::from(u16::from_le_bytes([header[4], header[5]]));
@@ -217,10 +248,12 @@ impl LogReader {
             if stored_crc == 0 && length == 0 && fragment_type == 0 {
                 // Zero padding (preallocated space): the rest of the block must be zero too.
                 if after.iter().all(|&b| b == 0) {
+                    self.zero_run_start.get_or_insert(offset);
                     self.skip_block();
                     continue;
                 }
-                return Ok(self.bad(offset, "non-zero bytes after zero padding".into(), false));
+                let start = self.zero_run_start.take().unwrap_or(offset);
+                return Ok(self.bad(start, "non-zero bytes after zero padding".into(), false));
             }
             if self.pos + HEADER_SIZE + length > BLOCK_SIZE {
                 let reason = format!("fragment length {length} runs past the end of its block");

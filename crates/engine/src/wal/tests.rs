@@ -368,3 +368,27 @@ fn reader_and_writer_are_send() {
     assert_send::<LogReader>();
     assert_send::<LogWriter>();
 }
+
+#[test]
+fn a_zeroed_hole_followed_by_data_is_reported() {
+    let records: Vec<Vec<u8>> = (0..400).map(|i| record(300, i as u8)).collect();
+    let (mut data, spans) = write_log(&records);
+    // Lose everything from a fragment start in block 0 through the end of block 1 (two lost
+    // pages of a crash), leaving block 2 onwards intact.
+    let hole_start = spans[20].0 as usize;
+    for b in &mut data[hole_start..2 * BLOCK_SIZE] {
+        *b = 0;
+    }
+    let o = read_all(data);
+    let (reason, off, bytes, tail) = corrupt_reason(&o[20]);
+    assert_eq!(reason, "zero-filled hole followed by more log data");
+    assert_eq!((off, tail), (hole_start as u64, false));
+    // The dropped stretch reaches the first fragment header of block 2, which the writer
+    // did not necessarily start a record with: it may be a LAST, reported next.
+    assert!(off + bytes >= 2 * BLOCK_SIZE as u64, "{o:?}");
+    let got = records_of(&o);
+    assert_eq!(&got[..20], &records_of(&read_all(write_log(&records[..20]).0))[..]);
+    let resumed = spans.iter().position(|s| s.0 >= 2 * BLOCK_SIZE as u64).unwrap();
+    assert_eq!(got.last().unwrap().0, records[399]);
+    assert_eq!(got.len(), 20 + (400 - resumed));
+}
