@@ -2,12 +2,16 @@
 //! change it ([`edit::VersionEdit`]), and the MANIFEST that records those edits
 //! ([`set::VersionSet`]). Byte layout of the MANIFEST: `docs/format/manifest.md`.
 //!
-//! STUB: interface fixed by the skeleton; the implementation lands separately.
+//! Contract: a [`Version`] is immutable once built and shared as `Arc<Version>` by readers
+//! (through the SuperVersion) and by compactions; only [`VersionSet`] builds new ones, under the
+//! DB's version mutex. Level 0 files may overlap and are kept newest first; deeper levels hold
+//! files with disjoint key ranges, sorted by smallest key.
 
 use std::sync::Arc;
 
 use crate::key::{InternalKey, SequenceNumber};
 
+mod builder;
 pub mod edit;
 pub mod set;
 
@@ -56,6 +60,14 @@ impl Version {
     pub fn level_bytes(&self, level: usize) -> u64 {
         self.level_files(level).iter().map(|f| f.file_size).sum()
     }
+    /// An empty version with `num_levels` levels.
+    pub fn new(num_levels: usize) -> Self {
+        Version { files: vec![Vec::new(); num_levels] }
+    }
+    /// Number of files over all levels.
+    pub fn num_files(&self) -> usize {
+        self.files.iter().map(Vec::len).sum()
+    }
     /// Files at `level` whose user-key range intersects `[smallest, largest]` (user keys,
     /// inclusive). At level 0 the range is widened transitively, as overlapping L0 files must
     /// move together.
@@ -65,17 +77,68 @@ impl Version {
         smallest: &[u8],
         largest: &[u8],
     ) -> Vec<Arc<FileMetaData>> {
-        let _ = (level, smallest, largest);
-        todo!()
+        let files = self.level_files(level);
+        if level > 0 {
+            // Disjoint and sorted: the first file ending at or after `smallest`, then every
+            // file starting at or before `largest`.
+            let first = files.partition_point(|f| f.largest.user_key() < smallest);
+            return files
+                .get(first..)
+                .unwrap_or(&[])
+                .iter()
+                .take_while(|f| f.smallest.user_key() <= largest)
+                .cloned()
+                .collect();
+        }
+        let mut lo = smallest;
+        let mut hi = largest;
+        let mut out: Vec<Arc<FileMetaData>> = Vec::new();
+        let mut i = 0;
+        while let Some(f) = files.get(i) {
+            i += 1;
+            let (fs, fl) = (f.smallest.user_key(), f.largest.user_key());
+            if fl < lo || fs > hi {
+                continue;
+            }
+            if fs < lo || fl > hi {
+                // The file sticks out of the range: widen it and start over, so that files
+                // overlapping only the widened part are picked up too.
+                lo = lo.min(fs);
+                hi = hi.max(fl);
+                out.clear();
+                i = 0;
+                continue;
+            }
+            out.push(Arc::clone(f));
+        }
+        out
     }
     /// The files that may hold `user_key`, in search order: overlapping L0 files newest first,
     /// then at most one file per deeper level. Calls `f(level, file)` until it returns false.
     pub fn for_each_file_for_key(
         &self,
         user_key: &[u8],
-        f: impl FnMut(usize, &Arc<FileMetaData>) -> bool,
+        mut f: impl FnMut(usize, &Arc<FileMetaData>) -> bool,
     ) {
-        let _ = (user_key, f);
-        todo!()
+        for file in self.level_files(0) {
+            if file.smallest.user_key() <= user_key
+                && user_key <= file.largest.user_key()
+                && !f(0, file)
+            {
+                return;
+            }
+        }
+        for level in 1..self.num_levels() {
+            let files = self.level_files(level);
+            let i = files.partition_point(|file| file.largest.user_key() < user_key);
+            if let Some(file) = files.get(i) {
+                if file.smallest.user_key() <= user_key && !f(level, file) {
+                    return;
+                }
+            }
+        }
     }
 }
+
+#[cfg(test)]
+mod tests;

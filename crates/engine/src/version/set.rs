@@ -1,73 +1,329 @@
 //! [`VersionSet`]: the current [`Version`], the counters (next file number, last sequence, log
 //! number), and the MANIFEST that makes changes to them durable.
 //!
-//! Not internally synchronized: the database holds its version mutex around every call.
+//! Not internally synchronized: the database holds its version mutex around every call. Calls
+//! that write the MANIFEST (`create`, `recover`, `log_and_apply`) do IO under that mutex; they
+//! are rare (one per flush or compaction) and short (one record and one fsync).
 //!
-//! STUB: interface fixed by the skeleton.
+//! Guarantees:
+//! - `log_and_apply` installs a version only after its edit is synced in the MANIFEST named by
+//!   CURRENT. On any error the in-memory state is unchanged (a file number may be consumed), and
+//!   the next call first writes a fresh MANIFEST holding a snapshot of the state and switches
+//!   CURRENT to it, so a half-written record in the old MANIFEST is never appended to.
+//! - `recover` accepts a torn final record (a crash while appending) and nothing else: any other
+//!   bad record, an undecodable edit, or an edit that does not apply is `Error::Corruption`
+//!   naming the MANIFEST and the record's offset.
+//! - Nothing here deletes files; the database removes obsolete ones using
+//!   [`VersionSet::live_files`], [`VersionSet::log_number`] and
+//!   [`VersionSet::manifest_file_number`].
 
 use std::collections::HashSet;
-use std::path::Path;
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Weak};
 
+use super::builder::Builder;
 use super::{Version, VersionEdit};
-use crate::error::Result;
-use crate::fs::Fs;
-use crate::key::SequenceNumber;
+use crate::error::{Error, Result};
+use crate::filename::{current_path, manifest_name, manifest_path, parse_file_name, FileType};
+use crate::fs::{read_all, write_file_atomic, Fs};
+use crate::key::{EscapedBytes, SequenceNumber};
+use crate::wal::{LogReader, LogWriter, ReadOutcome};
+
+/// The only supported comparator; its name is LevelDB's, for tool compatibility.
+pub const BYTEWISE_COMPARATOR: &str = "leveldb.BytewiseComparator";
 
 /// The tree's state and its MANIFEST.
-pub struct VersionSet {}
+pub struct VersionSet {
+    dir: PathBuf,
+    fs: Arc<dyn Fs>,
+    num_levels: usize,
+    current: Arc<Version>,
+    next_file_number: u64,
+    last_sequence: SequenceNumber,
+    log_number: u64,
+    manifest_file_number: u64,
+    /// The open MANIFEST; `None` after a failed write (roll to a new file on the next edit).
+    manifest: Option<LogWriter>,
+    /// Every version installed; the ones still referenced somewhere pin their files.
+    versions: Vec<Weak<Version>>,
+}
 
 impl VersionSet {
     /// Creates the MANIFEST and CURRENT of a new, empty database in `dir`.
+    ///
+    /// Refuses (`InvalidArgument`) if `dir` already has a CURRENT file.
     pub fn create(dir: &Path, fs: Arc<dyn Fs>, num_levels: usize) -> Result<VersionSet> {
-        let _ = (dir, fs, num_levels);
-        todo!()
+        if fs.exists(&current_path(dir)) {
+            return Err(Error::InvalidArgument(format!(
+                "{}: a database already exists here (CURRENT is present); open it instead",
+                dir.display()
+            )));
+        }
+        let mut vs = VersionSet::empty(dir, fs, num_levels);
+        vs.next_file_number = 2;
+        vs.manifest_file_number = 1;
+        let mut record = Vec::new();
+        vs.snapshot_edit().encode(&mut record);
+        vs.manifest = Some(vs.write_new_manifest(1, &[&record])?);
+        Ok(vs)
     }
+
     /// Recovers the state named by `CURRENT`, then starts a new MANIFEST holding a snapshot of
     /// it (CURRENT is switched atomically).
     pub fn recover(dir: &Path, fs: Arc<dyn Fs>, num_levels: usize) -> Result<VersionSet> {
-        let _ = (dir, fs, num_levels);
-        todo!()
+        let number = read_current(&*fs, dir)?;
+        let path = manifest_path(dir, number);
+        let file_name = path.display().to_string();
+        if !fs.exists(&path) {
+            return Err(Error::corruption(
+                &file_name,
+                0,
+                "CURRENT names this MANIFEST but it does not exist",
+            ));
+        }
+        let mut reader = LogReader::new(fs.open_sequential(&path)?, file_name.clone());
+        let mut builder = Builder::new(&Version::new(num_levels), num_levels);
+        let mut log_number = None;
+        let mut next_file_number = None;
+        let mut last_sequence = None;
+        let mut edits = 0usize;
+        loop {
+            match reader.read_record()? {
+                ReadOutcome::Record(payload, offset) => {
+                    let edit = VersionEdit::decode(&payload, &file_name, offset)?;
+                    if let Some(c) = &edit.comparator {
+                        if c != BYTEWISE_COMPARATOR {
+                            return Err(Error::InvalidArgument(format!(
+                                "{file_name}: the database uses comparator {c:?}; only \
+                                 {BYTEWISE_COMPARATOR} is supported"
+                            )));
+                        }
+                    }
+                    builder.apply(&edit).map_err(|d| Error::corruption(&file_name, offset, d))?;
+                    log_number = edit.log_number.or(log_number);
+                    next_file_number = edit.next_file_number.or(next_file_number);
+                    last_sequence = edit.last_sequence.or(last_sequence);
+                    edits += 1;
+                }
+                // A torn last record: the edit was never acknowledged, so dropping it is right.
+                ReadOutcome::Corrupt { at_tail: true, .. } => break,
+                ReadOutcome::Corrupt { offset, reason, .. } => {
+                    return Err(Error::corruption(&file_name, offset, reason));
+                }
+                ReadOutcome::Eof => break,
+            }
+        }
+        let missing = |what: &str| Error::corruption(&file_name, 0, format!("no {what} recorded"));
+        if edits == 0 {
+            return Err(missing("version edit"));
+        }
+        let mut vs = VersionSet::empty(dir, fs, num_levels);
+        vs.next_file_number = next_file_number.ok_or_else(|| missing("next file number"))?;
+        vs.last_sequence = last_sequence.ok_or_else(|| missing("last sequence number"))?;
+        vs.log_number = log_number.unwrap_or(0);
+        vs.manifest_file_number = number;
+        vs.mark_file_number_used(number);
+        vs.mark_file_number_used(vs.log_number);
+        vs.mark_file_number_used(builder.max_file_number());
+        vs.install(builder.finish());
+
+        let new_number = vs.new_file_number();
+        let mut record = Vec::new();
+        vs.snapshot_edit().encode(&mut record);
+        vs.manifest = Some(vs.write_new_manifest(new_number, &[&record])?);
+        vs.manifest_file_number = new_number;
+        Ok(vs)
     }
+
     /// The current version.
     pub fn current(&self) -> Arc<Version> {
-        todo!()
+        Arc::clone(&self.current)
     }
     /// Allocates a file number.
     pub fn new_file_number(&mut self) -> u64 {
-        todo!()
+        let n = self.next_file_number;
+        self.next_file_number += 1;
+        n
     }
     /// Ensures future file numbers are above `n`.
     pub fn mark_file_number_used(&mut self, n: u64) {
-        let _ = n;
-        todo!()
+        if self.next_file_number <= n {
+            self.next_file_number = n + 1;
+        }
+    }
+    /// The next file number that `new_file_number` will return.
+    pub fn next_file_number(&self) -> u64 {
+        self.next_file_number
     }
     /// The last sequence number recorded.
     pub fn last_sequence(&self) -> SequenceNumber {
-        todo!()
+        self.last_sequence
     }
     /// Records a new last sequence number (in memory; persisted with the next edit).
     pub fn set_last_sequence(&mut self, seq: SequenceNumber) {
-        let _ = seq;
-        todo!()
+        debug_assert!(seq >= self.last_sequence, "last sequence must not go backwards");
+        self.last_sequence = seq;
     }
     /// WALs numbered below this are obsolete.
     pub fn log_number(&self) -> u64 {
-        todo!()
+        self.log_number
     }
     /// The live MANIFEST's file number.
     pub fn manifest_file_number(&self) -> u64 {
-        todo!()
+        self.manifest_file_number
     }
+    /// Bytes in the live MANIFEST (0 while it is broken), for rolling it when it grows large.
+    pub fn manifest_file_size(&self) -> u64 {
+        self.manifest.as_ref().map_or(0, LogWriter::file_size)
+    }
+    /// Number of levels.
+    pub fn num_levels(&self) -> usize {
+        self.num_levels
+    }
+
     /// Fills in the counters, appends `edit` to the MANIFEST, syncs it, and installs the new
     /// version. On error nothing changes (the MANIFEST is rolled to a new file on the next
     /// call).
-    pub fn log_and_apply(&mut self, edit: VersionEdit) -> Result<()> {
-        let _ = edit;
-        todo!()
+    ///
+    /// An edit that does not apply (deletes a file that is not there, adds a live file number,
+    /// names a level that does not exist, moves the log number backwards or past the next file
+    /// number) is `InvalidArgument` and writes nothing.
+    pub fn log_and_apply(&mut self, mut edit: VersionEdit) -> Result<()> {
+        if let Some(n) = edit.log_number {
+            if n < self.log_number || n >= self.next_file_number {
+                return Err(Error::InvalidArgument(format!(
+                    "version edit sets log number {n}, outside [{}, {})",
+                    self.log_number, self.next_file_number
+                )));
+            }
+        }
+        let mut builder = Builder::new(&self.current, self.num_levels);
+        builder
+            .apply(&edit)
+            .map_err(|d| Error::InvalidArgument(format!("version edit rejected: {d}")))?;
+        let version = builder.finish();
+
+        let roll_to = match self.manifest {
+            Some(_) => None,
+            None => Some(self.new_file_number()),
+        };
+        edit.next_file_number = Some(self.next_file_number);
+        edit.last_sequence = Some(self.last_sequence);
+        let mut record = Vec::new();
+        edit.encode(&mut record);
+        match (roll_to, self.manifest.as_mut()) {
+            (None, Some(writer)) => {
+                if let Err(e) = writer.add_record(&record).and_then(|()| writer.sync()) {
+                    self.manifest = None;
+                    return Err(e);
+                }
+            }
+            (roll_to, _) => {
+                let number = match roll_to {
+                    Some(n) => n,
+                    None => self.new_file_number(),
+                };
+                let mut snapshot = Vec::new();
+                self.snapshot_edit().encode(&mut snapshot);
+                let writer = self.write_new_manifest(number, &[&snapshot, &record])?;
+                self.manifest = Some(writer);
+                self.manifest_file_number = number;
+            }
+        }
+        if let Some(n) = edit.log_number {
+            self.log_number = n;
+        }
+        self.install(version);
+        Ok(())
     }
+
     /// File numbers of SSTs referenced by any version still alive (current or held by readers).
     pub fn live_files(&self) -> HashSet<u64> {
-        todo!()
+        let mut live = HashSet::new();
+        for v in self.versions.iter().filter_map(Weak::upgrade) {
+            for level in &v.files {
+                live.extend(level.iter().map(|f| f.number));
+            }
+        }
+        live
+    }
+
+    fn empty(dir: &Path, fs: Arc<dyn Fs>, num_levels: usize) -> VersionSet {
+        let current = Arc::new(Version::new(num_levels));
+        VersionSet {
+            dir: dir.to_path_buf(),
+            fs,
+            num_levels,
+            versions: vec![Arc::downgrade(&current)],
+            current,
+            next_file_number: 2,
+            last_sequence: 0,
+            log_number: 0,
+            manifest_file_number: 0,
+            manifest: None,
+        }
+    }
+
+    /// Makes `version` current and forgets versions nobody holds any more.
+    fn install(&mut self, version: Version) {
+        self.current = Arc::new(version);
+        self.versions.retain(|w| w.strong_count() > 0);
+        self.versions.push(Arc::downgrade(&self.current));
+    }
+
+    /// An edit that recreates the whole current state from nothing.
+    fn snapshot_edit(&self) -> VersionEdit {
+        let mut edit = VersionEdit {
+            comparator: Some(BYTEWISE_COMPARATOR.to_string()),
+            log_number: Some(self.log_number),
+            next_file_number: Some(self.next_file_number),
+            last_sequence: Some(self.last_sequence),
+            ..Default::default()
+        };
+        for (level, files) in self.current.files.iter().enumerate() {
+            edit.new_files.extend(files.iter().map(|f| (level, (**f).clone())));
+        }
+        edit
+    }
+
+    /// Writes MANIFEST-`number` holding `records`, syncs it, and points CURRENT at it
+    /// (write-temp, sync, rename, sync dir). Returns the writer for further edits.
+    fn write_new_manifest(&self, number: u64, records: &[&[u8]]) -> Result<LogWriter> {
+        let mut writer = LogWriter::new(self.fs.create(&manifest_path(&self.dir, number))?);
+        for r in records {
+            writer.add_record(r)?;
+        }
+        writer.sync()?;
+        let current = format!("{}\n", manifest_name(number));
+        write_file_atomic(&*self.fs, &self.dir, "CURRENT", current.as_bytes())?;
+        Ok(writer)
     }
 }
+
+/// Reads CURRENT and returns the manifest number it names.
+fn read_current(fs: &dyn Fs, dir: &Path) -> Result<u64> {
+    let path = current_path(dir);
+    if !fs.exists(&path) {
+        return Err(Error::NotFound(format!(
+            "{}: no CURRENT file, so this is not a database (or its creation never finished)",
+            dir.display()
+        )));
+    }
+    let content = read_all(fs, &path)?;
+    let name = std::str::from_utf8(&content).ok().and_then(|s| s.strip_suffix('\n'));
+    match name.and_then(parse_file_name) {
+        Some(FileType::Manifest(n)) => Ok(n),
+        _ => Err(Error::corruption(
+            path.display(),
+            0,
+            format!(
+                "CURRENT should hold \"MANIFEST-NNNNNN\\n\", found {:?}",
+                EscapedBytes(content.get(..64).unwrap_or(&content))
+            ),
+        )),
+    }
+}
+
+#[cfg(test)]
+#[path = "set_tests.rs"]
+mod tests;

@@ -1,40 +1,61 @@
 //! The log format shared by WALs and the MANIFEST: 32 KiB blocks of checksummed record
-//! fragments. Byte layout: `docs/format/wal.md`.
+//! fragments (LevelDB's log format). Byte layout: `docs/format/wal.md`.
 //!
-//! STUB: interface fixed by the skeleton; the implementation lands separately.
+//! Contract:
+//! - [`LogWriter`] appends records to a new file, splitting each into FULL / FIRST, MIDDLE…,
+//!   LAST fragments so that no fragment crosses a block boundary. It is not synchronized: one
+//!   owner at a time (the DB's write leader for a WAL, the version mutex holder for a MANIFEST).
+//!   `add_record` only hands bytes to the [`WritableFile`](crate::fs::WritableFile) (which may buffer); `flush` makes them
+//!   survive a process crash, `sync` a power loss. After any IO error the writer refuses further
+//!   records, since the file's tail is unknown: the owner must start a new file.
+//! - [`LogReader`] reads records back and never panics on bad bytes: every problem becomes a
+//!   [`ReadOutcome::Corrupt`] naming the dropped byte range, after which the reader goes on
+//!   (the skip-any-corrupted-records behaviour); the caller's recovery mode decides whether to
+//!   stop. `Err` is returned only for IO errors.
 
-use crate::error::Result;
-use crate::fs::{SequentialFile, WritableFile};
+mod reader;
+mod writer;
+
+#[cfg(test)]
+mod tests;
+
+pub use reader::LogReader;
+pub use writer::LogWriter;
 
 /// Size of a log block.
 pub const BLOCK_SIZE: usize = 32 * 1024;
 
-/// Appends records to a log file. Not synchronized: one owner at a time.
-pub struct LogWriter {}
+/// Bytes of a fragment header: `checksum: fixed32 | length: fixed16 | type: u8`.
+pub const HEADER_SIZE: usize = 7;
 
-impl LogWriter {
-    /// Starts writing at the beginning of `file` (a new file).
-    pub fn new(file: Box<dyn WritableFile>) -> Self {
-        let _ = file;
-        todo!()
-    }
-    /// Appends one record (fragmented across blocks as needed); buffered until `flush`/`sync`.
-    pub fn add_record(&mut self, payload: &[u8]) -> Result<()> {
-        let _ = payload;
-        todo!()
-    }
-    /// Hands buffered bytes to the OS.
-    pub fn flush(&mut self) -> Result<()> {
-        todo!()
-    }
-    /// Flushes and fdatasyncs.
-    pub fn sync(&mut self) -> Result<()> {
-        todo!()
-    }
-    /// Bytes written so far.
-    pub fn file_size(&self) -> u64 {
-        todo!()
-    }
+/// Fragment type: a whole record.
+pub const FULL_TYPE: u8 = 1;
+/// Fragment type: the first piece of a record.
+pub const FIRST_TYPE: u8 = 2;
+/// Fragment type: an interior piece of a record.
+pub const MIDDLE_TYPE: u8 = 3;
+/// Fragment type: the last piece of a record.
+pub const LAST_TYPE: u8 = 4;
+
+const MASK_DELTA: u32 = 0xa282_ead8;
+
+/// LevelDB's checksum mask: storing the CRC of data that itself contains CRCs is weak, so the
+/// stored value is rotated and offset.
+#[inline]
+pub fn mask_crc(crc: u32) -> u32 {
+    crc.rotate_right(15).wrapping_add(MASK_DELTA)
+}
+
+/// Inverse of [`mask_crc`].
+#[inline]
+pub fn unmask_crc(masked: u32) -> u32 {
+    masked.wrapping_sub(MASK_DELTA).rotate_left(15)
+}
+
+/// The stored checksum of a fragment: masked crc32c over the type byte then the payload.
+#[inline]
+pub fn fragment_checksum(fragment_type: u8, payload: &[u8]) -> u32 {
+    mask_crc(crc32c::crc32c_append(crc32c::crc32c(&[fragment_type]), payload))
 }
 
 /// What the reader found next.
@@ -57,19 +78,4 @@ pub enum ReadOutcome {
     },
     /// End of file.
     Eof,
-}
-
-/// Reads records back from a log file.
-pub struct LogReader {}
-
-impl LogReader {
-    /// Reads `file` from the start; `file_name` is used in reports.
-    pub fn new(file: Box<dyn SequentialFile>, file_name: String) -> Self {
-        let _ = (file, file_name);
-        todo!()
-    }
-    /// The next record, corruption report or end of file. `Err` only for IO errors.
-    pub fn read_record(&mut self) -> Result<ReadOutcome> {
-        todo!()
-    }
 }

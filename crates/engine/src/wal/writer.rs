@@ -1,0 +1,118 @@
+//! [`LogWriter`]: splits records into fragments and appends them block by block.
+
+use super::{
+    fragment_checksum, BLOCK_SIZE, FIRST_TYPE, FULL_TYPE, HEADER_SIZE, LAST_TYPE, MIDDLE_TYPE,
+};
+use crate::error::{Error, Result};
+use crate::fs::WritableFile;
+
+/// Zeros for a block's trailer (fewer than [`HEADER_SIZE`] bytes).
+const TRAILER_ZEROS: [u8; HEADER_SIZE - 1] = [0; HEADER_SIZE - 1];
+
+/// Appends records to a log file. Not synchronized: one owner at a time.
+pub struct LogWriter {
+    file: Box<dyn WritableFile>,
+    /// Bytes already used in the current block.
+    block_offset: usize,
+    /// Set after an IO error: the file's tail is unknown, so no more records may follow.
+    failed: bool,
+}
+
+impl LogWriter {
+    /// Starts writing at the end of `file`: normally a new, empty file; if it already holds
+    /// `file.size()` bytes of log, the writer continues in the block where they end.
+    pub fn new(file: Box<dyn WritableFile>) -> Self {
+        let block_offset = (file.size() % BLOCK_SIZE as u64) as usize;
+        LogWriter { file, block_offset, failed: false }
+    }
+
+    /// Appends one record (fragmented across blocks as needed); buffered until `flush`/`sync`.
+    ///
+    /// An empty payload is written as one FULL fragment of length 0.
+    pub fn add_record(&mut self, payload: &[u8]) -> Result<()> {
+        self.check_usable()?;
+        let r = self.write_fragments(payload);
+        if r.is_err() {
+            self.failed = true;
+        }
+        r
+    }
+
+    /// Hands buffered bytes to the OS.
+    pub fn flush(&mut self) -> Result<()> {
+        self.check_usable()?;
+        let r = self.file.flush();
+        if r.is_err() {
+            self.failed = true;
+        }
+        r
+    }
+
+    /// Flushes and fdatasyncs.
+    pub fn sync(&mut self) -> Result<()> {
+        self.check_usable()?;
+        let r = self.file.sync();
+        if r.is_err() {
+            self.failed = true;
+        }
+        r
+    }
+
+    /// Bytes written so far.
+    pub fn file_size(&self) -> u64 {
+        self.file.size()
+    }
+
+    fn check_usable(&self) -> Result<()> {
+        if self.failed {
+            return Err(Error::io(
+                "appending to a log whose previous write failed",
+                std::io::Error::other("log writer is unusable after an IO error"),
+            ));
+        }
+        Ok(())
+    }
+
+    fn write_fragments(&mut self, payload: &[u8]) -> Result<()> {
+        let mut left = payload;
+        let mut begin = true;
+        loop {
+            let leftover = BLOCK_SIZE - self.block_offset;
+            if leftover < HEADER_SIZE {
+                // Too small for a header: zero-fill the block's tail and start a new block.
+                if leftover > 0 {
+                    self.file.append(TRAILER_ZEROS.get(..leftover).unwrap_or(&[]))?;
+                }
+                self.block_offset = 0;
+            }
+            let avail = BLOCK_SIZE - self.block_offset - HEADER_SIZE;
+            let n = left.len().min(avail);
+            let (fragment, rest) = left.split_at(n);
+            let end = rest.is_empty();
+            let fragment_type = match (begin, end) {
+                (true, true) => FULL_TYPE,
+                (true, false) => FIRST_TYPE,
+                (false, true) => LAST_TYPE,
+                (false, false) => MIDDLE_TYPE,
+            };
+            self.emit(fragment_type, fragment)?;
+            left = rest;
+            begin = false;
+            if end {
+                return Ok(());
+            }
+        }
+    }
+
+    fn emit(&mut self, fragment_type: u8, fragment: &[u8]) -> Result<()> {
+        debug_assert!(fragment.len() <= BLOCK_SIZE - HEADER_SIZE);
+        let mut header = [0u8; HEADER_SIZE];
+        header[..4].copy_from_slice(&fragment_checksum(fragment_type, fragment).to_le_bytes());
+        header[4..6].copy_from_slice(&(fragment.len() as u16).to_le_bytes());
+        header[6] = fragment_type;
+        self.file.append(&header)?;
+        self.file.append(fragment)?;
+        self.block_offset += HEADER_SIZE + fragment.len();
+        Ok(())
+    }
+}
