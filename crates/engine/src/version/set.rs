@@ -26,7 +26,7 @@ use super::{Version, VersionEdit};
 use crate::error::{Error, Result};
 use crate::filename::{current_path, manifest_name, manifest_path, parse_file_name, FileType};
 use crate::fs::{read_all, write_file_atomic, Fs};
-use crate::key::{EscapedBytes, SequenceNumber};
+use crate::key::{EscapedBytes, SequenceNumber, MAX_SEQUENCE};
 use crate::wal::{LogReader, LogWriter, ReadOutcome};
 
 /// The only supported comparator; its name is LevelDB's, for tool compatibility.
@@ -120,6 +120,13 @@ impl VersionSet {
         let mut vs = VersionSet::empty(dir, fs, num_levels);
         vs.next_file_number = next_file_number.ok_or_else(|| missing("next file number"))?;
         vs.last_sequence = last_sequence.ok_or_else(|| missing("last sequence number"))?;
+        if vs.last_sequence > MAX_SEQUENCE {
+            return Err(Error::corruption(
+                &file_name,
+                0,
+                format!("last sequence {} exceeds the maximum {MAX_SEQUENCE}", vs.last_sequence),
+            ));
+        }
         vs.log_number = log_number.unwrap_or(0);
         vs.manifest_file_number = number;
         vs.mark_file_number_used(number);
@@ -185,9 +192,9 @@ impl VersionSet {
     /// version. On error nothing changes (the MANIFEST is rolled to a new file on the next
     /// call).
     ///
-    /// An edit that does not apply (deletes a file that is not there, adds a live file number,
-    /// names a level that does not exist, moves the log number backwards or past the next file
-    /// number) is `InvalidArgument` and writes nothing.
+    /// An edit that does not apply (deletes a file that is not there, adds a live or never
+    /// allocated file number, names a level that does not exist, moves the log number backwards
+    /// or past the next file number) is `InvalidArgument` and writes nothing.
     pub fn log_and_apply(&mut self, mut edit: VersionEdit) -> Result<()> {
         if let Some(n) = edit.log_number {
             if n < self.log_number || n >= self.next_file_number {
@@ -196,6 +203,13 @@ impl VersionSet {
                     self.log_number, self.next_file_number
                 )));
             }
+        }
+        if let Some((_, f)) = edit.new_files.iter().find(|(_, f)| f.number >= self.next_file_number)
+        {
+            return Err(Error::InvalidArgument(format!(
+                "version edit adds file {}, which was never allocated (next file number {})",
+                f.number, self.next_file_number
+            )));
         }
         let mut builder = Builder::new(&self.current, self.num_levels);
         builder

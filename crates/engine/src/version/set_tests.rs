@@ -343,17 +343,22 @@ fn failed_manifest_write_changes_nothing_and_rolls_the_manifest() {
 fn rejected_edits_write_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let mut vs = VersionSet::create(dir.path(), std_fs(), 3).unwrap();
-    let missing = VersionEdit { deleted_files: vec![(1, 3)], ..Default::default() };
-    assert!(matches!(vs.log_and_apply(missing), Err(Error::InvalidArgument(_))));
-    assert!(matches!(
-        vs.log_and_apply(add(3, file(3, b"a", b"b", 1))),
-        Err(Error::InvalidArgument(_))
-    ));
-    let future_log = VersionEdit { log_number: Some(100), ..Default::default() };
-    assert!(matches!(vs.log_and_apply(future_log), Err(Error::InvalidArgument(_))));
+    let manifest_size = vs.manifest_file_size();
+    let unallocated = add(1, file(vs.next_file_number(), b"a", b"b", 1));
+    let reason = |r: Result<()>| match r {
+        Err(Error::InvalidArgument(m)) => m,
+        other => panic!("expected InvalidArgument, got {other:?}"),
+    };
+    assert!(reason(vs.log_and_apply(unallocated)).contains("never allocated"));
     vs.mark_file_number_used(3);
+    let missing = VersionEdit { deleted_files: vec![(1, 3)], ..Default::default() };
+    assert!(reason(vs.log_and_apply(missing)).contains("no such file"));
+    assert!(reason(vs.log_and_apply(add(3, file(3, b"a", b"b", 1)))).contains("only 3 levels"));
+    let future_log = VersionEdit { log_number: Some(100), ..Default::default() };
+    assert!(reason(vs.log_and_apply(future_log)).contains("log number 100"));
+    assert_eq!(vs.manifest_file_size(), manifest_size, "nothing was written");
     vs.log_and_apply(add(1, file(3, b"a", b"b", 1))).unwrap();
-    assert!(vs.log_and_apply(add(2, file(3, b"a", b"b", 1))).is_err(), "file 3 is live");
+    assert!(reason(vs.log_and_apply(add(2, file(3, b"a", b"b", 1)))).contains("already live"));
     // A move between levels in one edit is fine.
     let mv = VersionEdit {
         deleted_files: vec![(1, 3)],
@@ -362,6 +367,7 @@ fn rejected_edits_write_nothing() {
     };
     vs.log_and_apply(mv).unwrap();
     assert_eq!(shape(&vs.current()), vec![(2, 3)]);
+    assert!(vs.manifest_file_size() > manifest_size);
 }
 
 #[test]
