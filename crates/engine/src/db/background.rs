@@ -67,6 +67,11 @@ impl DbInner {
     /// Deletes SSTs no live version references, WALs older than the oldest needed, old
     /// MANIFESTs and leftover temp files. Only files the MANIFEST already dropped are deleted.
     pub(crate) fn delete_obsolete_files(&self) {
+        let _one_at_a_time = self.obsolete_lock.lock();
+        // List first: a file created after the listing is not considered, and a file in the
+        // listing that a running job writes is in `pending_outputs` by the time we look (jobs
+        // register a number before creating its file).
+        let Ok(names) = self.fs.list_dir(&self.path) else { return };
         let (live, manifest, min_log) = {
             let vs = self.versions.lock();
             let st = self.state.lock();
@@ -75,7 +80,6 @@ impl DbInner {
             let min_log = st.imms.front().map_or(st.mem_log_number, |i| i.log_number);
             (live, vs.manifest_file_number(), min_log.min(vs.log_number()))
         };
-        let Ok(names) = self.fs.list_dir(&self.path) else { return };
         for name in names {
             let delete = match parse_file_name(&name) {
                 Some(FileType::Table(n)) => !live.contains(&n),

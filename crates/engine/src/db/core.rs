@@ -90,6 +90,8 @@ pub(crate) struct DbInner {
     pub stats: DbStats,
     pub info_log: InfoLog,
     pub shutting_down: AtomicBool,
+    /// Serializes obsolete-file deletion.
+    pub obsolete_lock: Mutex<()>,
     /// What WAL recovery dropped at open (for `talus.recovery-report`).
     pub recovery_report: Mutex<String>,
 }

@@ -128,6 +128,7 @@ pub(crate) fn open(path: &Path, opts: Options) -> Result<Arc<DbInner>> {
         info_log,
         shutting_down: AtomicBool::new(false),
         recovery_report: Mutex::new(String::new()),
+        obsolete_lock: Mutex::new(()),
         opts,
     });
     inner.recover_wals(&wals)?;

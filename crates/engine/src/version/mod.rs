@@ -47,6 +47,18 @@ pub struct Version {
     pub files: Vec<Vec<Arc<FileMetaData>>>,
 }
 
+impl FileMetaData {
+    /// True if the largest key is the exclusive end of a range tombstone (a sentinel that sorts
+    /// before every real entry of its user key).
+    pub fn largest_is_sentinel(&self) -> bool {
+        crate::key::trailer(self.largest.encoded())
+            == crate::key::pack_trailer(
+                crate::key::MAX_SEQUENCE,
+                crate::key::ValueKind::RangeDelete,
+            )
+    }
+}
+
 impl Version {
     /// Number of levels.
     pub fn num_levels(&self) -> usize {
@@ -130,7 +142,12 @@ impl Version {
         }
         for level in 1..self.num_levels() {
             let files = self.level_files(level);
-            let i = files.partition_point(|file| file.largest.user_key() < user_key);
+            // A file whose largest key is a range-tombstone sentinel `(k, MAX_SEQUENCE,
+            // RangeDelete)` holds nothing at `k` itself: the next file may start at `k`.
+            let i = files.partition_point(|file| {
+                let l = file.largest.user_key();
+                l < user_key || (l == user_key && file.largest_is_sentinel())
+            });
             if let Some(file) = files.get(i) {
                 if file.smallest.user_key() <= user_key && !f(level, file) {
                     return;
