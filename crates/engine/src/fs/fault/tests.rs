@@ -35,7 +35,7 @@ fn io_kind(e: &Error) -> Option<ErrorKind> {
 #[test]
 fn reads_see_unsynced_data_and_sizes_match() {
     let fs = setup();
-    let mut f = write(&*fs, "/db/a", b"hello ", false);
+    let mut f = write(&fs, "/db/a", b"hello ", false);
     f.append(b"world").unwrap();
     assert_eq!(f.size(), 11);
     assert_eq!(read_all(&*fs, p("/db/a")).unwrap(), b"hello world");
@@ -58,7 +58,7 @@ fn reads_see_unsynced_data_and_sizes_match() {
 #[test]
 fn unsynced_data_dropped_synced_kept() {
     let fs = setup();
-    let mut f = write(&*fs, "/db/a", b"durable", true);
+    let mut f = write(&fs, "/db/a", b"durable", true);
     fs.sync_dir(p("/db")).unwrap();
     f.append(b"-lost").unwrap();
     f.flush().unwrap();
@@ -75,7 +75,7 @@ fn unsynced_data_dropped_synced_kept() {
 #[test]
 fn process_crash_keeps_everything_but_a_later_power_loss_still_drops_it() {
     let fs = setup();
-    let f = write(&*fs, "/db/a", b"abc", false);
+    let f = write(&fs, "/db/a", b"abc", false);
     let fs = fs.crash(CrashMode::KeepUnsynced);
     drop(f);
     assert_eq!(fs.contents("/db/a").unwrap(), b"abc");
@@ -88,7 +88,7 @@ fn random_crash_keeps_a_prefix_of_unsynced_bytes() {
     let mut outcomes = std::collections::BTreeSet::new();
     for seed in 0..64 {
         let fs = setup();
-        let mut f = write(&*fs, "/db/a", b"0123", true);
+        let mut f = write(&fs, "/db/a", b"0123", true);
         fs.sync_dir(p("/db")).unwrap();
         f.append(b"456789").unwrap();
         let fs = fs.crash(CrashMode::DropRandomUnsynced { seed });
@@ -97,7 +97,7 @@ fn random_crash_keeps_a_prefix_of_unsynced_bytes() {
         outcomes.insert(got.len());
         // The same seed on the same history gives the same result.
         let again = setup();
-        let mut f = write(&*again, "/db/a", b"0123", true);
+        let mut f = write(&again, "/db/a", b"0123", true);
         again.sync_dir(p("/db")).unwrap();
         f.append(b"456789").unwrap();
         let again = again.crash(CrashMode::DropRandomUnsynced { seed });
@@ -111,7 +111,7 @@ fn random_crash_keeps_or_undoes_directory_entries() {
     let (mut kept, mut undone) = (0, 0);
     for seed in 0..64 {
         let fs = setup();
-        drop(write(&*fs, "/db/new", b"x", true));
+        drop(write(&fs, "/db/new", b"x", true));
         let fs = fs.crash(CrashMode::DropRandomUnsynced { seed });
         let survived = fs.exists(p("/db/new"));
         if survived {
@@ -130,15 +130,15 @@ fn random_crash_keeps_or_undoes_directory_entries() {
 #[test]
 fn unsynced_creation_vanishes_and_synced_creation_survives() {
     let fs = setup();
-    drop(write(&*fs, "/db/synced-entry", b"a", true));
+    drop(write(&fs, "/db/synced-entry", b"a", true));
     fs.sync_dir(p("/db")).unwrap();
-    drop(write(&*fs, "/db/unsynced-entry", b"b", true));
+    drop(write(&fs, "/db/unsynced-entry", b"b", true));
     let fs = fs.crash(CrashMode::DropAllUnsynced);
     assert!(fs.exists(p("/db/synced-entry")));
     assert!(!fs.exists(p("/db/unsynced-entry")));
     assert_eq!(fs.list_dir(p("/db")).unwrap(), vec!["synced-entry".to_string()]);
     // Synced entry but unsynced data: the file exists and is empty.
-    drop(write(&*fs, "/db/entry-only", b"data", false));
+    drop(write(&fs, "/db/entry-only", b"data", false));
     fs.sync_dir(p("/db")).unwrap();
     let fs = fs.crash(CrashMode::DropAllUnsynced);
     assert_eq!(fs.contents("/db/entry-only").unwrap(), b"");
@@ -147,10 +147,10 @@ fn unsynced_creation_vanishes_and_synced_creation_survives() {
 #[test]
 fn rename_and_delete_are_durable_only_after_dir_sync() {
     let fs = setup();
-    drop(write(&*fs, "/db/CURRENT", b"old", true));
-    drop(write(&*fs, "/db/victim", b"v", true));
+    drop(write(&fs, "/db/CURRENT", b"old", true));
+    drop(write(&fs, "/db/victim", b"v", true));
     fs.sync_dir(p("/db")).unwrap();
-    drop(write(&*fs, "/db/CURRENT.dbtmp", b"new", true));
+    drop(write(&fs, "/db/CURRENT.dbtmp", b"new", true));
     fs.rename(p("/db/CURRENT.dbtmp"), p("/db/CURRENT")).unwrap();
     fs.remove_file(p("/db/victim")).unwrap();
     assert_eq!(fs.contents("/db/CURRENT").unwrap(), b"new");
@@ -174,13 +174,13 @@ fn rename_and_delete_are_durable_only_after_dir_sync() {
 #[test]
 fn truncating_create_reverts_to_synced_content() {
     let fs = setup();
-    drop(write(&*fs, "/db/LOG", b"old log", true));
+    drop(write(&fs, "/db/LOG", b"old log", true));
     fs.sync_dir(p("/db")).unwrap();
-    drop(write(&*fs, "/db/LOG", b"new", false));
+    drop(write(&fs, "/db/LOG", b"new", false));
     assert_eq!(fs.contents("/db/LOG").unwrap(), b"new");
     let fs = fs.crash(CrashMode::DropAllUnsynced);
     assert_eq!(fs.contents("/db/LOG").unwrap(), b"old log");
-    drop(write(&*fs, "/db/LOG", b"newer", true));
+    drop(write(&fs, "/db/LOG", b"newer", true));
     let fs = fs.crash(CrashMode::DropAllUnsynced);
     assert_eq!(fs.contents("/db/LOG").unwrap(), b"newer");
 }
@@ -188,7 +188,7 @@ fn truncating_create_reverts_to_synced_content() {
 #[test]
 fn unlinked_file_stays_readable_while_open() {
     let fs = setup();
-    drop(write(&*fs, "/db/a", b"abc", true));
+    drop(write(&fs, "/db/a", b"abc", true));
     let r = fs.open_random(p("/db/a")).unwrap();
     fs.remove_file(p("/db/a")).unwrap();
     let mut buf = [0u8; 3];
@@ -307,7 +307,7 @@ fn lock_refuses_second_holder_until_released() {
 #[test]
 fn dead_view_fails_everything() {
     let fs = setup();
-    drop(write(&*fs, "/db/a", b"abc", true));
+    drop(write(&fs, "/db/a", b"abc", true));
     fs.sync_dir(p("/db")).unwrap();
     let r = fs.open_random(p("/db/a")).unwrap();
     let mut s = fs.open_sequential(p("/db/a")).unwrap();
@@ -328,7 +328,7 @@ fn dead_view_fails_everything() {
 #[test]
 fn flip_bit_and_truncate_edit_contents() {
     let fs = setup();
-    drop(write(&*fs, "/db/a", b"\x00\x00", true));
+    drop(write(&fs, "/db/a", b"\x00\x00", true));
     fs.flip_bit("/db/a", 9).unwrap();
     assert_eq!(fs.contents("/db/a").unwrap(), b"\x00\x02");
     assert!(fs.flip_bit("/db/a", 16).is_err());
