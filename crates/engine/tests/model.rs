@@ -3,8 +3,9 @@
 //! and (on `SimFs`) process crashes must keep everything acknowledged. Options are tiny so that
 //! flushes and compactions really happen.
 //!
-//! `PROPTEST_CASES` sets the number of cases (256 by default). A shrunk failure is printed as a
-//! `Vec<Op>`: paste it into a named test in `mod regressions` below.
+//! `PROPTEST_CASES` sets the number of cases (256 by default). A shrunk failure is printed as
+//! Rust (keys as `b(b"..")`): paste it into a named test in `mod regressions` below, adding
+//! `vec!` before the lists.
 
 mod common;
 
@@ -12,7 +13,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use common::{
-    assert_db_eq, model_range, tiny_options, write_ops, Model, WriteOp, ALPHABET, SIM_DB,
+    assert_db_eq, b, model_range, tiny_options, write_ops, Bytes, Model, WriteOp, ALPHABET, SIM_DB,
 };
 use proptest::prelude::*;
 use talus::fs::fault::{CrashMode, SimFs};
@@ -27,8 +28,8 @@ const MAX_SNAPSHOTS: usize = 4;
 enum Start {
     First,
     Last,
-    Seek(Vec<u8>),
-    SeekForPrev(Vec<u8>),
+    Seek(Bytes),
+    SeekForPrev(Bytes),
 }
 
 /// One step of a case.
@@ -45,29 +46,29 @@ enum Op {
         count: u16,
         value_len: u16,
     },
-    Get(Vec<u8>),
-    MultiGet(Vec<Vec<u8>>),
+    Get(Bytes),
+    MultiGet(Vec<Bytes>),
     TakeSnapshot,
     ReleaseSnapshot(usize),
     /// `Some(i)` reads at snapshot `i % live snapshots` (latest state if none is live).
-    GetAt(usize, Vec<u8>),
+    GetAt(usize, Bytes),
     /// Iterate with bounds; `pulls` says next (true) or next_back (false), then drain forward.
     Iter {
         snap: Option<usize>,
-        lower: Option<Vec<u8>>,
-        upper: Option<Vec<u8>>,
+        lower: Option<Bytes>,
+        upper: Option<Bytes>,
         pulls: Vec<bool>,
     },
     /// Walk a raw iterator: position, then next (true) / prev (false) while valid.
     RawWalk {
         snap: Option<usize>,
-        lower: Option<Vec<u8>>,
-        upper: Option<Vec<u8>>,
+        lower: Option<Bytes>,
+        upper: Option<Bytes>,
         start: Start,
         steps: Vec<bool>,
     },
     Flush,
-    Compact(Option<Vec<u8>>, Option<Vec<u8>>),
+    Compact(Option<Bytes>, Option<Bytes>),
     /// Close and open again.
     Reopen,
     /// Kill the process (on `SimFs`; a plain reopen on the real file system) and open again.
@@ -168,21 +169,21 @@ impl Harness {
                     let key: Vec<u8> =
                         (0..len).map(|j| ALPHABET[((x >> (8 * j + 8)) % 4) as usize]).collect();
                     let value = vec![(x >> 40) as u8 ^ n as u8; *value_len as usize];
-                    let w = WriteOp::Put(key, value);
+                    let w = WriteOp::Put(key.into(), value.into());
                     w.exec(self.db(), false).unwrap_or_else(|e| panic!("{ctx} put {n}: {e}"));
                     w.apply(&mut self.model);
                 }
             }
             Op::Get(k) => {
                 let got = self.db().get(k).unwrap_or_else(|e| panic!("{ctx}: {e}"));
-                assert_eq!(got.as_ref(), self.model.get(k), "{ctx}");
+                assert_eq!(got.as_ref(), self.model.get(&k.0), "{ctx}");
             }
             Op::MultiGet(keys) => {
                 let got = self.db().multi_get(keys, &ReadOptions::default());
                 assert_eq!(got.len(), keys.len(), "{ctx}");
                 for (k, r) in keys.iter().zip(got) {
                     let v = r.unwrap_or_else(|e| panic!("{ctx} key {k:?}: {e}"));
-                    assert_eq!(v.as_ref(), self.model.get(k), "{ctx} key {k:?}");
+                    assert_eq!(v.as_ref(), self.model.get(&k.0), "{ctx} key {k:?}");
                 }
             }
             Op::TakeSnapshot => {
@@ -201,7 +202,7 @@ impl Harness {
             Op::GetAt(i, k) => {
                 let (ro, m) = self.view(Some(*i));
                 let got = self.db().get_opt(k, &ro).unwrap_or_else(|e| panic!("{ctx}: {e}"));
-                assert_eq!(got.as_ref(), m.get(k), "{ctx}");
+                assert_eq!(got.as_ref(), m.get(&k.0), "{ctx}");
             }
             Op::Iter { snap, lower, upper, pulls } => {
                 self.check_iter(&ctx, *snap, lower, upper, pulls)
@@ -210,10 +211,9 @@ impl Harness {
                 self.check_raw(&ctx, *snap, lower, upper, start, steps)
             }
             Op::Flush => self.db().flush().unwrap_or_else(|e| panic!("{ctx}: {e}")),
-            Op::Compact(b, e) => self
-                .db()
-                .compact_range(b.as_deref(), e.as_deref())
-                .unwrap_or_else(|e| panic!("{ctx}: {e}")),
+            Op::Compact(b, e) => {
+                self.db().compact_range(opt(b), opt(e)).unwrap_or_else(|e| panic!("{ctx}: {e}"))
+            }
             Op::Reopen => {
                 self.close();
                 self.open();
@@ -237,15 +237,14 @@ impl Harness {
         &self,
         ctx: &str,
         snap: Option<usize>,
-        lower: &Option<Vec<u8>>,
-        upper: &Option<Vec<u8>>,
+        lower: &Option<Bytes>,
+        upper: &Option<Bytes>,
         pulls: &[bool],
     ) {
         let (mut ro, m) = self.view(snap);
-        ro.iterate_lower_bound = lower.clone();
-        ro.iterate_upper_bound = upper.clone();
-        let mut want: std::collections::VecDeque<_> =
-            model_range(m, lower.as_deref(), upper.as_deref()).into();
+        ro.iterate_lower_bound = opt(lower).map(<[u8]>::to_vec);
+        ro.iterate_upper_bound = opt(upper).map(<[u8]>::to_vec);
+        let mut want: std::collections::VecDeque<_> = model_range(m, opt(lower), opt(upper)).into();
         let mut it = self.db().iter(&ro);
         for (n, &front) in pulls.iter().enumerate() {
             let got = if front { it.next() } else { it.next_back() };
@@ -261,15 +260,15 @@ impl Harness {
         &self,
         ctx: &str,
         snap: Option<usize>,
-        lower: &Option<Vec<u8>>,
-        upper: &Option<Vec<u8>>,
+        lower: &Option<Bytes>,
+        upper: &Option<Bytes>,
         start: &Start,
         steps: &[bool],
     ) {
         let (mut ro, m) = self.view(snap);
-        ro.iterate_lower_bound = lower.clone();
-        ro.iterate_upper_bound = upper.clone();
-        let want = model_range(m, lower.as_deref(), upper.as_deref());
+        ro.iterate_lower_bound = opt(lower).map(<[u8]>::to_vec);
+        ro.iterate_upper_bound = opt(upper).map(<[u8]>::to_vec);
+        let want = model_range(m, opt(lower), opt(upper));
         let mut it = self.db().raw_iter(&ro);
         let mut pos: Option<usize> = match start {
             Start::First => {
@@ -282,12 +281,12 @@ impl Harness {
             }
             Start::Seek(t) => {
                 it.seek(t);
-                let i = want.partition_point(|(k, _)| k < t);
+                let i = want.partition_point(|(k, _)| k[..] < t[..]);
                 (i < want.len()).then_some(i)
             }
             Start::SeekForPrev(t) => {
                 it.seek_for_prev(t);
-                want.partition_point(|(k, _)| k <= t).checked_sub(1)
+                want.partition_point(|(k, _)| k[..] <= t[..]).checked_sub(1)
             }
         };
         let mut n = 0;
@@ -311,6 +310,10 @@ impl Harness {
     }
 }
 
+fn opt(x: &Option<Bytes>) -> Option<&[u8]> {
+    x.as_ref().map(|b| &b.0[..])
+}
+
 /// Runs one case; panics (with the failing op) on the first disagreement with the oracle.
 fn run(cfg: Config, ops: &[Op]) {
     let mut h = Harness::new(cfg);
@@ -323,17 +326,17 @@ fn run(cfg: Config, ops: &[Op]) {
     assert_db_eq(h.db(), &h.model, "after the final reopen");
 }
 
-fn key() -> impl Strategy<Value = Vec<u8>> {
+fn key() -> impl Strategy<Value = Bytes> {
     prop_oneof![
-        20 => prop::collection::vec(prop::sample::select(ALPHABET.to_vec()), 1..=3),
-        1 => Just(Vec::new()),
+        20 => prop::collection::vec(prop::sample::select(ALPHABET.to_vec()), 1..=3).prop_map(Bytes),
+        1 => Just(Bytes::default()),
     ]
 }
 
-fn value() -> impl Strategy<Value = Vec<u8>> {
+fn value() -> impl Strategy<Value = Bytes> {
     prop_oneof![
-        4 => prop::collection::vec(any::<u8>(), 0..16),
-        1 => prop::collection::vec(any::<u8>(), 100..600),
+        4 => prop::collection::vec(any::<u8>(), 0..16).prop_map(Bytes),
+        1 => prop::collection::vec(any::<u8>(), 100..600).prop_map(Bytes),
     ]
 }
 
@@ -346,7 +349,7 @@ fn write_op() -> impl Strategy<Value = WriteOp> {
 }
 
 /// Optional iteration bounds with `lower <= upper`.
-fn bounds() -> impl Strategy<Value = (Option<Vec<u8>>, Option<Vec<u8>>)> {
+fn bounds() -> impl Strategy<Value = (Option<Bytes>, Option<Bytes>)> {
     (prop::option::weighted(0.3, key()), prop::option::weighted(0.3, key())).prop_map(|(l, u)| {
         match (l, u) {
             (Some(l), Some(u)) if l > u => (Some(u), Some(l)),
@@ -391,7 +394,7 @@ fn op() -> impl Strategy<Value = Op> {
 }
 
 fn ops() -> impl Strategy<Value = Vec<Op>> {
-    prop::collection::vec(op(), 10..60)
+    prop::collection::vec(op(), 1..60)
 }
 
 fn proptest_config() -> ProptestConfig {
@@ -419,8 +422,8 @@ proptest! {
 mod regressions {
     use super::*;
 
-    fn k(s: &str) -> Vec<u8> {
-        s.as_bytes().to_vec()
+    fn k(s: &str) -> Bytes {
+        b(s.as_bytes())
     }
     fn put(key: &str, v: &str) -> Op {
         Op::Write(WriteOp::Put(k(key), k(v)), false)
@@ -504,16 +507,16 @@ mod regressions {
     #[test]
     fn empty_key_and_empty_values() {
         both(&[
-            Op::Write(WriteOp::Put(vec![], vec![]), false),
+            Op::Write(WriteOp::Put(b(b""), b(b"")), false),
             put("a", ""),
-            Op::Get(vec![]),
+            Op::Get(Bytes::default()),
             Op::Flush,
-            Op::Get(vec![]),
-            Op::Write(WriteOp::DeleteRange(vec![], k("a")), true),
-            Op::Get(vec![]),
+            Op::Get(Bytes::default()),
+            Op::Write(WriteOp::DeleteRange(Bytes::default(), k("a")), true),
+            Op::Get(Bytes::default()),
             Op::Get(k("a")),
             Op::ProcessCrash,
-            Op::MultiGet(vec![vec![], k("a"), k("b")]),
+            Op::MultiGet(vec![Bytes::default(), k("a"), k("b")]),
         ]);
     }
 }

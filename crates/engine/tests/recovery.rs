@@ -9,7 +9,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use common::{
-    assert_db_eq, diff, random_write, read_consistent, tiny_options, write_ops, Model, WriteOp,
+    assert_db_eq, b, diff, random_write, read_consistent, tiny_options, write_ops, Model, WriteOp,
     SIM_DB,
 };
 use rand::rngs::StdRng;
@@ -279,7 +279,7 @@ fn check_after_fault(fs: &Arc<SimFs>, out: Outcome, ctx: &str) {
         );
         want = with_failed;
     }
-    WriteOp::Put(b"after".to_vec(), b"fault".to_vec()).apply(&mut want);
+    WriteOp::Put(b(b"after"), b(b"fault")).apply(&mut want);
     db.put(b"after", b"fault").unwrap_or_else(|e| panic!("{ctx}: write after reopen: {e}"));
     db.flush().unwrap_or_else(|e| panic!("{ctx}: flush after reopen: {e}"));
     db.compact_range(None, None).unwrap_or_else(|e| panic!("{ctx}: compact after reopen: {e}"));

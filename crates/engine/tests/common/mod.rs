@@ -22,15 +22,50 @@ pub const ALPHABET: &[u8] = b"abcd";
 /// Where a database lives on a `SimFs`.
 pub const SIM_DB: &str = "/db";
 
+/// A key or value that prints as `b(b"...")`, so that a failing case prints as Rust that can be
+/// pasted into a regression test (where [`b`] builds it back).
+#[derive(Clone, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Bytes(pub Vec<u8>);
+
+impl std::fmt::Debug for Bytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "b(b\"{}\")", self.0.escape_ascii())
+    }
+}
+
+impl std::ops::Deref for Bytes {
+    type Target = Vec<u8>;
+    fn deref(&self) -> &Vec<u8> {
+        &self.0
+    }
+}
+
+impl From<Vec<u8>> for Bytes {
+    fn from(v: Vec<u8>) -> Bytes {
+        Bytes(v)
+    }
+}
+
+impl AsRef<[u8]> for Bytes {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+/// Builds a [`Bytes`] (or a `Vec<u8>`) from a literal: `b(b"key")`.
+pub fn b<T: From<Vec<u8>>>(s: &[u8]) -> T {
+    T::from(s.to_vec())
+}
+
 /// One write operation, applied both to the database and to the oracle.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WriteOp {
     /// `put(key, value)`.
-    Put(Vec<u8>, Vec<u8>),
+    Put(Bytes, Bytes),
     /// `delete(key)`.
-    Delete(Vec<u8>),
+    Delete(Bytes),
     /// `delete_range(begin..end)`; `begin >= end` deletes nothing.
-    DeleteRange(Vec<u8>, Vec<u8>),
+    DeleteRange(Bytes, Bytes),
 }
 
 impl WriteOp {
@@ -38,10 +73,10 @@ impl WriteOp {
     pub fn apply(&self, m: &mut Model) {
         match self {
             WriteOp::Put(k, v) => {
-                m.insert(k.clone(), v.clone());
+                m.insert(k.0.clone(), v.0.clone());
             }
             WriteOp::Delete(k) => {
-                m.remove(k);
+                m.remove(&k.0);
             }
             WriteOp::DeleteRange(b, e) => {
                 if b < e {
@@ -110,11 +145,11 @@ pub fn random_value(rng: &mut impl Rng) -> Vec<u8> {
 /// A random write: mostly puts, some deletes, a few range deletes.
 pub fn random_write(rng: &mut impl Rng) -> WriteOp {
     match rng.gen_range(0..10) {
-        0..=5 => WriteOp::Put(random_key(rng), random_value(rng)),
-        6..=8 => WriteOp::Delete(random_key(rng)),
+        0..=5 => WriteOp::Put(random_key(rng).into(), random_value(rng).into()),
+        6..=8 => WriteOp::Delete(random_key(rng).into()),
         _ => {
-            let (a, b) = (random_key(rng), random_key(rng));
-            WriteOp::DeleteRange(a.clone().min(b.clone()), a.max(b))
+            let (x, y) = (random_key(rng), random_key(rng));
+            WriteOp::DeleteRange(x.clone().min(y.clone()).into(), x.max(y).into())
         }
     }
 }
