@@ -141,12 +141,8 @@ impl WriteBatch {
     /// Iterates the operations, assuming the batch is well formed (built by this type or
     /// validated by [`WriteBatch::from_data`]).
     pub fn iter(&self) -> impl Iterator<Item = BatchOp<'_>> {
-        BatchIter {
-            d: Decoder::new(self.rep.get(HEADER_LEN..).unwrap_or(&[])),
-            file: "",
-            offset: 0,
-        }
-        .map_while(|r| r.ok())
+        BatchIter { d: Decoder::new(self.rep.get(HEADER_LEN..).unwrap_or(&[])), file: "", offset: 0 }
+            .map_while(|r| r.ok())
     }
 
     fn iter_checked<'a>(
@@ -214,11 +210,7 @@ mod tests {
         let ops: Vec<_> = c.iter().collect();
         assert_eq!(
             ops,
-            vec![
-                BatchOp::Put(b"k1", b"v1"),
-                BatchOp::Delete(b"k2"),
-                BatchOp::DeleteRange(b"a", b"c")
-            ]
+            vec![BatchOp::Put(b"k1", b"v1"), BatchOp::Delete(b"k2"), BatchOp::DeleteRange(b"a", b"c")]
         );
     }
 

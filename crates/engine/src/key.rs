@@ -61,12 +61,7 @@ pub fn pack_trailer(seq: SequenceNumber, kind: ValueKind) -> u64 {
 
 /// Appends `user_key ++ trailer` to `dst`.
 #[inline]
-pub fn append_internal_key(
-    dst: &mut Vec<u8>,
-    user_key: &[u8],
-    seq: SequenceNumber,
-    kind: ValueKind,
-) {
+pub fn append_internal_key(dst: &mut Vec<u8>, user_key: &[u8], seq: SequenceNumber, kind: ValueKind) {
     dst.extend_from_slice(user_key);
     dst.extend_from_slice(&pack_trailer(seq, kind).to_le_bytes());
 }

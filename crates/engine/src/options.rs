@@ -41,9 +41,11 @@ impl CompressionType {
             "snappy" | "ksnappycompression" => CompressionType::Snappy,
             "lz4" | "klz4compression" => CompressionType::Lz4,
             "zstd" | "kzstd" | "kzstdcompression" => CompressionType::Zstd,
-            _ => return Err(Error::InvalidArgument(format!(
-                "compression: unknown compression type {s:?} (expected none, snappy, lz4 or zstd)"
-            ))),
+            _ => {
+                return Err(Error::InvalidArgument(format!(
+                    "compression: unknown compression type {s:?} (expected none, snappy, lz4 or zstd)"
+                )))
+            }
         })
     }
 

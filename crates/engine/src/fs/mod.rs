@@ -11,8 +11,8 @@ use std::sync::Arc;
 
 use crate::error::Result;
 
-pub mod fault;
 mod std_fs;
+pub mod fault;
 
 pub use std_fs::StdFs;
 

@@ -33,11 +33,7 @@ impl MemTable {
 
     /// The newest point entry of `user_key` with sequence `<= seq`: `(kind, seq, value)`.
     /// Range tombstones are not consulted here (see [`MemTable::range_tombstones`]).
-    pub fn get(
-        &self,
-        user_key: &[u8],
-        seq: SequenceNumber,
-    ) -> Option<(ValueKind, SequenceNumber, &[u8])> {
+    pub fn get(&self, user_key: &[u8], seq: SequenceNumber) -> Option<(ValueKind, SequenceNumber, &[u8])> {
         let _ = (user_key, seq);
         todo!()
     }
