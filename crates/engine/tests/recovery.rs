@@ -255,12 +255,13 @@ fn fault_workload(fs: &Arc<SimFs>) -> Outcome {
     out
 }
 
-/// Clears faults, cuts the power, reopens and checks that every acknowledged write is there
-/// (and the failed one entirely or not at all) and that the database works.
+/// Cuts the power (so the old handle cannot go on without faults), clears faults, reopens and
+/// checks that every acknowledged write is there (and the failed one entirely or not at all)
+/// and that the database works.
 fn check_after_fault(fs: &Arc<SimFs>, out: Outcome, ctx: &str) {
+    let fs = fs.crash(CrashMode::DropAllUnsynced);
     fs.clear_faults();
     fs.clear_capacity();
-    let fs = fs.crash(CrashMode::DropAllUnsynced);
     drop(out.db);
     let db = open_sim(&fs, &format!("{ctx}: reopen"));
     let got = read_consistent(&db).unwrap_or_else(|e| panic!("{ctx}: {e}"));
