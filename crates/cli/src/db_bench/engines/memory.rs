@@ -64,7 +64,13 @@ impl Engine for MemoryEngine {
     }
 
     fn iter(&self) -> Box<dyn EngineIter + '_> {
-        Box::new(MemIter { map: &self.map, buf: Vec::new(), pos: 0, forward: true })
+        Box::new(MemIter {
+            map: &self.map,
+            buf: Vec::new(),
+            pos: 0,
+            forward: true,
+            chunk: FIRST_CHUNK,
+        })
     }
 
     fn flush(&self) -> EResult<()> {
@@ -94,7 +100,10 @@ impl Engine for MemoryEngine {
     }
 }
 
-const CHUNK: usize = 64;
+/// Entries copied by the first fill after a seek; each refill doubles it up to [`MAX_CHUNK`],
+/// so a short scan copies little and a long one amortizes the lookups.
+const FIRST_CHUNK: usize = 8;
+const MAX_CHUNK: usize = 256;
 
 struct MemIter<'a> {
     map: &'a RwLock<Map>,
@@ -102,6 +111,7 @@ struct MemIter<'a> {
     buf: Vec<(Vec<u8>, Arc<[u8]>)>,
     pos: usize,
     forward: bool,
+    chunk: usize,
 }
 
 impl MemIter<'_> {
@@ -113,21 +123,25 @@ impl MemIter<'_> {
         let r = m.range::<[u8], _>((lower, upper));
         let take = |(k, v): (&Vec<u8>, &Arc<[u8]>)| (k.clone(), v.clone());
         if forward {
-            self.buf.extend(r.take(CHUNK).map(take));
+            self.buf.extend(r.take(self.chunk).map(take));
         } else {
-            self.buf.extend(r.rev().take(CHUNK).map(take));
+            self.buf.extend(r.rev().take(self.chunk).map(take));
         }
+        self.chunk = (self.chunk * 2).min(MAX_CHUNK);
     }
 }
 
 impl EngineIter for MemIter<'_> {
     fn seek(&mut self, key: &[u8]) {
+        self.chunk = FIRST_CHUNK;
         self.fill(Bound::Included(key), Bound::Unbounded, true);
     }
     fn seek_to_first(&mut self) {
+        self.chunk = FIRST_CHUNK;
         self.fill(Bound::Unbounded, Bound::Unbounded, true);
     }
     fn seek_to_last(&mut self) {
+        self.chunk = FIRST_CHUNK;
         self.fill(Bound::Unbounded, Bound::Unbounded, false);
     }
     fn next(&mut self) {

@@ -116,12 +116,10 @@ pub fn open(flags: &Flags, path: &Path) -> EResult<Box<dyn Engine>> {
     }
 }
 
-/// Checks the engine options derived from `flags` without touching the disk.
+/// Checks the engine options derived from `flags` without touching the disk. Talus's option
+/// checks apply to every engine, so one command line is valid or invalid for all of them.
 pub fn check_options(flags: &Flags) -> EResult<()> {
-    if flags.engine == "talus" {
-        talus_engine::options(flags)?.validate().map_err(|e| e.to_string())?;
-    }
-    Ok(())
+    talus_engine::options(flags)?.validate().map_err(|e| e.to_string())
 }
 
 /// True for the names of files an engine keeps in its directory (RocksDB's and Talus's names).
