@@ -106,6 +106,10 @@ fn every_benchmark_runs(engine: &str) {
     }
     // Piped stderr: no progress indicator.
     assert!(!stderr(&o).contains("... finished"), "{}", stderr(&o));
+    if engine == "talus" {
+        assert!(out.contains("** Compaction Stats"), "{out}");
+        assert!(out.contains("Level Files Size(MB)"), "{out}");
+    }
     // --db given: kept (the memory engine writes no files).
     assert_eq!(db.exists(), engine != "memory");
 }

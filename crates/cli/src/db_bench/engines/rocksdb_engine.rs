@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use rocksdb::{
     BlockBasedOptions, Cache, DBCompactionStyle, DBCompressionType, DBRawIteratorWithThreadMode,
-    Options, ReadOptions, WriteBatch, WriteOptions, DB,
+    LruCacheOptions, Options, ReadOptions, WriteBatch, WriteOptions, DB,
 };
 
 use super::super::flags::Flags;
@@ -61,8 +61,12 @@ impl RocksEngine {
             t.set_bloom_filter(f.bloom_bits as f64, false);
         }
         if f.cache_size > 0 {
-            // The crate's constructor takes no shard count: RocksDB picks it from the capacity.
-            let cache = Cache::new_lru_cache(f.cache_size as usize);
+            let mut co = LruCacheOptions::default();
+            co.set_capacity(f.cache_size as usize);
+            if f.cache_numshardbits >= 0 {
+                co.set_num_shard_bits(f.cache_numshardbits as i32);
+            }
+            let cache = Cache::new_lru_cache_opts(&co);
             t.set_block_cache(&cache);
         } else {
             t.disable_cache();
