@@ -1,0 +1,254 @@
+//! The engines db_bench drives, behind one trait: `talus`, `memory` (an ordered map behind a
+//! lock: the ceiling an ordered store could reach without durability) and `rocksdb` (the
+//! `rocksdb` crate, behind the cargo feature `rocksdb`).
+//!
+//! Every engine is `Send + Sync` and shared by all benchmark threads through an `Arc`; the
+//! driver, key generator and timing code are the same for all of them. Errors are strings (the
+//! driver prints them and exits 1).
+
+use std::path::Path;
+
+use super::flags::Flags;
+
+mod memory;
+#[cfg(feature = "rocksdb")]
+mod rocksdb_engine;
+mod talus_engine;
+
+/// An engine error, already formatted.
+pub type EResult<T> = Result<T, String>;
+
+/// A reusable batch of writes in one flat buffer (no allocation per op once warmed up).
+#[derive(Default)]
+pub struct Ops {
+    data: Vec<u8>,
+    ops: Vec<(bool, usize, usize, usize)>,
+}
+
+impl Ops {
+    /// Empties the batch, keeping its capacity.
+    pub fn clear(&mut self) {
+        self.data.clear();
+        self.ops.clear();
+    }
+    /// Adds a put.
+    pub fn put(&mut self, key: &[u8], value: &[u8]) {
+        let start = self.data.len();
+        self.data.extend_from_slice(key);
+        self.data.extend_from_slice(value);
+        self.ops.push((false, start, key.len(), value.len()));
+    }
+    /// Adds a delete.
+    pub fn delete(&mut self, key: &[u8]) {
+        let start = self.data.len();
+        self.data.extend_from_slice(key);
+        self.ops.push((true, start, key.len(), 0));
+    }
+    /// Number of operations.
+    #[cfg(test)]
+    pub fn len(&self) -> usize {
+        self.ops.len()
+    }
+    /// `(is_delete, key, value)` for each operation, in order.
+    pub fn iter(&self) -> impl Iterator<Item = (bool, &[u8], &[u8])> {
+        self.ops.iter().map(move |&(del, start, klen, vlen)| {
+            let k = &self.data[start..start + klen];
+            let v = &self.data[start + klen..start + klen + vlen];
+            (del, k, v)
+        })
+    }
+}
+
+/// A cursor, RocksDB-style.
+pub trait EngineIter {
+    /// Positions at the first key `>= key`.
+    fn seek(&mut self, key: &[u8]);
+    /// Positions at the first key.
+    fn seek_to_first(&mut self);
+    /// Positions at the last key.
+    fn seek_to_last(&mut self);
+    /// Moves forward.
+    fn next(&mut self);
+    /// Moves backward.
+    fn prev(&mut self);
+    /// True if positioned at an entry.
+    fn valid(&self) -> bool;
+    /// The current key (only while valid).
+    fn key(&self) -> &[u8];
+    /// The current value (only while valid).
+    fn value(&self) -> &[u8];
+    /// The first error met.
+    fn status(&self) -> EResult<()>;
+}
+
+/// What db_bench needs from a key-value store.
+pub trait Engine: Send + Sync {
+    /// Writes one key.
+    fn put(&self, key: &[u8], value: &[u8]) -> EResult<()>;
+    /// Applies a batch atomically.
+    fn write(&self, ops: &Ops) -> EResult<()>;
+    /// Reads `key` into `value`; false if absent.
+    fn get(&self, key: &[u8], value: &mut Vec<u8>) -> EResult<bool>;
+    /// Reads several keys; `sizes[i]` is the value size of `keys[i]`, or None if absent.
+    fn multi_get(&self, keys: &[Vec<u8>], sizes: &mut Vec<Option<usize>>) -> EResult<()>;
+    /// A new iterator over the current state.
+    fn iter(&self) -> Box<dyn EngineIter + '_>;
+    /// Flushes memtables and waits.
+    fn flush(&self) -> EResult<()>;
+    /// Compacts the whole key range.
+    fn compact(&self) -> EResult<()>;
+    /// Waits until no flush or compaction is pending or running.
+    fn wait_for_compaction(&self) -> EResult<()>;
+    /// A property: `stats`, `levelstats`, or an engine-specific name.
+    fn property(&self, name: &str) -> Option<String>;
+    /// The memtable description for the header.
+    fn memtable_name(&self) -> &'static str;
+}
+
+/// Opens the engine `flags.engine` at `path` (created if missing).
+pub fn open(flags: &Flags, path: &Path) -> EResult<Box<dyn Engine>> {
+    match flags.engine.as_str() {
+        "memory" => Ok(Box::new(memory::MemoryEngine::new())),
+        "talus" => Ok(Box::new(talus_engine::TalusEngine::open(flags, path)?)),
+        #[cfg(feature = "rocksdb")]
+        "rocksdb" => Ok(Box::new(rocksdb_engine::RocksEngine::open(flags, path)?)),
+        other => Err(format!("engine {other:?} is not available in this build")),
+    }
+}
+
+/// Checks the engine options derived from `flags` without touching the disk. Talus's option
+/// checks apply to every engine, so one command line is valid or invalid for all of them.
+pub fn check_options(flags: &Flags) -> EResult<()> {
+    talus_engine::options(flags)?.validate().map_err(|e| e.to_string())
+}
+
+/// True for the names of files an engine keeps in its directory (RocksDB's and Talus's names).
+fn is_db_file(name: &str) -> bool {
+    matches!(name, "CURRENT" | "LOCK" | "IDENTITY" | "LOG")
+        || name.starts_with("LOG.old")
+        || name.starts_with("MANIFEST-")
+        || name.starts_with("OPTIONS-")
+        || name.ends_with(".sst")
+        || name.ends_with(".log")
+        || name.ends_with(".blob")
+        || name.ends_with(".dbtmp")
+}
+
+/// Removes the database files in `path` (as RocksDB's `DestroyDB`: only files with database
+/// names, so a mistyped `--db` cannot wipe unrelated files). A missing directory is fine.
+pub fn destroy(path: &Path) -> EResult<()> {
+    match std::fs::read_dir(path) {
+        Ok(entries) => {
+            for e in entries.flatten() {
+                let name = e.file_name();
+                if !is_db_file(&name.to_string_lossy()) {
+                    continue;
+                }
+                let p = e.path();
+                std::fs::remove_file(&p).map_err(|e| format!("removing {}: {e}", p.display()))?;
+            }
+            Ok(())
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(format!("reading {}: {e}", path.display())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn destroy_removes_only_db_files() {
+        let d = tempfile::tempdir().unwrap();
+        for n in ["CURRENT", "000012.sst", "000013.log", "MANIFEST-000001", "LOCK", "notes.txt"] {
+            std::fs::write(d.path().join(n), b"x").unwrap();
+        }
+        destroy(d.path()).unwrap();
+        let left: Vec<_> =
+            std::fs::read_dir(d.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(left, vec![std::ffi::OsString::from("notes.txt")]);
+        destroy(&d.path().join("missing")).unwrap();
+    }
+
+    #[test]
+    fn ops_round_trip() {
+        let mut o = Ops::default();
+        o.put(b"k1", b"v1");
+        o.delete(b"k2");
+        o.put(b"k3", b"");
+        let v: Vec<_> = o.iter().map(|(d, k, v)| (d, k.to_vec(), v.to_vec())).collect();
+        assert_eq!(
+            v,
+            vec![
+                (false, b"k1".to_vec(), b"v1".to_vec()),
+                (true, b"k2".to_vec(), vec![]),
+                (false, b"k3".to_vec(), vec![])
+            ]
+        );
+        assert_eq!(o.len(), 3);
+        o.clear();
+        assert_eq!(o.len(), 0);
+    }
+
+    /// The memory engine against a BTreeMap model, through the trait.
+    #[test]
+    fn memory_engine_matches_model() {
+        use std::collections::BTreeMap;
+        let e = memory::MemoryEngine::new();
+        let mut model = BTreeMap::new();
+        let mut x = 99u64;
+        let mut ops = Ops::default();
+        for i in 0..3000u64 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+            let k = ((x >> 40) % 500).to_be_bytes().to_vec();
+            match i % 5 {
+                0 => {
+                    ops.clear();
+                    ops.delete(&k);
+                    e.write(&ops).unwrap();
+                    model.remove(&k);
+                }
+                _ => {
+                    let v = i.to_le_bytes().to_vec();
+                    e.put(&k, &v).unwrap();
+                    model.insert(k, v);
+                }
+            }
+        }
+        let mut buf = Vec::new();
+        for k in 0..500u64 {
+            let k = k.to_be_bytes().to_vec();
+            assert_eq!(e.get(&k, &mut buf).unwrap(), model.contains_key(&k));
+        }
+        let mut it = e.iter();
+        it.seek_to_first();
+        let mut got = Vec::new();
+        while it.valid() {
+            got.push((it.key().to_vec(), it.value().to_vec()));
+            it.next();
+        }
+        assert_eq!(got, model.clone().into_iter().collect::<Vec<_>>());
+        it.seek_to_last();
+        let mut back = Vec::new();
+        while it.valid() {
+            back.push(it.key().to_vec());
+            it.prev();
+        }
+        assert_eq!(back, model.keys().rev().cloned().collect::<Vec<_>>());
+        // Seek then change direction.
+        let target = 250u64.to_be_bytes();
+        it.seek(&target);
+        let first = model.range(target.to_vec()..).next().map(|(k, _)| k.clone());
+        assert_eq!(it.valid().then(|| it.key().to_vec()), first);
+        it.prev();
+        let before = model.range(..target.to_vec()).next_back().map(|(k, _)| k.clone());
+        assert_eq!(it.valid().then(|| it.key().to_vec()), before);
+        let keys: Vec<Vec<u8>> = (0..10u64).map(|k| k.to_be_bytes().to_vec()).collect();
+        let mut sizes = Vec::new();
+        e.multi_get(&keys, &mut sizes).unwrap();
+        for (k, s) in keys.iter().zip(&sizes) {
+            assert_eq!(s.is_some(), model.contains_key(k));
+        }
+    }
+}

@@ -1,0 +1,199 @@
+//! The `rocksdb` engine (cargo feature `rocksdb`): RocksDB through the `rocksdb` crate, with the
+//! same flags mapped onto RocksDB's options of the same names.
+
+use std::path::Path;
+use std::time::Duration;
+
+use rocksdb::{
+    BlockBasedOptions, Cache, DBCompactionStyle, DBCompressionType, DBRawIteratorWithThreadMode,
+    LruCacheOptions, Options, ReadOptions, WriteBatch, WriteOptions, DB,
+};
+
+use super::super::flags::Flags;
+use super::{EResult, Engine, EngineIter, Ops};
+
+/// A RocksDB database.
+pub struct RocksEngine {
+    db: DB,
+    wo: WriteOptions,
+    verify_checksums: bool,
+}
+
+fn compression(name: &str) -> EResult<DBCompressionType> {
+    Ok(match name.to_ascii_lowercase().as_str() {
+        "none" | "no" => DBCompressionType::None,
+        "snappy" => DBCompressionType::Snappy,
+        "lz4" => DBCompressionType::Lz4,
+        "zstd" => DBCompressionType::Zstd,
+        other => return Err(format!("compression_type {other:?} is not supported")),
+    })
+}
+
+impl RocksEngine {
+    /// Opens (creating) the database at `path`.
+    pub fn open(f: &Flags, path: &Path) -> EResult<Self> {
+        let mut o = Options::default();
+        o.create_if_missing(true);
+        o.set_write_buffer_size(f.write_buffer_size as usize);
+        o.set_max_write_buffer_number(f.max_write_buffer_number as i32);
+        o.set_level_zero_file_num_compaction_trigger(f.level0_file_num_compaction_trigger as i32);
+        o.set_level_zero_slowdown_writes_trigger(f.level0_slowdown_writes_trigger as i32);
+        o.set_level_zero_stop_writes_trigger(f.level0_stop_writes_trigger as i32);
+        o.set_max_bytes_for_level_base(f.max_bytes_for_level_base);
+        o.set_max_bytes_for_level_multiplier(f.max_bytes_for_level_multiplier);
+        o.set_target_file_size_base(f.target_file_size_base);
+        o.set_num_levels(f.num_levels as i32);
+        o.set_compaction_style(if f.compaction_style == 1 {
+            DBCompactionStyle::Universal
+        } else {
+            DBCompactionStyle::Level
+        });
+        o.set_max_background_jobs(f.max_background_jobs as i32);
+        o.set_max_open_files(f.open_files as i32);
+        o.set_disable_auto_compactions(f.disable_auto_compactions);
+        o.set_compression_type(compression(&f.compression_type)?);
+        if f.statistics {
+            o.enable_statistics();
+        }
+        let mut t = BlockBasedOptions::default();
+        t.set_block_size(f.block_size as usize);
+        if f.bloom_bits > 0 {
+            t.set_bloom_filter(f.bloom_bits as f64, false);
+        }
+        if f.cache_size > 0 {
+            let mut co = LruCacheOptions::default();
+            co.set_capacity(f.cache_size as usize);
+            if f.cache_numshardbits >= 0 {
+                co.set_num_shard_bits(f.cache_numshardbits as i32);
+            }
+            let cache = Cache::new_lru_cache_opts(&co);
+            t.set_block_cache(&cache);
+        } else {
+            t.disable_cache();
+        }
+        o.set_block_based_table_factory(&t);
+        let db = DB::open(&o, path).map_err(|e| format!("opening {}: {e}", path.display()))?;
+        let mut wo = WriteOptions::default();
+        wo.set_sync(f.sync);
+        wo.disable_wal(f.disable_wal);
+        Ok(RocksEngine { db, wo, verify_checksums: f.verify_checksum })
+    }
+
+    fn ro(&self) -> ReadOptions {
+        let mut ro = ReadOptions::default();
+        ro.set_verify_checksums(self.verify_checksums);
+        ro
+    }
+
+    fn int_prop(&self, name: &str) -> u64 {
+        self.db.property_int_value(name).ok().flatten().unwrap_or(0)
+    }
+}
+
+impl Engine for RocksEngine {
+    fn put(&self, key: &[u8], value: &[u8]) -> EResult<()> {
+        self.db.put_opt(key, value, &self.wo).map_err(|e| e.to_string())
+    }
+
+    fn write(&self, ops: &Ops) -> EResult<()> {
+        let mut b = WriteBatch::default();
+        for (del, k, v) in ops.iter() {
+            if del {
+                b.delete(k);
+            } else {
+                b.put(k, v);
+            }
+        }
+        self.db.write_opt(b, &self.wo).map_err(|e| e.to_string())
+    }
+
+    fn get(&self, key: &[u8], value: &mut Vec<u8>) -> EResult<bool> {
+        match self.db.get_pinned_opt(key, &self.ro()).map_err(|e| e.to_string())? {
+            Some(v) => {
+                value.clear();
+                value.extend_from_slice(&v);
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    fn multi_get(&self, keys: &[Vec<u8>], sizes: &mut Vec<Option<usize>>) -> EResult<()> {
+        sizes.clear();
+        for r in self.db.multi_get_opt(keys, &self.ro()) {
+            sizes.push(r.map_err(|e| e.to_string())?.map(|v| v.len()));
+        }
+        Ok(())
+    }
+
+    fn iter(&self) -> Box<dyn EngineIter + '_> {
+        Box::new(RocksIter(self.db.raw_iterator_opt(self.ro())))
+    }
+
+    fn flush(&self) -> EResult<()> {
+        self.db.flush().map_err(|e| e.to_string())
+    }
+
+    fn compact(&self) -> EResult<()> {
+        self.db.compact_range(None::<&[u8]>, None::<&[u8]>);
+        Ok(())
+    }
+
+    fn wait_for_compaction(&self) -> EResult<()> {
+        loop {
+            let busy = self.int_prop("rocksdb.compaction-pending")
+                + self.int_prop("rocksdb.num-running-compactions")
+                + self.int_prop("rocksdb.num-running-flushes")
+                + self.int_prop("rocksdb.mem-table-flush-pending");
+            if busy == 0 {
+                return Ok(());
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    fn property(&self, name: &str) -> Option<String> {
+        let full = if name == "statistics" {
+            "rocksdb.options-statistics".to_string()
+        } else {
+            format!("rocksdb.{name}")
+        };
+        self.db.property_value(full.as_str()).ok().flatten()
+    }
+
+    fn memtable_name(&self) -> &'static str {
+        "SkipListFactory"
+    }
+}
+
+struct RocksIter<'a>(DBRawIteratorWithThreadMode<'a, DB>);
+
+impl EngineIter for RocksIter<'_> {
+    fn seek(&mut self, key: &[u8]) {
+        self.0.seek(key)
+    }
+    fn seek_to_first(&mut self) {
+        self.0.seek_to_first()
+    }
+    fn seek_to_last(&mut self) {
+        self.0.seek_to_last()
+    }
+    fn next(&mut self) {
+        self.0.next()
+    }
+    fn prev(&mut self) {
+        self.0.prev()
+    }
+    fn valid(&self) -> bool {
+        self.0.valid()
+    }
+    fn key(&self) -> &[u8] {
+        self.0.key().unwrap_or(&[])
+    }
+    fn value(&self) -> &[u8] {
+        self.0.value().unwrap_or(&[])
+    }
+    fn status(&self) -> EResult<()> {
+        self.0.status().map_err(|e| e.to_string())
+    }
+}

@@ -1,0 +1,190 @@
+//! The `talus` engine: db_bench flags mapped one to one onto [`talus::Options`].
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use talus::{
+    CompactionStyle, CompressionType, Db, Options, RawIter, ReadOptions, WriteBatch, WriteOptions,
+};
+
+use super::super::flags::Flags;
+use super::{EResult, Engine, EngineIter, Ops};
+
+/// Builds the engine options from the flags (no IO).
+pub fn options(f: &Flags) -> EResult<Options> {
+    let compression = CompressionType::parse(&f.compression_type).map_err(|e| e.to_string())?;
+    Ok(Options {
+        create_if_missing: !f.use_existing_db,
+        write_buffer_size: f.write_buffer_size as usize,
+        max_write_buffer_number: f.max_write_buffer_number as usize,
+        level0_file_num_compaction_trigger: f.level0_file_num_compaction_trigger as usize,
+        level0_slowdown_writes_trigger: f.level0_slowdown_writes_trigger as usize,
+        level0_stop_writes_trigger: f.level0_stop_writes_trigger as usize,
+        max_bytes_for_level_base: f.max_bytes_for_level_base,
+        max_bytes_for_level_multiplier: f.max_bytes_for_level_multiplier,
+        target_file_size_base: f.target_file_size_base,
+        num_levels: f.num_levels as usize,
+        compaction_style: if f.compaction_style == 1 {
+            CompactionStyle::Universal
+        } else {
+            CompactionStyle::Level
+        },
+        block_size: f.block_size as usize,
+        bloom_bits_per_key: f.bloom_bits.max(0) as u32,
+        compression,
+        block_cache_capacity: f.cache_size as usize,
+        block_cache_num_shard_bits: if f.cache_numshardbits < 0 {
+            6
+        } else {
+            f.cache_numshardbits as u32
+        },
+        max_open_files: f.open_files,
+        max_background_jobs: f.max_background_jobs as usize,
+        disable_auto_compactions: f.disable_auto_compactions,
+        ..Options::default()
+    })
+}
+
+/// A Talus database.
+pub struct TalusEngine {
+    db: Db,
+    wo: WriteOptions,
+    ro: ReadOptions,
+}
+
+impl TalusEngine {
+    /// Opens (creating unless `--use_existing_db`) the database at `path`.
+    pub fn open(f: &Flags, path: &Path) -> EResult<Self> {
+        let db =
+            Db::open(path, options(f)?).map_err(|e| format!("opening {}: {e}", path.display()))?;
+        let wo = WriteOptions { sync: f.sync, disable_wal: f.disable_wal };
+        let ro = ReadOptions { verify_checksums: f.verify_checksum, ..ReadOptions::default() };
+        Ok(TalusEngine { db, wo, ro })
+    }
+
+    fn prop(&self, name: &str) -> Option<String> {
+        self.db.property(&format!("talus.{name}"))
+    }
+}
+
+impl Engine for TalusEngine {
+    fn put(&self, key: &[u8], value: &[u8]) -> EResult<()> {
+        let mut b = WriteBatch::new();
+        b.put(key, value);
+        self.db.write(b, &self.wo).map_err(|e| e.to_string())
+    }
+
+    fn write(&self, ops: &Ops) -> EResult<()> {
+        let mut b = WriteBatch::new();
+        for (del, k, v) in ops.iter() {
+            if del {
+                b.delete(k);
+            } else {
+                b.put(k, v);
+            }
+        }
+        self.db.write(b, &self.wo).map_err(|e| e.to_string())
+    }
+
+    fn get(&self, key: &[u8], value: &mut Vec<u8>) -> EResult<bool> {
+        match self.db.get_opt(key, &self.ro).map_err(|e| e.to_string())? {
+            Some(v) => {
+                *value = v;
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    fn multi_get(&self, keys: &[Vec<u8>], sizes: &mut Vec<Option<usize>>) -> EResult<()> {
+        sizes.clear();
+        for r in self.db.multi_get(keys, &self.ro) {
+            sizes.push(r.map_err(|e| e.to_string())?.map(|v| v.len()));
+        }
+        Ok(())
+    }
+
+    fn iter(&self) -> Box<dyn EngineIter + '_> {
+        Box::new(TalusIter(self.db.raw_iter(&self.ro)))
+    }
+
+    fn flush(&self) -> EResult<()> {
+        self.db.flush().map_err(|e| e.to_string())
+    }
+
+    fn compact(&self) -> EResult<()> {
+        self.db.compact_range(None, None).map_err(|e| e.to_string())
+    }
+
+    /// Talus has no `WaitForCompact` yet: uses `talus.compaction-pending` if the engine reports
+    /// it, else waits until no immutable memtable is left and the level shape has not changed for
+    /// one second.
+    fn wait_for_compaction(&self) -> EResult<()> {
+        let deadline = Instant::now() + Duration::from_secs(3600);
+        let mut last = None;
+        let mut stable = 0;
+        while Instant::now() < deadline {
+            if let Some(p) = self.prop("compaction-pending") {
+                let running = self.prop("num-running-compactions").unwrap_or_else(|| "0".into());
+                let imm = self.prop("num-immutable-mem-table").unwrap_or_else(|| "0".into());
+                if p.trim() == "0" && running.trim() == "0" && imm.trim() == "0" {
+                    return Ok(());
+                }
+            } else {
+                let shape = (self.prop("levelstats"), self.prop("num-immutable-mem-table"));
+                let idle = shape.1.as_deref().is_none_or(|s| s.trim() == "0");
+                if idle && last.as_ref() == Some(&shape) {
+                    stable += 1;
+                    if stable >= 5 {
+                        return Ok(());
+                    }
+                } else {
+                    stable = 0;
+                }
+                last = Some(shape);
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        Err("waitforcompaction: still busy after an hour".into())
+    }
+
+    fn property(&self, name: &str) -> Option<String> {
+        self.prop(name)
+    }
+
+    fn memtable_name(&self) -> &'static str {
+        "SkipListFactory"
+    }
+}
+
+struct TalusIter(RawIter);
+
+impl EngineIter for TalusIter {
+    fn seek(&mut self, key: &[u8]) {
+        self.0.seek(key)
+    }
+    fn seek_to_first(&mut self) {
+        self.0.seek_to_first()
+    }
+    fn seek_to_last(&mut self) {
+        self.0.seek_to_last()
+    }
+    fn next(&mut self) {
+        self.0.next()
+    }
+    fn prev(&mut self) {
+        self.0.prev()
+    }
+    fn valid(&self) -> bool {
+        self.0.valid()
+    }
+    fn key(&self) -> &[u8] {
+        self.0.key()
+    }
+    fn value(&self) -> &[u8] {
+        self.0.value()
+    }
+    fn status(&self) -> EResult<()> {
+        self.0.status().map_err(|e| e.to_string())
+    }
+}

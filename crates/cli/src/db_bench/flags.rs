@@ -1,0 +1,443 @@
+//! db_bench's command-line flags, by RocksDB's names and defaults.
+//!
+//! Syntax is gflags': `--flag=value`; a boolean also accepts a bare `--flag` (true), `--noflag`
+//! (false), and the values `1|0|true|false`. An unknown flag, a missing or malformed value, or a
+//! value out of range is an error that names the flag; [`parse`] checks everything before the
+//! caller touches the database directory. `--undefok=a,b` lets the named flags be unknown, as
+//! gflags does. Flags that RocksDB's `tools/benchmark.sh` always passes but that do not apply to
+//! Talus are accepted as documented no-ops ([`NOOP_FLAGS`], listed by `--help`).
+
+/// A flag value type.
+pub trait FlagValue: Sized {
+    /// Parses `value` (None: the flag was given bare) for the flag `name`.
+    fn parse_flag(name: &str, value: Option<&str>) -> Result<Self, String>;
+}
+
+fn need<'a>(name: &str, value: Option<&'a str>) -> Result<&'a str, String> {
+    value.ok_or_else(|| format!("flag --{name} needs a value (--{name}=VALUE)"))
+}
+
+fn bad(name: &str, value: &str, what: &str) -> String {
+    format!("invalid value {value:?} for flag --{name}: expected {what}")
+}
+
+impl FlagValue for i64 {
+    fn parse_flag(name: &str, value: Option<&str>) -> Result<Self, String> {
+        let v = need(name, value)?;
+        v.trim().parse().map_err(|_| bad(name, v, "an integer"))
+    }
+}
+
+impl FlagValue for u64 {
+    fn parse_flag(name: &str, value: Option<&str>) -> Result<Self, String> {
+        let v = need(name, value)?;
+        v.trim().parse().map_err(|_| bad(name, v, "a non-negative integer"))
+    }
+}
+
+impl FlagValue for f64 {
+    fn parse_flag(name: &str, value: Option<&str>) -> Result<Self, String> {
+        let v = need(name, value)?;
+        match v.trim().parse::<f64>() {
+            Ok(x) if x.is_finite() => Ok(x),
+            _ => Err(bad(name, v, "a number")),
+        }
+    }
+}
+
+impl FlagValue for bool {
+    fn parse_flag(name: &str, value: Option<&str>) -> Result<Self, String> {
+        match value.map(|s| s.to_ascii_lowercase()) {
+            None => Ok(true),
+            Some(s) => match s.as_str() {
+                "1" | "true" | "t" | "yes" | "y" => Ok(true),
+                "0" | "false" | "f" | "no" | "n" => Ok(false),
+                _ => Err(bad(name, &s, "a boolean (1, 0, true or false)")),
+            },
+        }
+    }
+}
+
+impl FlagValue for String {
+    fn parse_flag(name: &str, value: Option<&str>) -> Result<Self, String> {
+        Ok(need(name, value)?.to_string())
+    }
+}
+
+macro_rules! define_flags {
+    ($( $name:ident : $ty:ty = $default:expr ; $help:literal )*) => {
+        /// Every flag db_bench understands, with RocksDB's defaults.
+        #[derive(Debug, Clone)]
+        pub struct Flags {
+            $( #[doc = $help] pub $name: $ty, )*
+        }
+
+        impl Default for Flags {
+            fn default() -> Self {
+                Flags { $( $name: $default, )* }
+            }
+        }
+
+        impl Flags {
+            /// Sets the flag `name`; `Ok(false)` if there is no such flag.
+            fn set(&mut self, name: &str, value: Option<&str>) -> Result<bool, String> {
+                match name {
+                    $( stringify!($name) => {
+                        self.$name = <$ty as FlagValue>::parse_flag(name, value)?;
+                        Ok(true)
+                    } )*
+                    _ => Ok(false),
+                }
+            }
+
+            /// True if `name` is a boolean flag (so `--noNAME` means false).
+            fn is_bool(name: &str) -> bool {
+                match name {
+                    $( stringify!($name) => stringify!($ty) == "bool", )*
+                    _ => false,
+                }
+            }
+
+            /// `(name, default, help)` for every flag, in declaration order.
+            pub const TABLE: &'static [(&'static str, &'static str, &'static str)] =
+                &[ $( (stringify!($name), stringify!($default), $help), )* ];
+        }
+    };
+}
+
+define_flags! {
+    benchmarks: String = "fillseq,fillrandom,overwrite,readrandom,readseq".to_string();
+        "Comma-separated benchmarks, run in order: fillseq, fillrandom, filluniquerandom, overwrite, readrandom, readseq, readreverse, seekrandom, readwhilewriting, seekrandomwhilewriting, readrandomwriterandom, deleterandom, multireadrandom, compact, flush, waitforcompaction, stats, levelstats"
+    engine: String = "talus".to_string(); "Engine under test: talus, memory (BTreeMap behind a lock: the ceiling) or rocksdb (needs --features rocksdb)"
+    num: i64 = 1000000; "Number of key/values to place in the database"
+    reads: i64 = -1; "Number of read operations (-1: --num)"
+    writes: i64 = -1; "Number of write operations (-1: --num)"
+    deletes: i64 = -1; "Number of delete operations (-1: --num)"
+    duration: i64 = 0; "Seconds to run random reads/writes/deletes for (0: run --num/--reads/--writes ops)"
+    ops_between_duration_checks: i64 = 1000; "Operations between checks of --duration"
+    threads: i64 = 1; "Number of concurrent threads running the benchmark"
+    key_size: i64 = 16; "Size of each key in bytes"
+    value_size: i64 = 100; "Size of each value in bytes"
+    compression_ratio: f64 = 0.5; "Values are generated to compress to this fraction of their size"
+    batch_size: i64 = 1; "Keys per write batch (writes) or per multiget (multireadrandom)"
+    benchmark_write_rate_limit: u64 = 0; "Bytes/second for writers (the writer of *whilewriting); 0: unlimited"
+    seed: u64 = 0; "Seed base for the random generators (0: time-based, printed)"
+    read_random_exp_range: f64 = 0.0; "Skew of random reads: keys follow exp(-U*range) (0: uniform)"
+    seek_nexts: i64 = 0; "Next() calls after each Seek in seekrandom"
+    readwritepercent: i64 = 90; "Percentage of reads in readrandomwriterandom"
+    db: String = String::new(); "Database directory (default: a new temporary directory, removed at exit)"
+    use_existing_db: bool = false; "Use the existing database at --db; fill benchmarks are skipped"
+    disable_wal: bool = false; "Write without the WAL"
+    sync: bool = false; "Sync the WAL on every write"
+    verify_checksum: bool = true; "Verify block checksums on reads"
+    cache_size: i64 = 8388608; "Block cache capacity in bytes"
+    cache_type: String = "lru_cache".to_string(); "Block cache type: lru_cache (hyper_clock_cache: not yet supported)"
+    cache_numshardbits: i64 = -1; "The block cache has 2^N shards (-1: the engine's default, 6)"
+    bloom_bits: i64 = -1; "Bloom filter bits per key (-1 or 0: no filter)"
+    block_size: i64 = 4096; "Data block size in bytes"
+    compression_type: String = "snappy".to_string(); "Block compression: none, snappy, lz4 or zstd"
+    write_buffer_size: i64 = 67108864; "Bytes in one memtable"
+    max_write_buffer_number: i64 = 2; "Memtables (active + immutable) before writes stop"
+    level0_file_num_compaction_trigger: i64 = 4; "L0 files that trigger an L0 compaction"
+    level0_slowdown_writes_trigger: i64 = 20; "L0 files at which writes slow down"
+    level0_stop_writes_trigger: i64 = 36; "L0 files at which writes stop"
+    max_bytes_for_level_base: u64 = 268435456; "Target size of the base level in bytes"
+    max_bytes_for_level_multiplier: f64 = 10.0; "Size ratio between adjacent levels"
+    target_file_size_base: u64 = 67108864; "Target size of compaction output files"
+    num_levels: i64 = 7; "Number of LSM levels"
+    compaction_style: i64 = 0; "0: leveled, 1: universal"
+    max_background_jobs: i64 = 2; "Background flush and compaction threads"
+    open_files: i64 = -1; "Open SST files kept in the table cache (-1: unbounded)"
+    disable_auto_compactions: bool = false; "Disable automatic compactions"
+    statistics: bool = false; "Print the engine's statistics at the end"
+    stats_interval: u64 = 0; "Report progress every N operations (0: growing interval)"
+    stats_interval_seconds: u64 = 0; "Report interval lines every N seconds (overrides --stats_interval)"
+    stats_per_interval: i64 = 0; "With interval reports, also print the engine's stats"
+    histogram: bool = false; "Print the per-operation latency histogram"
+    progress_reports: bool = true; "Print progress (only when stderr is a terminal)"
+    help: bool = false; "Print this help and exit"
+}
+
+/// Flags accepted and ignored because they do not apply to the engines here, with the reason.
+/// They are the ones RocksDB's `tools/benchmark.sh` passes.
+pub const NOOP_FLAGS: &[(&str, &str)] = &[
+    ("wal_dir", "the WAL lives in the database directory"),
+    ("bytes_per_sync", "background writes are synced per file"),
+    ("compression_max_dict_bytes", "no dictionary compression"),
+    ("delete_obsolete_files_period_micros", "obsolete files are deleted as soon as unused"),
+    ("report_interval_seconds", "no report file; use --stats_interval_seconds"),
+    ("report_file", "no report file; use --stats_interval_seconds"),
+    ("memtablerep", "the memtable is always a skiplist"),
+    ("subcompactions", "subcompactions are not configurable yet"),
+    ("max_subcompactions", "subcompactions are not configurable yet"),
+    ("min_level_to_compress", "every level uses --compression_type"),
+    ("level_compaction_dynamic_level_bytes", "level sizes are always dynamic"),
+    ("pin_l0_filter_and_index_blocks_in_cache", "no block pinning option"),
+    ("cache_index_and_filter_blocks", "index and filter blocks are held by the table reader"),
+    ("cache_high_pri_pool_ratio", "the LRU cache has one pool"),
+    ("cache_low_pri_pool_ratio", "the LRU cache has one pool"),
+    ("soft_pending_compaction_bytes_limit", "not configurable yet"),
+    ("hard_pending_compaction_bytes_limit", "not configurable yet"),
+    ("max_background_flushes", "use --max_background_jobs"),
+    ("max_background_compactions", "use --max_background_jobs"),
+    (
+        "allow_concurrent_memtable_write",
+        "memtable inserts are always serialized by the write group",
+    ),
+    ("use_direct_reads", "buffered IO only"),
+    ("use_direct_io_for_flush_and_compaction", "buffered IO only"),
+    ("prepopulate_block_cache", "not supported"),
+    ("rate_limiter_bytes_per_sec", "no background IO rate limiter yet"),
+    ("universal_compression_size_percent", "universal compaction options are engine defaults"),
+    ("universal_size_ratio", "universal compaction options are engine defaults"),
+    ("universal_min_merge_width", "universal compaction options are engine defaults"),
+    ("universal_max_merge_width", "universal compaction options are engine defaults"),
+    (
+        "universal_max_size_amplification_percent",
+        "universal compaction options are engine defaults",
+    ),
+    ("universal_allow_trivial_move", "universal compaction options are engine defaults"),
+    ("compaction_measure_io_stats", "IO stats are always measured"),
+    ("perf_level", "the perf context is always on"),
+];
+
+/// Benchmarks that run.
+pub const BENCHMARKS: &[&str] = &[
+    "fillseq",
+    "fillrandom",
+    "filluniquerandom",
+    "overwrite",
+    "readrandom",
+    "readseq",
+    "readreverse",
+    "seekrandom",
+    "readwhilewriting",
+    "seekrandomwhilewriting",
+    "readrandomwriterandom",
+    "deleterandom",
+    "multireadrandom",
+    "compact",
+    "flush",
+    "waitforcompaction",
+    "stats",
+    "levelstats",
+];
+
+/// Engine names.
+pub const ENGINES: &[&str] = &["talus", "memory", "rocksdb"];
+
+/// Parses `args` (the arguments after `db_bench`) and checks every value.
+pub fn parse(args: &[String]) -> Result<Flags, String> {
+    let mut flags = Flags::default();
+    let mut undefok: Vec<String> = Vec::new();
+    // gflags applies --undefok whatever its position: collect it first.
+    for a in args {
+        if let Some(v) = a.strip_prefix("--undefok=").or_else(|| a.strip_prefix("-undefok=")) {
+            undefok.extend(v.split(',').filter(|s| !s.is_empty()).map(str::to_string));
+        }
+    }
+    for a in args {
+        let body = a
+            .strip_prefix("--")
+            .or_else(|| a.strip_prefix('-'))
+            .ok_or_else(|| format!("unexpected argument {a:?}: flags look like --name=value"))?;
+        let (name, value) = match body.split_once('=') {
+            Some((n, v)) => (n, Some(v)),
+            None => (body, None),
+        };
+        if name == "undefok" {
+            continue;
+        }
+        if flags.set(name, value)? {
+            continue;
+        }
+        if let Some(pos) = name.strip_prefix("no") {
+            if value.is_none() && Flags::is_bool(pos) {
+                flags.set(pos, Some("false"))?;
+                continue;
+            }
+        }
+        if NOOP_FLAGS.iter().any(|(n, _)| *n == name) {
+            continue;
+        }
+        if undefok.iter().any(|n| n == name) {
+            continue;
+        }
+        return Err(format!("unknown command line flag '{name}'"));
+    }
+    if !flags.help {
+        validate(&flags)?;
+    }
+    Ok(flags)
+}
+
+fn range(name: &str, v: i64, lo: i64, hi: i64) -> Result<(), String> {
+    if v < lo || v > hi {
+        return Err(format!("invalid value {v} for flag --{name}: must be between {lo} and {hi}"));
+    }
+    Ok(())
+}
+
+/// Checks ranges and names; the error names the flag.
+pub fn validate(f: &Flags) -> Result<(), String> {
+    range("num", f.num, 1, i64::MAX / 2)?;
+    range("reads", f.reads, -1, i64::MAX / 2)?;
+    range("writes", f.writes, -1, i64::MAX / 2)?;
+    range("deletes", f.deletes, -1, i64::MAX / 2)?;
+    range("duration", f.duration, 0, i64::MAX / 2_000_000)?;
+    range("ops_between_duration_checks", f.ops_between_duration_checks, 1, i64::MAX)?;
+    range("threads", f.threads, 1, 4096)?;
+    range("key_size", f.key_size, 1, 1 << 20)?;
+    range("value_size", f.value_size, 0, 64 << 20)?;
+    range("batch_size", f.batch_size, 1, 1 << 20)?;
+    range("seek_nexts", f.seek_nexts, 0, i64::MAX)?;
+    range("readwritepercent", f.readwritepercent, 0, 100)?;
+    range("cache_size", f.cache_size, 0, i64::MAX)?;
+    range("cache_numshardbits", f.cache_numshardbits, -1, 20)?;
+    range("bloom_bits", f.bloom_bits, -1, 100)?;
+    range("block_size", f.block_size, 1, 1 << 30)?;
+    range("write_buffer_size", f.write_buffer_size, 4096, i64::MAX)?;
+    range("max_write_buffer_number", f.max_write_buffer_number, 2, 1 << 16)?;
+    range("level0_file_num_compaction_trigger", f.level0_file_num_compaction_trigger, 1, i64::MAX)?;
+    range("level0_slowdown_writes_trigger", f.level0_slowdown_writes_trigger, 0, i64::MAX)?;
+    range("level0_stop_writes_trigger", f.level0_stop_writes_trigger, 0, i64::MAX)?;
+    range("num_levels", f.num_levels, 1, 64)?;
+    range("compaction_style", f.compaction_style, 0, 1)?;
+    range("max_background_jobs", f.max_background_jobs, 1, 1024)?;
+    range("stats_per_interval", f.stats_per_interval, 0, i64::MAX)?;
+    if f.open_files == 0 || f.open_files < -1 {
+        return Err(format!(
+            "invalid value {} for flag --open_files: -1 or positive",
+            f.open_files
+        ));
+    }
+    if !(f.compression_ratio > 0.0 && f.compression_ratio <= 1.0) {
+        return Err(format!(
+            "invalid value {} for flag --compression_ratio: must be in (0, 1]",
+            f.compression_ratio
+        ));
+    }
+    if f.read_random_exp_range < 0.0 {
+        return Err("invalid value for flag --read_random_exp_range: must not be negative".into());
+    }
+    if f.max_bytes_for_level_base == 0 {
+        return Err("invalid value 0 for flag --max_bytes_for_level_base: must be positive".into());
+    }
+    if f.max_bytes_for_level_multiplier <= 1.0 {
+        return Err("invalid value for flag --max_bytes_for_level_multiplier: must be > 1".into());
+    }
+    if f.target_file_size_base == 0 {
+        return Err("invalid value 0 for flag --target_file_size_base: must be positive".into());
+    }
+    talus::CompressionType::parse(&f.compression_type).map_err(|_| {
+        format!(
+            "invalid value {:?} for flag --compression_type: expected none, snappy, lz4 or zstd",
+            f.compression_type
+        )
+    })?;
+    match f.cache_type.as_str() {
+        "lru_cache" => {}
+        "hyper_clock_cache" | "auto_hyper_clock_cache" | "fixed_hyper_clock_cache" => {
+            return Err(format!(
+                "unsupported value {:?} for flag --cache_type: only lru_cache for now",
+                f.cache_type
+            ))
+        }
+        other => {
+            return Err(format!(
+                "invalid value {other:?} for flag --cache_type: expected lru_cache"
+            ))
+        }
+    }
+    if !ENGINES.contains(&f.engine.as_str()) {
+        return Err(format!(
+            "invalid value {:?} for flag --engine: expected talus, memory or rocksdb",
+            f.engine
+        ));
+    }
+    if f.engine == "rocksdb" && !cfg!(feature = "rocksdb") {
+        return Err("flag --engine=rocksdb: this binary was built without the `rocksdb` feature \
+                    (cargo build -p talus-cli --release --features rocksdb)"
+            .into());
+    }
+    for b in f.benchmarks.split(',').filter(|b| !b.is_empty()) {
+        if !BENCHMARKS.contains(&b) {
+            return Err(format!("invalid value for flag --benchmarks: unknown benchmark '{b}'"));
+        }
+    }
+    Ok(())
+}
+
+/// The `--help` text: every flag with its default, then the accepted no-op flags.
+pub fn help_text() -> String {
+    let mut s = String::from("usage: talus db_bench [--flag=value ...]\n\nflags:\n");
+    for (name, default, help) in Flags::TABLE {
+        let default = default.trim_end_matches(".to_string()").trim_start_matches("String::new()");
+        s.push_str(&format!("  --{name} (default {default})\n      {help}\n"));
+    }
+    s.push_str("\naccepted and ignored (they do not apply to the engines here):\n");
+    for (name, why) in NOOP_FLAGS {
+        s.push_str(&format!("  --{name}: {why}\n"));
+    }
+    s.push_str("\n--undefok=a,b lets the named flags be unknown, as in gflags.\n");
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(args: &[&str]) -> Result<Flags, String> {
+        parse(&args.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn defaults_and_values() {
+        let f = p(&[]).unwrap();
+        assert_eq!(f.num, 1_000_000);
+        assert_eq!(f.key_size, 16);
+        assert_eq!(f.value_size, 100);
+        assert_eq!(f.readwritepercent, 90);
+        let f = p(&[
+            "--num=10",
+            "--histogram",
+            "--sync=0",
+            "--disable_wal=true",
+            "--compression_type=lz4",
+        ])
+        .unwrap();
+        assert_eq!(f.num, 10);
+        assert!(f.histogram && !f.sync && f.disable_wal);
+        assert_eq!(f.compression_type, "lz4");
+        let f = p(&["--histogram=1", "--nohistogram"]).unwrap();
+        assert!(!f.histogram);
+    }
+
+    #[test]
+    fn errors_name_the_flag() {
+        for (args, want) in [
+            (&["--num=-5"][..], "--num"),
+            (&["--num=abc"][..], "--num"),
+            (&["--compression_type=foo"][..], "--compression_type"),
+            (&["--benchmarks=fillseq,nosuch"][..], "nosuch"),
+            (&["--nosuchflag=1"][..], "nosuchflag"),
+            (&["--histogram=maybe"][..], "--histogram"),
+            (&["--cache_type=hyper_clock_cache"][..], "--cache_type"),
+            (&["--engine=leveldb"][..], "--engine"),
+            (&["--num"][..], "--num"),
+            (&["stray"][..], "stray"),
+        ] {
+            let e = p(args).unwrap_err();
+            assert!(e.contains(want), "{args:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn noops_and_undefok() {
+        p(&["--wal_dir=/x", "--bytes_per_sync=1048576", "--memtablerep=skip_list"]).unwrap();
+        assert!(p(&["--blob_cache_size=1"]).is_err());
+        p(&["--undefok=blob_cache_size,foo", "--blob_cache_size=1", "--foo"]).unwrap();
+        assert!(help_text().contains("--wal_dir"));
+        assert!(help_text().contains("--seek_nexts (default 0)"));
+    }
+}
