@@ -460,8 +460,7 @@ fn op() -> impl Strategy<Value = Op> {
             |(snap, (lower, upper), start, steps)| Op::RawWalk { snap, lower, upper, start, steps }
         ),
         2 => Just(Op::Flush),
-        1 => (prop::option::weighted(0.3, key()), prop::option::weighted(0.3, key()))
-            .prop_map(|(b, e)| Op::Compact(b, e)),
+        1 => bounds().prop_map(|(b, e)| Op::Compact(b, e)),
         1 => Just(Op::Reopen),
         1 => Just(Op::ProcessCrash),
         1 => prop::option::of(any::<u64>()).prop_map(Op::PowerLoss),
