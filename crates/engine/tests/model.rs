@@ -484,6 +484,17 @@ proptest! {
     fn model_sim_fs(write_buffer_size in 4096usize..65536, ops in ops()) {
         run(Config { backend: Backend::Sim, write_buffer_size }, &ops);
     }
+}
+
+/// The real file system pays for every fsync, so it runs an eighth of the cases (the SimFs
+/// variant carries the case count; this one checks that StdFs behaves like SimFs).
+fn real_fs_config() -> ProptestConfig {
+    let c = proptest_config();
+    ProptestConfig { cases: (c.cases / 8).max(32), ..c }
+}
+
+proptest! {
+    #![proptest_config(real_fs_config())]
 
     #[test]
     fn model_real_fs(write_buffer_size in 4096usize..65536, ops in ops()) {
