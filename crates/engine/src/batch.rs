@@ -5,18 +5,30 @@
 //! the value, or the exclusive end key). The header's sequence number is filled in by the write
 //! path; record `i` gets sequence `seq + i`.
 
-use crate::coding::{put_length_prefixed, Decoder};
+use crate::coding::{put_length_prefixed, varint_len, Decoder};
 use crate::error::{Error, Result};
 use crate::key::{SequenceNumber, ValueKind};
 
 /// Bytes of the batch header (sequence + count).
 pub const HEADER_LEN: usize = 12;
 
+/// The encoding of an empty batch.
+static EMPTY_BATCH: [u8; HEADER_LEN] = [0; HEADER_LEN];
+
 /// An ordered group of writes applied atomically.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone)]
 pub struct WriteBatch {
+    /// Empty (no header yet) or `header ++ records`.
     rep: Vec<u8>,
 }
+
+impl PartialEq for WriteBatch {
+    fn eq(&self, other: &Self) -> bool {
+        self.data() == other.data()
+    }
+}
+
+impl Eq for WriteBatch {}
 
 impl Default for WriteBatch {
     fn default() -> Self {
@@ -42,39 +54,63 @@ pub enum BatchOp<'a> {
 }
 
 impl WriteBatch {
-    /// An empty batch.
+    /// An empty batch (allocates nothing until the first operation).
     pub fn new() -> Self {
-        WriteBatch { rep: vec![0; HEADER_LEN] }
+        WriteBatch { rep: Vec::new() }
+    }
+
+    /// An empty batch with room for `bytes` bytes of encoded operations.
+    pub fn with_capacity(bytes: usize) -> Self {
+        let mut rep = Vec::with_capacity(HEADER_LEN + bytes);
+        rep.resize(HEADER_LEN, 0);
+        WriteBatch { rep }
+    }
+
+    /// Makes room for a record of `kind` with strings `a` and `b` (one allocation at most).
+    fn begin_record(&mut self, kind: ValueKind, a: &[u8], b: Option<&[u8]>) {
+        let need = 1
+            + varint_len(a.len() as u64)
+            + a.len()
+            + b.map_or(0, |b| varint_len(b.len() as u64) + b.len());
+        if self.rep.len() < HEADER_LEN {
+            self.rep.reserve_exact(HEADER_LEN + need);
+            self.rep.resize(HEADER_LEN, 0);
+        } else {
+            self.rep.reserve(need);
+        }
+        self.rep.push(kind as u8);
+        put_length_prefixed(&mut self.rep, a);
+        if let Some(b) = b {
+            put_length_prefixed(&mut self.rep, b);
+        }
+        self.bump_count();
     }
 
     /// Adds a put.
     pub fn put(&mut self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) {
-        self.rep.push(ValueKind::Put as u8);
-        put_length_prefixed(&mut self.rep, key.as_ref());
-        put_length_prefixed(&mut self.rep, value.as_ref());
-        self.bump_count();
+        self.begin_record(ValueKind::Put, key.as_ref(), Some(value.as_ref()));
     }
 
     /// Adds a point delete.
     pub fn delete(&mut self, key: impl AsRef<[u8]>) {
-        self.rep.push(ValueKind::Delete as u8);
-        put_length_prefixed(&mut self.rep, key.as_ref());
-        self.bump_count();
+        self.begin_record(ValueKind::Delete, key.as_ref(), None);
     }
 
     /// Adds a range delete of `[begin, end)`; an empty range (`begin >= end`) is a no-op but
     /// still counts as an operation.
     pub fn delete_range(&mut self, begin: impl AsRef<[u8]>, end: impl AsRef<[u8]>) {
-        self.rep.push(ValueKind::RangeDelete as u8);
-        put_length_prefixed(&mut self.rep, begin.as_ref());
-        put_length_prefixed(&mut self.rep, end.as_ref());
-        self.bump_count();
+        self.begin_record(ValueKind::RangeDelete, begin.as_ref(), Some(end.as_ref()));
     }
 
     /// Removes every operation.
     pub fn clear(&mut self) {
         self.rep.clear();
-        self.rep.resize(HEADER_LEN, 0);
+    }
+
+    fn ensure_header(&mut self) {
+        if self.rep.len() < HEADER_LEN {
+            self.rep.resize(HEADER_LEN, 0);
+        }
     }
 
     /// Number of operations.
@@ -89,7 +125,7 @@ impl WriteBatch {
 
     /// Encoded size in bytes (what the WAL record carries).
     pub fn size_in_bytes(&self) -> usize {
-        self.rep.len()
+        self.rep.len().max(HEADER_LEN)
     }
 
     fn bump_count(&mut self) {
@@ -104,16 +140,21 @@ impl WriteBatch {
 
     /// Sets the sequence number of the first operation.
     pub fn set_sequence(&mut self, seq: SequenceNumber) {
+        self.ensure_header();
         self.rep[..8].copy_from_slice(&seq.to_le_bytes());
     }
 
     /// The encoded bytes.
     pub fn data(&self) -> &[u8] {
+        if self.rep.len() < HEADER_LEN {
+            return &EMPTY_BATCH;
+        }
         &self.rep
     }
 
     /// Appends `other`'s operations to this batch.
     pub fn append(&mut self, other: &WriteBatch) {
+        self.ensure_header();
         let c = self.count() + other.count();
         self.rep.extend_from_slice(other.rep.get(HEADER_LEN..).unwrap_or(&[]));
         self.rep[8..12].copy_from_slice(&c.to_le_bytes());

@@ -136,3 +136,36 @@ fn snapshots_survive_compaction() {
     db.compact_range(None, None).unwrap();
     assert_eq!(db.iter(&ReadOptions::default()).count(), 1000 - 50);
 }
+
+#[test]
+fn concurrent_writers_group_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), small_options()).unwrap();
+    let threads: Vec<_> = (0..4u32)
+        .map(|t| {
+            let db = db.clone();
+            std::thread::spawn(move || {
+                for i in 0..3000u32 {
+                    let mut b = WriteBatch::new();
+                    b.put(format!("t{t}-{i:05}"), format!("v{i}"));
+                    b.put(format!("t{t}-{i:05}-twin"), format!("v{i}"));
+                    let sync = i % 100 == 0;
+                    db.write(b, &WriteOptions { sync, ..Default::default() }).unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    for t in 0..4u32 {
+        for i in (0..3000u32).step_by(13) {
+            let want = format!("v{i}").into_bytes();
+            assert_eq!(db.get(format!("t{t}-{i:05}")).unwrap(), Some(want.clone()));
+            assert_eq!(db.get(format!("t{t}-{i:05}-twin")).unwrap(), Some(want));
+        }
+    }
+    assert_eq!(db.iter(&ReadOptions::default()).count(), 4 * 3000 * 2);
+    let stats = db.property("talus.stats").unwrap();
+    assert!(stats.contains("Cumulative writes: 12000 writes"), "{stats}");
+}

@@ -68,26 +68,48 @@ impl DbInner {
             }
             w.cv.wait(&mut q);
         }
-        // We lead: take a group from the front of the queue.
-        let mut group: Vec<Arc<Writer>> = Vec::new();
-        let mut bytes = 0usize;
+        // We lead: take the batches of a group from the front of the queue. The members stay
+        // queued (only the leader pops) until their results are handed out.
+        let mut n = 0usize;
+        let mut sync = false;
+        let mut batch: Option<WriteBatch> = None;
         for m in q.iter() {
             if m.disable_wal != w.disable_wal {
                 break;
             }
-            let sz = m.batch.lock().as_ref().map_or(0, |b| b.size_in_bytes());
-            if !group.is_empty() && bytes + sz > MAX_GROUP_BYTES {
+            let mut slot = m.batch.lock();
+            let sz = slot.as_ref().map_or(0, |b| b.size_in_bytes());
+            let have = batch.as_ref().map_or(0, |b| b.size_in_bytes());
+            if n > 0 && have + sz > MAX_GROUP_BYTES {
                 break;
             }
-            bytes += sz;
-            group.push(m.clone());
+            if let Some(b) = slot.take() {
+                batch = Some(match batch.take() {
+                    None => b,
+                    Some(mut acc) => {
+                        if n == 1 {
+                            // Second member: move the leader's batch into a roomier one.
+                            let mut c = WriteBatch::with_capacity(2 * (have + sz) + 4096);
+                            c.append(&acc);
+                            acc = c;
+                        }
+                        acc.append(&b);
+                        acc
+                    }
+                });
+            }
+            sync |= m.sync;
+            n += 1;
         }
         drop(q);
-        let result = self.commit_group(&group);
+        let result = match batch {
+            Some(b) => self.commit_group(b, sync, w.disable_wal, n),
+            None => Ok(()),
+        };
         let mut q = self.writers.q.lock();
-        for m in &group {
-            q.pop_front();
-            if !Arc::ptr_eq(m, &w) {
+        for _ in 0..n {
+            let Some(m) = q.pop_front() else { break };
+            if !Arc::ptr_eq(&m, &w) {
                 *m.result.lock() = Some(match &result {
                     Ok(()) => Ok(()),
                     Err(e) => Err(e.duplicate()),
@@ -127,26 +149,19 @@ impl DbInner {
         r
     }
 
-    fn commit_group(&self, group: &[Arc<Writer>]) -> Result<()> {
-        let Some(leader) = group.first() else { return Ok(()) };
+    /// Commits one group's combined batch (`members` writers): WAL, memtable, publish.
+    fn commit_group(
+        &self,
+        mut combined: WriteBatch,
+        sync: bool,
+        disable_wal: bool,
+        members: usize,
+    ) -> Result<()> {
         self.make_room_for_write()?;
-        let sync = group.iter().any(|m| m.sync);
-        let mut batches: Vec<WriteBatch> =
-            group.iter().filter_map(|m| m.batch.lock().take()).collect();
-        let mut combined = match batches.len() {
-            1 => batches.pop().unwrap_or_default(),
-            _ => {
-                let mut c = WriteBatch::new();
-                for b in &batches {
-                    c.append(b);
-                }
-                c
-            }
-        };
         let first_seq = self.visible_sequence() + 1;
         combined.set_sequence(first_seq);
         let count = u64::from(combined.count());
-        if !leader.disable_wal {
+        if !disable_wal {
             let mut wal = self.wal.lock();
             let res =
                 match wal.as_mut() {
@@ -169,7 +184,7 @@ impl DbInner {
         let mem = self.state.lock().mem.clone();
         insert_into_memtable(&mem, &combined, first_seq);
         self.last_sequence.store(first_seq + count - 1, Ordering::Release);
-        DbStats::add(&self.stats.user_writes, group.len() as u64);
+        DbStats::add(&self.stats.user_writes, members as u64);
         DbStats::add(&self.stats.write_groups, 1);
         DbStats::add(&self.stats.user_bytes_written, combined.size_in_bytes() as u64);
         Ok(())
