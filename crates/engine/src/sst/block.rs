@@ -107,6 +107,12 @@ impl Block {
 /// A decoded entry header: `(shared, non_shared, value_len, header_len)`.
 #[inline]
 fn decode_entry(src: &[u8]) -> Option<(usize, usize, usize, usize)> {
+    // Fast path: all three lengths fit in one byte each (LevelDB's DecodeEntry).
+    if let Some(&[s, n, v]) = src.get(..3).and_then(|h| <&[u8; 3]>::try_from(h).ok()) {
+        if (s | n | v) < 0x80 {
+            return Some((s as usize, n as usize, v as usize, 3));
+        }
+    }
     let (shared, a) = get_varint32(src)?;
     let (non_shared, b) = get_varint32(src.get(a..)?)?;
     let (value_len, c) = get_varint32(src.get(a + b..)?)?;
@@ -137,7 +143,7 @@ impl BlockIter {
             current: end,
             next_offset: end,
             restart_index: 0,
-            key: Vec::new(),
+            key: Vec::with_capacity(48),
             value_start: 0,
             value_len: 0,
             err: None,
@@ -214,11 +220,6 @@ impl BlockIter {
         self.value_start = self.current + key_end;
         self.value_len = value_len;
         self.next_offset = self.current + val_end;
-        while self.restart_index + 1 < self.block.num_restarts
-            && self.block.restart_point(self.restart_index + 1).is_some_and(|p| p <= self.current)
-        {
-            self.restart_index += 1;
-        }
         true
     }
 
@@ -233,7 +234,7 @@ impl BlockIter {
         data.get(hdr..hdr.checked_add(non_shared)?)
     }
 
-    fn seek_impl(&mut self, target: &[u8], cmp: fn(&[u8], &[u8]) -> Ordering) {
+    fn seek_impl(&mut self, target: &[u8], cmp: impl Fn(&[u8], &[u8]) -> Ordering) {
         // Binary search for the last restart point whose key is < target.
         let mut left = 0usize;
         let mut right = self.block.num_restarts - 1;
@@ -311,21 +312,25 @@ impl InternalIterator for BlockIter {
             return;
         }
         let original = self.current;
-        // Find the restart block that starts before the current entry.
-        loop {
-            match self.block.restart_point(self.restart_index) {
-                Some(p) if p < original => break,
-                Some(_) if self.restart_index == 0 => {
-                    self.mark_invalid();
-                    return;
-                }
-                Some(_) => self.restart_index -= 1,
+        // Find the last restart point before the current entry (binary search; forward steps
+        // do not track the restart index).
+        let (mut lo, mut hi) = (0usize, self.block.num_restarts);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            match self.block.restart_point(mid) {
+                Some(p) if p < original => lo = mid + 1,
+                Some(_) => hi = mid,
                 None => {
                     self.fail("restart point out of range");
                     return;
                 }
             }
         }
+        if lo == 0 {
+            self.mark_invalid();
+            return;
+        }
+        self.restart_index = lo - 1;
         if !self.seek_to_restart(self.restart_index) {
             return;
         }
