@@ -129,8 +129,10 @@ impl Db {
     /// The value of `key` under `opts` (snapshot, cache policy).
     pub fn get_opt(&self, key: impl AsRef<[u8]>, opts: &ReadOptions) -> Result<Option<Vec<u8>>> {
         let inner = self.inner();
-        let sv = inner.super_version.load();
+        // Sequence first, then the SuperVersion: every write up to `seq` is in a memtable or
+        // file of any SuperVersion loaded afterwards.
         let seq = inner.read_sequence(opts);
+        let sv = inner.super_version.load();
         inner.get_in(&sv, key.as_ref(), seq, opts.fill_cache)
     }
 
@@ -141,15 +143,15 @@ impl Db {
         opts: &ReadOptions,
     ) -> Vec<Result<Option<Vec<u8>>>> {
         let inner = self.inner();
-        let sv = inner.super_version.load_full();
         let seq = inner.read_sequence(opts);
+        let sv = inner.super_version.load_full();
         keys.iter().map(|k| inner.get_in(&sv, k.as_ref(), seq, opts.fill_cache)).collect()
     }
 
     /// A snapshot of the current state.
     pub fn snapshot(&self) -> Snapshot {
         let inner = self.inner();
-        inner.snapshots.register(inner.visible_sequence())
+        inner.snapshots.register_current(|| inner.visible_sequence())
     }
 
     /// An owning iterator over `(key, value)` pairs within the bounds of `opts`: forward with
@@ -161,14 +163,13 @@ impl Db {
     /// A raw cursor (not positioned: call a `seek*` first).
     pub fn raw_iter(&self, opts: &ReadOptions) -> RawIter {
         let inner = self.inner().clone();
-        let mut opts = opts.clone();
-        // Pin the read view: an implicit snapshot keeps compaction from dropping what we read.
-        if opts.snapshot.is_none() {
-            opts.snapshot = Some(self.snapshot());
-        }
+        // The SuperVersion pins the memtables and the files the iterator reads (compaction
+        // writes new files and never changes old ones), so no snapshot needs registering: the
+        // iterator reads at the sequence number current now.
+        let seq = inner.read_sequence(opts);
         let sv = inner.super_version.load_full();
-        let it = inner.new_db_iterator(&sv, &opts);
-        RawIter { it, _sv: sv, _snapshot: opts.snapshot, _db: inner }
+        let it = inner.new_db_iterator(&sv, opts, seq);
+        RawIter { it, _sv: sv, _snapshot: opts.snapshot.clone(), _db: inner }
     }
 
     /// Flushes the active memtable to an SST file and waits for every immutable memtable to be

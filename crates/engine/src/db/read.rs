@@ -75,8 +75,12 @@ impl DbInner {
     }
 
     /// Builds the merged iterator over every source of `sv`, plus all their range tombstones.
-    pub(crate) fn new_db_iterator(&self, sv: &SuperVersion, opts: &ReadOptions) -> DbIterator {
-        let read_seq = self.read_sequence(opts);
+    pub(crate) fn new_db_iterator(
+        &self,
+        sv: &SuperVersion,
+        opts: &ReadOptions,
+        read_seq: SequenceNumber,
+    ) -> DbIterator {
         let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
         let mut tombstones: Vec<RangeTombstone> = Vec::new();
         children.push(sv.mem.iter());

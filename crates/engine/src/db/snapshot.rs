@@ -19,9 +19,23 @@ pub(crate) struct SnapshotList {
 }
 
 impl SnapshotList {
-    pub(crate) fn register(self: &Arc<Self>, seq: SequenceNumber) -> Snapshot {
-        *self.seqs.lock().entry(seq).or_insert(0) += 1;
+    /// Registers a snapshot at the sequence `current()` returns, read under the list's lock:
+    /// a compaction that read the list before this registration only holds entries at or below
+    /// that sequence, so it cannot drop a version this snapshot needs.
+    pub(crate) fn register_current(
+        self: &Arc<Self>,
+        current: impl FnOnce() -> SequenceNumber,
+    ) -> Snapshot {
+        let mut m = self.seqs.lock();
+        let seq = current();
+        *m.entry(seq).or_insert(0) += 1;
+        drop(m);
         Snapshot { inner: Arc::new(SnapshotInner { seq, list: Arc::downgrade(self) }) }
+    }
+
+    #[cfg(test)]
+    fn register(self: &Arc<Self>, seq: SequenceNumber) -> Snapshot {
+        self.register_current(|| seq)
     }
 
     fn release(&self, seq: SequenceNumber) {
