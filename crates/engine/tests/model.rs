@@ -486,11 +486,11 @@ proptest! {
     }
 }
 
-/// The real file system pays for every fsync, so it runs an eighth of the cases (the SimFs
+/// The real file system pays for every fsync, so it runs a sixteenth of the cases (the SimFs
 /// variant carries the case count; this one checks that StdFs behaves like SimFs).
 fn real_fs_config() -> ProptestConfig {
     let c = proptest_config();
-    ProptestConfig { cases: (c.cases / 8).max(32), ..c }
+    ProptestConfig { cases: (c.cases / 16).max(32), ..c }
 }
 
 proptest! {
