@@ -8,6 +8,7 @@
 #![warn(missing_docs)]
 
 mod args;
+mod cache_bench;
 mod fmt;
 mod ldb;
 mod sst_dump;
@@ -18,6 +19,7 @@ const USAGE: &str = "\
 usage: talus <command> [args...]
 
 commands:
+  cache_bench  benchmark the block caches (RocksDB cache_bench flags: --cache_type=hyper_clock_cache)
   ldb        inspect and edit a database (RocksDB ldb syntax: talus ldb --db=PATH get KEY)
   sst_dump   inspect SST files (RocksDB sst_dump syntax: talus sst_dump --file=F --command=scan)
 
@@ -31,6 +33,7 @@ fn dispatch(args: &[String]) -> i32 {
         return 2;
     };
     match cmd.as_str() {
+        "cache_bench" => cache_bench::run(rest),
         "ldb" => ldb::run(rest),
         "sst_dump" => sst_dump::run(rest),
         "help" | "--help" | "-h" => {
