@@ -388,13 +388,16 @@ fn bench(f: &Flags) {
         .map(|tid| {
             let (cache, w, barrier) = (Arc::clone(&cache), Arc::clone(&w), Arc::clone(&barrier));
             std::thread::spawn(move || {
-                barrier.wait();
+                barrier.wait(); // all threads ready
+                barrier.wait(); // start time taken
                 operate(cache.as_ref(), &w, tid)
             })
         })
         .collect();
+    // As RocksDB: wait until every thread is ready, take the start time, then release them.
     barrier.wait();
     let start = Instant::now();
+    barrier.wait();
     let results: Vec<ThreadResult> =
         workers.into_iter().map(|h| h.join().expect("cache_bench thread panicked")).collect();
     let elapsed = start.elapsed().as_secs_f64();
@@ -438,19 +441,26 @@ fn print_env(f: &Flags, w: &Workload) {
     if cfg!(debug_assertions) {
         println!("WARNING: Assertions are enabled; benchmarks unnecessarily slow");
     }
-    println!("Cache type          : {}", f.cache_type.name());
-    println!("Number of threads   : {}", f.threads);
-    println!("Ops per thread      : {}", f.ops_per_thread);
-    println!("Cache size          : {} bytes", f.cache_size);
-    println!("Num shard bits      : {}", f.num_shard_bits);
-    println!("Max key             : {}", w.max_key);
-    println!("Resident ratio      : {}", f.resident_ratio);
-    println!("Skew degree         : {}", f.skew);
-    println!("Populate cache      : {}", u8::from(f.populate_cache));
-    println!("Lookup+Insert pct   : {}%", f.lookup_insert_percent);
-    println!("Insert percentage   : {}%", f.insert_percent);
-    println!("Lookup percentage   : {}%", f.lookup_percent);
-    println!("Erase percentage    : {}%", f.erase_percent);
+    println!(
+        "Cache type          : {}\nNumber of threads   : {}\nOps per thread      : {}\n\
+         Cache size          : {} bytes\nNum shard bits      : {}\nMax key             : {}\n\
+         Resident ratio      : {}\nSkew degree         : {}\nPopulate cache      : {}\n\
+         Lookup+Insert pct   : {}%\nInsert percentage   : {}%\nLookup percentage   : {}%\n\
+         Erase percentage    : {}%",
+        f.cache_type.name(),
+        f.threads,
+        f.ops_per_thread,
+        f.cache_size,
+        f.num_shard_bits,
+        w.max_key,
+        f.resident_ratio,
+        f.skew,
+        u8::from(f.populate_cache),
+        f.lookup_insert_percent,
+        f.insert_percent,
+        f.lookup_percent,
+        f.erase_percent
+    );
     println!("----------------------------");
 }
 
