@@ -1,5 +1,5 @@
 //! The `talus` command: `ldb` and `sst_dump` (RocksDB's inspection tools, same syntax), and
-//! later `db_bench`.
+//! The `talus` command: `db_bench`, `cache_bench`, `ldb`, `sst_dump`.
 //!
 //! `talus <subcommand> [args...]`. Each subcommand is a module with
 //! `run(args: &[String]) -> i32` (the exit code) that gets the arguments after its name; add one
@@ -8,6 +8,7 @@
 #![warn(missing_docs)]
 
 mod args;
+mod cache_bench;
 mod db_bench;
 mod fmt;
 mod ldb;
@@ -20,6 +21,7 @@ usage: talus <command> [args...]
 
 commands:
   db_bench   RocksDB's benchmark, flag for flag (talus db_bench --benchmarks=fillrandom,readrandom)
+  cache_bench  benchmark the block caches (RocksDB cache_bench flags: --cache_type=hyper_clock_cache)
   ldb        inspect and edit a database (RocksDB ldb syntax: talus ldb --db=PATH get KEY)
   sst_dump   inspect SST files (RocksDB sst_dump syntax: talus sst_dump --file=F --command=scan)
 
@@ -34,6 +36,7 @@ fn dispatch(args: &[String]) -> i32 {
     };
     match cmd.as_str() {
         "db_bench" => db_bench::run(rest),
+        "cache_bench" => cache_bench::run(rest),
         "ldb" => ldb::run(rest),
         "sst_dump" => sst_dump::run(rest),
         "help" | "--help" | "-h" => {

@@ -60,6 +60,38 @@ impl CompressionType {
     }
 }
 
+/// Which block cache implementation to build (RocksDB's `cache_type` names).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CacheType {
+    /// `lru_cache`: sharded mutex + hash + LRU list ([`crate::cache::LruCache`]).
+    #[default]
+    LruCache,
+    /// `hyper_clock_cache` (alias `clock_cache`): lock-free CLOCK
+    /// ([`crate::cache::HyperClockCache`]).
+    HyperClockCache,
+}
+
+impl CacheType {
+    /// Parses RocksDB's names: `lru_cache`, `hyper_clock_cache` (or `clock_cache`).
+    pub fn parse(s: &str) -> Result<CacheType> {
+        match s {
+            "lru_cache" => Ok(CacheType::LruCache),
+            "hyper_clock_cache" | "clock_cache" => Ok(CacheType::HyperClockCache),
+            _ => Err(Error::InvalidArgument(format!(
+                "cache_type: unknown cache type {s:?} (expected lru_cache or hyper_clock_cache)"
+            ))),
+        }
+    }
+
+    /// RocksDB's name for the type.
+    pub fn name(self) -> &'static str {
+        match self {
+            CacheType::LruCache => "lru_cache",
+            CacheType::HyperClockCache => "hyper_clock_cache",
+        }
+    }
+}
+
 /// How WAL recovery treats a bad record (RocksDB's `WALRecoveryMode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum WalRecoveryMode {
@@ -142,6 +174,11 @@ pub struct Options {
     pub fs: Arc<dyn Fs>,
     /// Disable automatic compactions (manual `compact_range` still works).
     pub disable_auto_compactions: bool,
+    /// Block cache implementation (`lru_cache`).
+    pub cache_type: CacheType,
+    /// For `hyper_clock_cache`: the expected charge of one entry, which sizes its fixed table
+    /// (RocksDB's `estimated_entry_charge`); 0 uses `block_size`.
+    pub estimated_entry_charge: usize,
 }
 
 impl Default for Options {
@@ -174,6 +211,8 @@ impl Default for Options {
             wal_recovery_mode: WalRecoveryMode::PointInTimeRecovery,
             fs: Arc::new(StdFs),
             disable_auto_compactions: false,
+            cache_type: CacheType::LruCache,
+            estimated_entry_charge: 0,
         }
     }
 }

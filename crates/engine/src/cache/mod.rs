@@ -1,14 +1,17 @@
 //! Caches: the block cache (trait [`Cache`], sharded LRU) and the table cache of open SST
 //! readers.
 //!
-//! [`lru`] holds the sharded LRU ([`LruCache`]), [`table_cache`] the [`TableCache`]. Every
+//! [`lru`] holds the sharded LRU ([`LruCache`]), [`clock`] the lock-free
+//! [`HyperClockCache`], [`table_cache`] the [`TableCache`]. Every
 //! implementation is shared between threads (`Send + Sync`) and never holds a lock across IO.
 
 use std::sync::Arc;
 
+pub mod clock;
 pub mod lru;
 pub mod table_cache;
 
+pub use clock::HyperClockCache;
 pub use lru::LruCache;
 pub use table_cache::TableCache;
 

@@ -20,11 +20,11 @@ use super::snapshot::SnapshotList;
 use super::stats::DbStats;
 use super::write::{insert_into_memtable, WriteQueue};
 use crate::batch::WriteBatch;
-use crate::cache::{Cache, LruCache, TableCache};
+use crate::cache::{Cache, HyperClockCache, LruCache, TableCache};
 use crate::error::{Error, Result};
 use crate::filename::{current_path, lock_path, parse_file_name, wal_path, FileType};
 use crate::memtable::MemTable;
-use crate::options::{Options, WalRecoveryMode};
+use crate::options::{CacheType, Options, WalRecoveryMode};
 use crate::sst::Block;
 use crate::version::{VersionEdit, VersionSet};
 use crate::wal::{LogReader, LogWriter, ReadOutcome};
@@ -75,11 +75,22 @@ pub(crate) fn open(path: &Path, opts: Options) -> Result<Arc<DbInner>> {
     }
     wals.sort_unstable();
 
-    let block_cache: Arc<dyn Cache<Block>> = Arc::new(LruCache::new(
+    let (cap, bits, strict) = (
         opts.block_cache_capacity,
         opts.block_cache_num_shard_bits,
         opts.block_cache_strict_capacity_limit,
-    ));
+    );
+    let block_cache: Arc<dyn Cache<Block>> = match opts.cache_type {
+        CacheType::LruCache => Arc::new(LruCache::new(cap, bits, strict)),
+        CacheType::HyperClockCache => {
+            let est = if opts.estimated_entry_charge == 0 {
+                opts.block_size
+            } else {
+                opts.estimated_entry_charge
+            };
+            Arc::new(HyperClockCache::new(cap, est, bits, strict))
+        }
+    };
     let table_capacity =
         if opts.max_open_files < 0 { None } else { Some(opts.max_open_files as usize) };
     let table_cache = Arc::new(TableCache::new(

@@ -1,0 +1,152 @@
+//! [`HyperClockCache`]: a lock-free CLOCK cache after RocksDB's `HyperClockCache` (7.x, the
+//! fixed-size table), selected with `cache_type = hyper_clock_cache` (alias `clock_cache`).
+//!
+//! The cache is 2^num_shard_bits shards (spreading the usage counter and the clock hand over
+//! cache lines), each a fixed open-addressing table of slots guarded by one `AtomicU64` each; the
+//! protocol is documented in `clock/table.rs`. Nothing takes a lock: `lookup` is one `fetch_add` on the
+//! slot word to take a reference, an `Arc` clone, and one `fetch_add` to release (plus one
+//! `fetch_add`/`fetch_sub` pair per non-matching slot probed, usually none). `insert` charges
+//! the shard's usage, runs the clock hand if over capacity, and claims an empty slot with one
+//! `fetch_or`. Callers are the table cache / read path (block cache) and `talus cache_bench`.
+//!
+//! # Sizing and memory overhead
+//!
+//! Each shard has `2^k` slots, the smallest power of two with at least
+//! `shard_capacity / estimated_entry_charge / 0.7` slots (minimum 16), and holds at most 84% of
+//! them occupied. A slot is 48 bytes, so the overhead is 48 / 0.7 ≈ 69 bytes per entry when the
+//! estimate is right, up to twice that after rounding to a power of two, plus the `Arc` header
+//! (16 bytes) of each value. The table is allocated up front and never grows: if entries are
+//! much smaller than the estimate, the cache fills its slots before its capacity and evicts by
+//! occupancy instead (usage then stays below capacity); if they are much larger, slots stay
+//! empty. Charges are the callers' numbers only (the metadata is not charged, as in
+//! [`super::LruCache`]).
+//!
+//! # Capacity and eviction
+//!
+//! Each shard gets `capacity / 2^num_shard_bits` (rounded up). An insert that takes a shard over
+//! its capacity runs the clock hand, which lowers the countdown of unreferenced entries (new
+//! entries start at 2, each lookup adds one, up to 3) and evicts those at zero, until enough is
+//! freed or the hand has gone four times round the table.
+//! * With `strict_capacity_limit` usage never exceeds capacity: an insert that cannot make room
+//!   is refused (the value is dropped; a caller holding its own `Arc` keeps it).
+//! * Without it an insert always goes in and evicts what it can. Usage can then exceed
+//!   capacity by the charges of inserts in flight at once (at most one entry per thread, per
+//!   shard) and by unreferenced entries the hand has not reached yet; a later insert evicts the
+//!   excess (it evicts everything it sees above capacity, not only its own charge).
+//!
+//! # Referenced entries and a full table
+//!
+//! Because [`Cache::lookup`] returns an owned `Arc<V>`, the slot reference is held only while
+//! the `Arc` is cloned; a reader holding a value never pins a slot, and an evicted or erased
+//! value lives on in its readers' `Arc`s. So "a table full of referenced entries" exists only for
+//! instants: when every entry the hand visits (four rounds) is referenced, or every slot is
+//! taken, the insert gives up and the new value is not cached (`insert` returns nothing to
+//! report it; `usage` and the counts are unchanged). Lookups and erases never block or fail.
+//!
+//! Cost of the `Arc` API: a hit also increments the value's `Arc` count, one more cache line
+//! than RocksDB's handle-based lookup touches when the caller does not read the value (in
+//! `cache_bench --lean` with mostly hits, RocksDB 7.8's clock cache does about 2x the lookups per
+//! second of this one; with misses and inserts in the mix, this one is ahead). A reader that
+//! reads the block touches that line anyway.
+//!
+//! # Replacing and erasing
+//!
+//! Inserting a key that is present makes the older entry invisible (lookups stop finding it; it
+//! is freed when its last slot reference goes, at once in practice). Two racing inserts of one
+//! key may each hide the other, leaving the key absent: a miss, never a wrong value.
+
+mod table;
+
+use std::sync::Arc;
+
+use super::{Cache, CacheKey};
+use table::{hash_key, ClockTable};
+
+/// RocksDB's load factor for the fixed table: slots per expected entry is 1 / 0.7.
+const LOAD_FACTOR: f64 = 0.7;
+/// Fewest slots per shard.
+const MIN_SLOT_BITS: u32 = 4;
+/// Most slots per shard (2^30 slots is 48 GiB of table: more is a configuration mistake).
+const MAX_SLOT_BITS: u32 = 30;
+
+/// A lock-free CLOCK cache of `Arc<V>` values charged by size (RocksDB's HyperClockCache).
+pub struct HyperClockCache<V> {
+    shards: Box<[ClockTable<V>]>,
+    shard_bits: u32,
+    capacity: usize,
+}
+
+impl<V: Send + Sync> HyperClockCache<V> {
+    /// A cache of `capacity` bytes in 2^`num_shard_bits` shards (at most 2^20), its tables sized
+    /// for entries of about `estimated_entry_charge` bytes (0 is taken as 1).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use talus::cache::{Cache, HyperClockCache};
+    /// let c: HyperClockCache<String> = HyperClockCache::new(1 << 20, 4096, 2, false);
+    /// c.insert((1, 0), Arc::new("block".to_string()), 4096);
+    /// assert_eq!(c.lookup((1, 0)).as_deref().map(String::as_str), Some("block"));
+    /// assert_eq!(c.usage(), 4096);
+    /// ```
+    pub fn new(
+        capacity: usize,
+        estimated_entry_charge: usize,
+        num_shard_bits: u32,
+        strict_capacity_limit: bool,
+    ) -> Self {
+        let shard_bits = num_shard_bits.min(20);
+        let n = 1usize << shard_bits;
+        let per_shard = capacity.div_ceil(n);
+        let entries = per_shard as f64 / estimated_entry_charge.max(1) as f64;
+        let slots = (entries / LOAD_FACTOR).ceil().max(1.0);
+        let slot_bits = (slots.log2().ceil() as u32).clamp(MIN_SLOT_BITS, MAX_SLOT_BITS);
+        let shards =
+            (0..n).map(|_| ClockTable::new(per_shard, slot_bits, strict_capacity_limit)).collect();
+        HyperClockCache { shards, shard_bits, capacity }
+    }
+
+    fn shard(&self, hash: u64) -> &ClockTable<V> {
+        let i = if self.shard_bits == 0 { 0 } else { (hash >> (64 - self.shard_bits)) as usize };
+        // `i < 2^shard_bits == shards.len()`.
+        &self.shards[i]
+    }
+
+    /// Number of entries held (occupied slots, all shards; racy while others write).
+    pub fn len(&self) -> usize {
+        self.shards.iter().map(ClockTable::occupancy).sum()
+    }
+
+    /// True if no entry is held.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Total number of slots (RocksDB's `GetTableAddressCount`).
+    pub fn table_address_count(&self) -> usize {
+        self.shards.iter().map(ClockTable::table_len).sum()
+    }
+}
+
+impl<V: Send + Sync> Cache<V> for HyperClockCache<V> {
+    fn lookup(&self, key: CacheKey) -> Option<Arc<V>> {
+        let h = hash_key(key);
+        self.shard(h).lookup(h, key)
+    }
+    fn insert(&self, key: CacheKey, value: Arc<V>, charge: usize) {
+        let h = hash_key(key);
+        self.shard(h).insert(h, key, value, charge);
+    }
+    fn erase(&self, key: CacheKey) {
+        let h = hash_key(key);
+        self.shard(h).erase(h, key, None);
+    }
+    fn usage(&self) -> usize {
+        self.shards.iter().map(ClockTable::usage).sum()
+    }
+    fn capacity(&self) -> usize {
+        self.capacity
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,185 @@
+//! Unit tests of the clock cache: the single-threaded semantics (hit, miss, replace, erase,
+//! eviction order, limits) and the metadata-word corner cases (overflow correction,
+//! displacement rollback). The multi-threaded stress test is `tests/clock_cache.rs`.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use rand::{Rng, SeedableRng};
+
+use super::table::hash_key;
+use super::*;
+
+fn one_shard(capacity: usize, est: usize, strict: bool) -> HyperClockCache<u64> {
+    HyperClockCache::new(capacity, est, 0, strict)
+}
+
+fn total_displacements<V: Send + Sync>(c: &HyperClockCache<V>) -> u64 {
+    c.shards.iter().map(|s| s.displacements_for_test()).sum()
+}
+
+#[test]
+fn insert_lookup_erase() {
+    let c = one_shard(100, 10, false);
+    assert!(c.lookup((1, 2)).is_none());
+    c.insert((1, 2), Arc::new(12), 10);
+    c.insert((3, 4), Arc::new(34), 5);
+    assert_eq!(c.lookup((1, 2)).as_deref(), Some(&12));
+    assert_eq!(c.lookup((3, 4)).as_deref(), Some(&34));
+    assert!(c.lookup((1, 4)).is_none());
+    assert_eq!(c.usage(), 15);
+    assert_eq!(c.len(), 2);
+    c.erase((1, 2));
+    assert!(c.lookup((1, 2)).is_none());
+    assert_eq!(c.usage(), 5);
+    c.erase((1, 2)); // absent: no-op
+    c.erase((3, 4));
+    assert_eq!((c.usage(), c.len()), (0, 0));
+    assert_eq!(total_displacements(&c), 0);
+}
+
+#[test]
+fn replace_keeps_one_entry() {
+    let c = one_shard(100, 10, false);
+    c.insert((7, 7), Arc::new(1), 10);
+    c.insert((7, 7), Arc::new(2), 20);
+    assert_eq!(c.lookup((7, 7)).as_deref(), Some(&2));
+    assert_eq!((c.usage(), c.len()), (20, 1));
+    c.erase((7, 7));
+    assert!(c.lookup((7, 7)).is_none());
+    assert_eq!((c.usage(), c.len()), (0, 0));
+}
+
+#[test]
+fn capacity_respected_and_values_outlive_eviction() {
+    let c: HyperClockCache<Vec<u8>> = HyperClockCache::new(1000, 100, 0, false);
+    c.insert((0, 0), Arc::new(vec![9; 3]), 100);
+    let held = c.lookup((0, 0)).expect("just inserted");
+    for i in 1..200u64 {
+        c.insert((i, 0), Arc::new(vec![1; 8]), 100);
+        assert!(c.usage() <= 1000, "usage {} after {i}", c.usage());
+    }
+    assert!(c.lookup((0, 0)).is_none(), "the first entry was evicted");
+    assert_eq!(*held, vec![9; 3], "a value evicted while held stays intact");
+    assert!(c.len() <= 10);
+}
+
+#[test]
+fn clock_keeps_hot_entries() {
+    // 64 entries fit; keys 0..32 are looked up between inserts, keys from 1000 on are not.
+    let c = one_shard(64, 1, false);
+    for k in 0..64u64 {
+        c.insert((k, 0), Arc::new(k), 1);
+    }
+    for round in 0..200u64 {
+        for k in 0..32u64 {
+            let _ = c.lookup((k, 0));
+        }
+        c.insert((1000 + round, 0), Arc::new(round), 1);
+    }
+    let hot = (0..32u64).filter(|&k| c.lookup((k, 0)).is_some()).count();
+    assert!(hot >= 28, "only {hot} of 32 hot entries survived");
+    assert!(c.usage() <= 64);
+}
+
+#[test]
+fn strict_limit_refuses_what_cannot_fit() {
+    let c = one_shard(100, 10, true);
+    c.insert((1, 0), Arc::new(1), 101);
+    assert!(c.lookup((1, 0)).is_none(), "larger than capacity");
+    assert_eq!(c.usage(), 0);
+    for k in 0..50u64 {
+        c.insert((k, 1), Arc::new(k), 30);
+        assert!(c.usage() <= 100);
+    }
+    assert_eq!(c.usage(), 90);
+    let loose = one_shard(100, 10, false);
+    loose.insert((1, 0), Arc::new(1), 150);
+    assert_eq!(loose.lookup((1, 0)).as_deref(), Some(&1), "non-strict takes it anyway");
+    loose.insert((2, 0), Arc::new(2), 10);
+    assert!(loose.usage() <= 100, "the oversized entry goes at the next insert");
+}
+
+#[test]
+fn occupancy_limit_evicts_when_entries_are_smaller_than_estimated() {
+    // Sized for 10 entries of 100 bytes (16 slots, 14 usable); entries of 1 byte.
+    let c = one_shard(1000, 100, false);
+    assert_eq!(c.table_address_count(), 16);
+    for k in 0..100u64 {
+        c.insert((k, 0), Arc::new(k), 1);
+        assert!(c.len() <= 14, "len {}", c.len());
+    }
+    assert_eq!(c.usage(), c.len());
+    assert!(c.lookup((99, 0)).is_some(), "the newest entry is in");
+}
+
+#[test]
+fn drop_frees_every_value() {
+    static DROPS: AtomicUsize = AtomicUsize::new(0);
+    struct D;
+    impl Drop for D {
+        fn drop(&mut self) {
+            DROPS.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+    let c: HyperClockCache<D> = HyperClockCache::new(1 << 20, 64, 2, false);
+    for k in 0..500u64 {
+        c.insert((k, k), Arc::new(D), 64);
+    }
+    c.insert((1, 1), Arc::new(D), 64); // replaces: one drop now
+    c.erase((2, 2)); // one drop now
+    assert_eq!(DROPS.load(Ordering::SeqCst), 2);
+    drop(c);
+    assert_eq!(DROPS.load(Ordering::SeqCst), 501);
+}
+
+#[test]
+fn counters_near_overflow_are_corrected() {
+    let c = one_shard(100, 10, false);
+    c.insert((5, 5), Arc::new(55), 10);
+    let h = hash_key((5, 5));
+    let top = 1u64 << 29;
+    assert!(c.shards[0].set_counters_for_test(h, (5, 5), (1 << 30) - 3));
+    for _ in 0..10 {
+        assert_eq!(c.lookup((5, 5)).as_deref(), Some(&55));
+    }
+    let (st, acq, rel) = c.shards[0].meta_for_test(h, (5, 5)).expect("present");
+    assert_eq!(acq, rel, "no reference left behind");
+    assert!(acq < top, "top bits cleared: {acq:#x}");
+    assert_eq!(st, 0b111);
+    // Still evictable and erasable with correct accounting.
+    c.erase((5, 5));
+    assert_eq!((c.usage(), c.len()), (0, 0));
+    // A countdown above the maximum is brought down by the hand.
+    c.insert((6, 6), Arc::new(66), 10);
+    assert!(c.shards[0].set_counters_for_test(hash_key((6, 6)), (6, 6), 1000));
+    c.insert((7, 7), Arc::new(77), 95); // forces eviction of (6, 6) after a few sweeps
+    assert!(c.lookup((6, 6)).is_none());
+}
+
+#[test]
+fn random_ops_match_a_model_without_eviction() {
+    // Capacity far above what is inserted: the cache must behave as a map.
+    let c: HyperClockCache<u64> = HyperClockCache::new(1 << 30, 1 << 16, 3, false);
+    let mut model = std::collections::HashMap::new();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+    for i in 0..50_000u64 {
+        let k = (rng.gen_range(0..300u64), rng.gen_range(0..3u64));
+        match rng.gen_range(0..3) {
+            0 => {
+                c.insert(k, Arc::new(i), 1);
+                model.insert(k, i);
+            }
+            1 => assert_eq!(c.lookup(k).as_deref(), model.get(&k), "key {k:?}"),
+            _ => {
+                c.erase(k);
+                model.remove(&k);
+            }
+        }
+        assert_eq!(c.usage(), model.len());
+    }
+    for k in model.keys() {
+        c.erase(*k);
+    }
+    assert_eq!((c.usage(), c.len(), total_displacements(&c)), (0, 0, 0));
+}

@@ -1,0 +1,283 @@
+//! Stress tests of `HyperClockCache` (and, for comparison, `LruCache`) from many threads:
+//! inserts, lookups, erases and replacements under eviction pressure.
+//!
+//! Checks:
+//! * every value returned is intact (its key and a magic word match) for as long as the caller
+//!   holds it, even after the cache evicted or erased it: each thread keeps a ring of returned
+//!   `Arc`s and re-checks them before letting go;
+//! * no value is dropped twice or leaked: a global count of values created and dropped must match
+//!   exactly once the cache is empty (after erasing everything, and again after dropping it);
+//! * usage returns to zero after erasing every key;
+//! * usage stays within capacity: exactly with `strict_capacity_limit`, else within a slack of one
+//!   in-flight insert per thread and shard (`threads * max_charge * shards`), sampled by a monitor thread.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use rand::{Rng, SeedableRng};
+use talus::cache::{Cache, CacheKey, HyperClockCache, LruCache};
+
+const ALIVE: u64 = 0xA11C_E5A1_1CE5_A11C;
+const DEAD: u64 = 0xDEAD_DEAD_DEAD_DEAD;
+
+/// Counts creations and drops per test (tests run in parallel, so each test has its own).
+#[derive(Default)]
+struct Counters {
+    created: AtomicUsize,
+    dropped: AtomicUsize,
+}
+
+struct Tracked {
+    key: CacheKey,
+    magic: u64,
+    counters: Arc<Counters>,
+}
+
+impl Tracked {
+    fn new(key: CacheKey, counters: &Arc<Counters>) -> Tracked {
+        counters.created.fetch_add(1, Ordering::SeqCst);
+        Tracked { key, magic: ALIVE, counters: Arc::clone(counters) }
+    }
+
+    fn check(&self, key: CacheKey) {
+        assert_eq!(self.magic, ALIVE, "value for {key:?} used after drop");
+        assert_eq!(self.key, key, "lookup returned another key's value");
+    }
+}
+
+impl Drop for Tracked {
+    fn drop(&mut self) {
+        assert_eq!(self.magic, ALIVE, "value for {:?} dropped twice", self.key);
+        self.magic = DEAD;
+        self.counters.dropped.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+struct Config {
+    threads: u64,
+    ops: u64,
+    keys: u64,
+    max_charge: usize,
+    capacity: usize,
+    strict: bool,
+    /// Shards of the cache: the monitor sums shards read at different instants, so a thread's
+    /// one in-flight insert can be seen once per shard.
+    shards: usize,
+}
+
+fn hammer(cache: Arc<dyn Cache<Tracked>>, cfg: &Config) {
+    let counters = Arc::new(Counters::default());
+    let done = Arc::new(AtomicBool::new(false));
+    let max_seen = Arc::new(AtomicUsize::new(0));
+    let monitor = {
+        let (cache, done, max_seen) =
+            (Arc::clone(&cache), Arc::clone(&done), Arc::clone(&max_seen));
+        std::thread::spawn(move || {
+            while !done.load(Ordering::SeqCst) {
+                max_seen.fetch_max(cache.usage(), Ordering::SeqCst);
+                std::thread::yield_now();
+            }
+        })
+    };
+    let workers: Vec<_> = (0..cfg.threads)
+        .map(|t| {
+            let (cache, counters) = (Arc::clone(&cache), Arc::clone(&counters));
+            let (ops, keys, max_charge) = (cfg.ops, cfg.keys, cfg.max_charge);
+            std::thread::spawn(move || {
+                let mut rng = rand::rngs::StdRng::seed_from_u64(t);
+                let mut held: Vec<(CacheKey, Arc<Tracked>)> = Vec::new();
+                let mut hits = 0u64;
+                for i in 0..ops {
+                    // Skewed keys: a hot set gets most of the traffic.
+                    let k = if rng.gen_bool(0.7) {
+                        rng.gen_range(0..keys / 16)
+                    } else {
+                        rng.gen_range(0..keys)
+                    };
+                    let key = (k % 7, k);
+                    match rng.gen_range(0..100) {
+                        0..=59 => match cache.lookup(key) {
+                            Some(v) => {
+                                v.check(key);
+                                hits += 1;
+                                if held.len() < 32 {
+                                    held.push((key, v));
+                                } else {
+                                    let slot = (i % 32) as usize;
+                                    let (old_key, old) =
+                                        std::mem::replace(&mut held[slot], (key, v));
+                                    old.check(old_key);
+                                }
+                            }
+                            None => {
+                                let charge = rng.gen_range(1..=max_charge);
+                                cache.insert(key, Arc::new(Tracked::new(key, &counters)), charge);
+                            }
+                        },
+                        60..=89 => {
+                            let charge = rng.gen_range(1..=max_charge);
+                            let v = Arc::new(Tracked::new(key, &counters));
+                            cache.insert(key, Arc::clone(&v), charge);
+                            if rng.gen_bool(0.1) {
+                                held.push((key, v));
+                                if held.len() > 64 {
+                                    let (old_key, old) = held.swap_remove(0);
+                                    old.check(old_key);
+                                }
+                            }
+                        }
+                        _ => cache.erase(key),
+                    }
+                }
+                for (key, v) in &held {
+                    v.check(*key);
+                }
+                hits
+            })
+        })
+        .collect();
+    let hits: u64 = workers.into_iter().map(|w| w.join().expect("worker panicked")).sum();
+    done.store(true, Ordering::SeqCst);
+    monitor.join().expect("monitor panicked");
+
+    assert!(hits > 0, "the workload never hit");
+    let max_seen = max_seen.load(Ordering::SeqCst);
+    let limit = if cfg.strict {
+        cfg.capacity
+    } else {
+        cfg.capacity + cfg.threads as usize * cfg.max_charge * cfg.shards
+    };
+    assert!(max_seen <= limit, "usage peaked at {max_seen}, limit {limit}");
+    assert!(cache.usage() <= limit);
+
+    for k in 0..cfg.keys {
+        cache.erase((k % 7, k));
+    }
+    assert_eq!(cache.usage(), 0, "usage after erasing every key");
+    let (created, dropped) =
+        (counters.created.load(Ordering::SeqCst), counters.dropped.load(Ordering::SeqCst));
+    assert_eq!(created, dropped, "every value freed exactly once, none leaked");
+    drop(cache);
+    assert_eq!(counters.dropped.load(Ordering::SeqCst), created);
+}
+
+fn threads() -> u64 {
+    8
+}
+
+#[test]
+fn clock_cache_under_eviction_pressure() {
+    let cfg = Config {
+        threads: threads(),
+        ops: 200_000,
+        keys: 20_000,
+        max_charge: 16,
+        capacity: 16 * 1024,
+        strict: false,
+        shards: 4,
+    };
+    hammer(Arc::new(HyperClockCache::new(cfg.capacity, 8, 2, cfg.strict)), &cfg);
+}
+
+#[test]
+fn clock_cache_strict_limit() {
+    let cfg = Config {
+        threads: threads(),
+        ops: 200_000,
+        keys: 20_000,
+        max_charge: 16,
+        capacity: 16 * 1024,
+        strict: true,
+        shards: 4,
+    };
+    hammer(Arc::new(HyperClockCache::new(cfg.capacity, 8, 2, cfg.strict)), &cfg);
+}
+
+#[test]
+fn clock_cache_tiny_table_full_of_contention() {
+    // One shard of 32 slots (27 usable): every operation contends on the same few words, the table is
+    // always at its occupancy limit, and eviction often meets referenced entries.
+    let cfg = Config {
+        threads: threads(),
+        ops: 100_000,
+        keys: 256,
+        max_charge: 4,
+        capacity: 64,
+        strict: false,
+        shards: 1,
+    };
+    hammer(Arc::new(HyperClockCache::new(cfg.capacity, 4, 0, cfg.strict)), &cfg);
+}
+
+#[test]
+fn clock_cache_without_eviction_pressure() {
+    let cfg = Config {
+        threads: threads(),
+        ops: 100_000,
+        keys: 2_000,
+        max_charge: 16,
+        capacity: 1 << 20,
+        strict: false,
+        shards: 8,
+    };
+    hammer(Arc::new(HyperClockCache::new(cfg.capacity, 16, 3, cfg.strict)), &cfg);
+}
+
+#[test]
+fn lru_cache_same_workload() {
+    let cfg = Config {
+        threads: threads(),
+        ops: 100_000,
+        keys: 20_000,
+        max_charge: 16,
+        capacity: 16 * 1024,
+        strict: false,
+        shards: 1,
+    };
+    // The LRU evicts per shard, so its slack is per shard: give it one shard.
+    hammer(Arc::new(LruCache::new(cfg.capacity, 0, cfg.strict)), &cfg);
+}
+
+/// The engine reads through the clock cache: a small cache (constant eviction) and a large one
+/// must both return every value, from several reader threads, across flush and compaction.
+#[test]
+fn db_reads_through_clock_cache() {
+    use talus::options::CacheType;
+    use talus::{Db, Options};
+    for capacity in [16 << 10, 8 << 20] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let opts = Options {
+            create_if_missing: true,
+            write_buffer_size: 64 << 10,
+            block_cache_capacity: capacity,
+            block_cache_num_shard_bits: 1,
+            cache_type: CacheType::parse("hyper_clock_cache").expect("known name"),
+            ..Default::default()
+        };
+        let db = Arc::new(Db::open(dir.path(), opts).expect("open"));
+        let key = |i: u32| format!("key{:06}", i * 7919 % 5000);
+        for i in 0..5000u32 {
+            db.put(key(i), format!("value-{i}-{}", "x".repeat((i % 50) as usize))).expect("put");
+        }
+        db.flush().expect("flush");
+        db.compact_range(None, None).expect("compact");
+        let readers: Vec<_> = (0..4u32)
+            .map(|t| {
+                let db = Arc::clone(&db);
+                std::thread::spawn(move || {
+                    for round in 0..3u32 {
+                        for i in (t..5000).step_by(3 + round as usize) {
+                            let want = format!("value-{i}-{}", "x".repeat((i % 50) as usize));
+                            let got = db.get(key(i)).expect("get");
+                            assert_eq!(got.as_deref(), Some(want.as_bytes()), "key {}", key(i));
+                        }
+                    }
+                })
+            })
+            .collect();
+        for r in readers {
+            r.join().expect("reader panicked");
+        }
+        assert_eq!(db.get(b"absent").expect("get"), None);
+    }
+}
