@@ -1,4 +1,3 @@
-//! The `talus` command: `ldb` and `sst_dump` (RocksDB's inspection tools, same syntax), and
 //! The `talus` command: `db_bench`, `cache_bench`, `ldb`, `sst_dump`.
 //!
 //! `talus <subcommand> [args...]`. Each subcommand is a module with
