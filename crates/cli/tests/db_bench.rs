@@ -185,7 +185,7 @@ fn bad_flags_fail_before_touching_the_db() {
         ("--benchmarks=fillseq,nosuch", "nosuch"),
         ("--no_such_flag=1", "no_such_flag"),
         ("--histogram=maybe", "--histogram"),
-        ("--cache_type=hyper_clock_cache", "hyper_clock_cache"),
+        ("--cache_type=no_such_cache", "no_such_cache"),
         ("--max_write_buffer_number=1", "--max_write_buffer_number"),
         ("--level0_stop_writes_trigger=1", "level0_stop_writes_trigger"),
     ] {

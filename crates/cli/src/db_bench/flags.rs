@@ -131,7 +131,7 @@ define_flags! {
     sync: bool = false; "Sync the WAL on every write"
     verify_checksum: bool = true; "Verify block checksums on reads"
     cache_size: i64 = 8388608; "Block cache capacity in bytes"
-    cache_type: String = "lru_cache".to_string(); "Block cache type: lru_cache (hyper_clock_cache: not yet supported)"
+    cache_type: String = "lru_cache".to_string(); "Block cache type: lru_cache or hyper_clock_cache (alias clock_cache)"
     cache_numshardbits: i64 = -1; "The block cache has 2^N shards (-1: the engine's default, 6)"
     bloom_bits: i64 = -1; "Bloom filter bits per key (-1 or 0: no filter)"
     block_size: i64 = 4096; "Data block size in bytes"
@@ -335,20 +335,12 @@ pub fn validate(f: &Flags) -> Result<(), String> {
             f.compression_type
         )
     })?;
-    match f.cache_type.as_str() {
-        "lru_cache" => {}
-        "hyper_clock_cache" | "auto_hyper_clock_cache" | "fixed_hyper_clock_cache" => {
-            return Err(format!(
-                "unsupported value {:?} for flag --cache_type: only lru_cache for now",
-                f.cache_type
-            ))
-        }
-        other => {
-            return Err(format!(
-                "invalid value {other:?} for flag --cache_type: expected lru_cache"
-            ))
-        }
-    }
+    talus::options::CacheType::parse(&f.cache_type).map_err(|_| {
+        format!(
+            "invalid value {:?} for flag --cache_type: expected lru_cache or hyper_clock_cache",
+            f.cache_type
+        )
+    })?;
     if !ENGINES.contains(&f.engine.as_str()) {
         return Err(format!(
             "invalid value {:?} for flag --engine: expected talus, memory or rocksdb",

@@ -33,6 +33,7 @@ pub fn options(f: &Flags) -> EResult<Options> {
         bloom_bits_per_key: f.bloom_bits.max(0) as u32,
         compression,
         block_cache_capacity: f.cache_size as usize,
+        cache_type: talus::options::CacheType::parse(&f.cache_type).map_err(|e| e.to_string())?,
         block_cache_num_shard_bits: if f.cache_numshardbits < 0 {
             6
         } else {
