@@ -142,6 +142,13 @@ pub struct Options {
     pub fs: Arc<dyn Fs>,
     /// Disable automatic compactions (manual `compact_range` still works).
     pub disable_auto_compactions: bool,
+    /// Bytes per second writes are slowed to when a slowdown trigger is reached (16 MiB/s;
+    /// RocksDB's 0 means the same).
+    pub delayed_write_rate: u64,
+    /// Pending compaction bytes at which writes are slowed (64 GiB); 0 disables.
+    pub soft_pending_compaction_bytes_limit: u64,
+    /// Pending compaction bytes at which writes stop (256 GiB); 0 disables.
+    pub hard_pending_compaction_bytes_limit: u64,
 }
 
 impl Default for Options {
@@ -174,6 +181,9 @@ impl Default for Options {
             wal_recovery_mode: WalRecoveryMode::PointInTimeRecovery,
             fs: Arc::new(StdFs),
             disable_auto_compactions: false,
+            delayed_write_rate: 16 << 20,
+            soft_pending_compaction_bytes_limit: 64 << 30,
+            hard_pending_compaction_bytes_limit: 256 << 30,
         }
     }
 }
@@ -243,6 +253,17 @@ impl Options {
         }
         if self.max_open_files == 0 || self.max_open_files < -1 {
             return Err(invalid("max_open_files", "must be -1 (unbounded) or positive"));
+        }
+        if self.delayed_write_rate == 0 {
+            return Err(invalid("delayed_write_rate", "must be positive"));
+        }
+        if self.hard_pending_compaction_bytes_limit > 0
+            && self.soft_pending_compaction_bytes_limit > self.hard_pending_compaction_bytes_limit
+        {
+            return Err(invalid(
+                "soft_pending_compaction_bytes_limit",
+                "must not be above hard_pending_compaction_bytes_limit",
+            ));
         }
         if self.max_background_jobs == 0 {
             return Err(invalid("max_background_jobs", "must be at least 1"));

@@ -36,6 +36,46 @@ pub fn scores(opts: &Options, v: &Version) -> Vec<f64> {
         .collect()
 }
 
+/// Bytes that compaction must still rewrite to bring every level under its target, estimated
+/// as RocksDB's `EstimateCompactionBytesNeeded`: L0 (once it reaches its trigger) plus the base
+/// level; then, walking down, each level's excess over its target (including what the level
+/// above pushes into it) times the fan-out `1 + size(next) / size(level)`.
+pub fn estimate_pending_bytes(opts: &Options, v: &Version) -> u64 {
+    let n = v.num_levels();
+    let l0_size = v.level_bytes(0);
+    let l0_triggered = v.level_files(0).len() >= opts.level0_file_num_compaction_trigger
+        || l0_size >= opts.max_bytes_for_level_base;
+    let mut needed = 0u64;
+    let mut to_next = 0u64;
+    if l0_triggered {
+        needed = l0_size;
+        to_next = l0_size;
+    }
+    let base_level = 1;
+    let mut next_level_bytes = 0u64;
+    for level in base_level..n.saturating_sub(1) {
+        let mut level_size = if next_level_bytes > 0 {
+            std::mem::take(&mut next_level_bytes)
+        } else {
+            v.level_bytes(level)
+        };
+        if level == base_level && l0_triggered {
+            needed += level_size;
+        }
+        level_size += std::mem::take(&mut to_next);
+        let target = level_target(opts, level);
+        if level_size > target {
+            to_next = level_size - target;
+            next_level_bytes = v.level_bytes(level + 1);
+            if next_level_bytes > 0 {
+                let fan_out = next_level_bytes as f64 / level_size as f64 + 1.0;
+                needed += (to_next as f64 * fan_out) as u64;
+            }
+        }
+    }
+    needed
+}
+
 /// User-key range `[smallest, largest]` of `files`.
 pub fn key_range(files: &[Arc<FileMetaData>]) -> Option<(Vec<u8>, Vec<u8>)> {
     let mut lo: Option<&[u8]> = None;

@@ -31,6 +31,7 @@ impl DbInner {
                         }
                         if !self.opts.disable_auto_compactions
                             && !st.manual_compaction
+                            && !st.compactions_paused
                             && st.compactions_running == 0
                         {
                             if let Some(c) = picker::pick(&self.opts, &mut st) {

@@ -8,7 +8,7 @@
 use std::time::Instant;
 
 use super::core::DbInner;
-use super::stats::DbStats;
+use super::stats::LevelSnap;
 use crate::compaction::job::{self, JobContext};
 use crate::compaction::{picker, Compaction};
 use crate::error::Result;
@@ -23,27 +23,28 @@ impl DbInner {
     /// are deleted and the error is recorded as a background error.
     pub(crate) fn run_compaction(&self, c: &Compaction) -> Result<()> {
         let start = Instant::now();
-        let stats = self.stats.levels.get(c.output_level);
         let result = if c.trivial_move { self.trivial_move(c) } else { self.merge(c) };
         match result {
             Ok(written) => {
-                if let Some(s) = stats {
-                    let (r0, r1): (u64, u64) = (
-                        c.inputs[0].iter().map(|f| f.file_size).sum(),
-                        c.inputs[1].iter().map(|f| f.file_size).sum(),
-                    );
-                    if c.trivial_move {
-                        DbStats::add(&s.bytes_moved, r0);
-                    } else {
-                        DbStats::add(&s.bytes_read_input_level, r0);
-                        DbStats::add(&s.bytes_read_output_level, r1);
-                        DbStats::add(&s.bytes_written, written.0);
-                        DbStats::add(&s.keys_in, written.1);
-                        DbStats::add(&s.keys_dropped, written.2);
-                    }
-                    DbStats::add(&s.count, 1);
-                    DbStats::add(&s.micros, start.elapsed().as_micros() as u64);
+                let (r0, r1): (u64, u64) = (
+                    c.inputs[0].iter().map(|f| f.file_size).sum(),
+                    c.inputs[1].iter().map(|f| f.file_size).sum(),
+                );
+                let mut s = LevelSnap {
+                    micros: start.elapsed().as_micros() as u64,
+                    count: 1,
+                    ..Default::default()
+                };
+                if c.trivial_move {
+                    s.moved = r0;
+                } else {
+                    s.rn = r0;
+                    s.rnp1 = r1;
+                    s.written = written.0;
+                    s.keys_in = written.1;
+                    s.keys_dropped = written.2;
                 }
+                self.stats.record_compaction(c.output_level, &s);
                 self.info_log.log(&format!(
                     "[compaction] {} L{} ({} files) + L{} ({} files) -> {} bytes written{} in {} ms",
                     c.reason,
@@ -179,10 +180,13 @@ impl DbInner {
     }
 
     fn compact_range_locked(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
-        let v = self.state.lock().current.clone();
-        let last = (0..v.num_levels()).rev().find(|&l| !v.level_files(l).is_empty());
+        let (last, num_levels) = {
+            let v = self.state.lock().current.clone();
+            let last = (0..v.num_levels()).rev().find(|&l| !v.level_files(l).is_empty());
+            (last, v.num_levels())
+        };
         let Some(last) = last else { return Ok(()) };
-        let target = last.max(1).min(v.num_levels() - 1);
+        let target = last.max(1).min(num_levels - 1);
         for level in 0..target {
             let v = self.state.lock().current.clone();
             let lo = begin.map(|b| b.to_vec());
@@ -200,10 +204,11 @@ impl DbInner {
             if files.is_empty() {
                 continue;
             }
-            let Some(mut c) = picker::build(&v, level, files, &|_| false, "ManualCompaction")
-            else {
-                continue;
-            };
+            let c = picker::build(&v, level, files, &|_| false, "ManualCompaction");
+            // Drop our reference to the version now, so its files become obsolete when the
+            // compaction installs.
+            drop(v);
+            let Some(mut c) = c else { continue };
             // A manual compaction rewrites even a lone file, so tombstones get dropped.
             c.trivial_move = false;
             {
@@ -219,7 +224,9 @@ impl DbInner {
                 st.compacting.remove(&f.number);
             }
             drop(st);
+            drop(c);
             r?;
+            self.delete_obsolete_files();
         }
         Ok(())
     }

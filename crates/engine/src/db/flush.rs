@@ -8,7 +8,6 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::core::DbInner;
-use super::stats::DbStats;
 use crate::error::{Error, Result};
 use crate::filename::table_path;
 use crate::iter::range_del::RangeTombstone;
@@ -127,12 +126,7 @@ impl DbInner {
         st.pending_outputs.remove(&number);
         match result {
             Ok(bytes) => {
-                DbStats::add(&self.stats.flush_bytes, bytes);
-                DbStats::add(&self.stats.flush_count, 1);
-                if let Some(l) = self.stats.levels.first() {
-                    DbStats::add(&l.bytes_written, bytes);
-                    DbStats::add(&l.micros, start.elapsed().as_micros() as u64);
-                }
+                self.stats.record_flush(bytes, start.elapsed().as_micros() as u64);
                 drop(st);
                 self.info_log.log(&format!(
                     "[flush] memtable flushed to {} ({bytes} bytes) in {} ms",

@@ -19,6 +19,7 @@ use super::info_log::InfoLog;
 use super::snapshot::SnapshotList;
 use super::stats::DbStats;
 use super::write::{insert_into_memtable, WriteQueue};
+use super::write_controller::WriteController;
 use crate::batch::WriteBatch;
 use crate::cache::{Cache, LruCache, TableCache};
 use crate::error::{Error, Result};
@@ -104,6 +105,7 @@ pub(crate) fn open(path: &Path, opts: Options) -> Result<Arc<DbInner>> {
         bg_error: None,
         shutting_down: false,
         compact_cursor: vec![Vec::new(); num_levels],
+        compactions_paused: false,
     };
     let last_seq = versions.last_sequence();
     let inner = Arc::new(DbInner {
@@ -125,6 +127,7 @@ pub(crate) fn open(path: &Path, opts: Options) -> Result<Arc<DbInner>> {
         writers: WriteQueue::default(),
         wal: Mutex::new(None),
         stats: DbStats::new(num_levels),
+        write_controller: WriteController::new(opts.delayed_write_rate),
         info_log,
         shutting_down: AtomicBool::new(false),
         recovery_report: Mutex::new(String::new()),
