@@ -149,6 +149,17 @@ pub struct Options {
     pub soft_pending_compaction_bytes_limit: u64,
     /// Pending compaction bytes at which writes stop (256 GiB); 0 disables.
     pub hard_pending_compaction_bytes_limit: u64,
+    /// Size the last level's target from its actual size and let the base level move down as
+    /// the tree grows (true, RocksDB's default since 8.4).
+    pub level_compaction_dynamic_level_bytes: bool,
+    /// Output files grow by this factor per level below the base level (1).
+    pub target_file_size_multiplier: u32,
+    /// Upper bound of one compaction's input bytes where the picker has a choice (intra-L0);
+    /// 0 means `25 * target_file_size_base`.
+    pub max_compaction_bytes: u64,
+    /// Merge L0 files into one L0 file when L0→base cannot start (true). Talus-only: RocksDB
+    /// always allows it.
+    pub intra_l0_compaction: bool,
 }
 
 impl Default for Options {
@@ -184,6 +195,10 @@ impl Default for Options {
             delayed_write_rate: 16 << 20,
             soft_pending_compaction_bytes_limit: 64 << 30,
             hard_pending_compaction_bytes_limit: 256 << 30,
+            level_compaction_dynamic_level_bytes: true,
+            target_file_size_multiplier: 1,
+            max_compaction_bytes: 0,
+            intra_l0_compaction: true,
         }
     }
 }
@@ -265,10 +280,21 @@ impl Options {
                 "must not be above hard_pending_compaction_bytes_limit",
             ));
         }
+        if self.target_file_size_multiplier == 0 {
+            return Err(invalid("target_file_size_multiplier", "must be at least 1"));
+        }
         if self.max_background_jobs == 0 {
             return Err(invalid("max_background_jobs", "must be at least 1"));
         }
         Ok(())
+    }
+
+    /// `max_compaction_bytes`, with 0 resolved to RocksDB's `25 * target_file_size_base`.
+    pub fn effective_max_compaction_bytes(&self) -> u64 {
+        match self.max_compaction_bytes {
+            0 => self.target_file_size_base.saturating_mul(25),
+            n => n,
+        }
     }
 
     /// The compression for blocks written to `level` of a tree whose bottommost non-empty level

@@ -1,5 +1,5 @@
 //! The merge of a compaction: reads the inputs in internal-key order, drops what no reader can
-//! see, and writes output files of about `target_file_size_base` bytes at the output level.
+//! see, and writes output files of about `Compaction::target_file_size` bytes at the output level.
 //!
 //! Visibility rules (snapshot stripes): the live snapshots cut the sequence space into stripes;
 //! within a stripe only the newest entry of a user key can be read, so older ones are dropped.
@@ -144,7 +144,7 @@ pub fn run(
         .into_iter()
         .filter(|t| !(c.bottommost && t.seq <= earliest_stripe_bound))
         .collect();
-    let target = ctx.opts.target_file_size_base;
+    let target = c.target_file_size;
     let mut w = Writer {
         ctx,
         c,

@@ -27,6 +27,8 @@ pub struct Compaction {
     pub trivial_move: bool,
     /// Why it was picked (for the info log).
     pub reason: &'static str,
+    /// Output files are cut once they reach this size.
+    pub target_file_size: u64,
 }
 
 impl Compaction {

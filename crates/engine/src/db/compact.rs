@@ -186,8 +186,14 @@ impl DbInner {
             (last, v.num_levels())
         };
         let Some(last) = last else { return Ok(()) };
-        let target = last.max(1).min(num_levels - 1);
-        for level in 0..target {
+        // Dynamic level bytes: everything ends in the last level, as RocksDB's CompactRange.
+        let target = if self.opts.level_compaction_dynamic_level_bytes {
+            num_levels - 1
+        } else {
+            last.max(1).min(num_levels - 1)
+        };
+        let mut level = 0;
+        while level < target {
             let v = self.state.lock().current.clone();
             let lo = begin.map(|b| b.to_vec());
             let hi = end.map(|e| e.to_vec());
@@ -202,13 +208,22 @@ impl DbInner {
                 .cloned()
                 .collect();
             if files.is_empty() {
+                level += 1;
                 continue;
             }
-            let c = picker::build(&v, level, files, &|_| false, "ManualCompaction");
+            // Skip empty levels: the output is the next non-empty level, or the target.
+            let output =
+                (level + 1..target).find(|&l| !v.level_files(l).is_empty()).unwrap_or(target);
+            let c =
+                picker::build(&self.opts, &v, level, output, files, &|_| false, "ManualCompaction");
             // Drop our reference to the version now, so its files become obsolete when the
             // compaction installs.
             drop(v);
-            let Some(mut c) = c else { continue };
+            let Some(mut c) = c else {
+                level += 1;
+                continue;
+            };
+            level = output;
             // A manual compaction rewrites even a lone file, so tombstones get dropped.
             c.trivial_move = false;
             {

@@ -52,13 +52,14 @@ fn table_sums_match_the_files_on_disk() {
     db.compact_range(None, None).unwrap();
     let (n1, bytes1) = sst_files(dir.path());
     let levels = inner.stats.level_snaps();
-    // The manual compaction read every L0 file and wrote every file now on disk.
-    assert_eq!(levels[1].rn, bytes0);
-    assert_eq!(levels[1].rnp1, 0);
-    assert_eq!(levels[1].written, bytes1);
-    assert_eq!(levels[1].count, 1);
-    assert_eq!(levels[1].keys_in, 2500);
-    assert_eq!(levels[1].keys_dropped, 2500 - distinct.len() as u64);
+    // The manual compaction (into the last level: dynamic level bytes) read every L0 file and
+    // wrote every file now on disk.
+    assert_eq!(levels[6].rn, bytes0);
+    assert_eq!(levels[6].rnp1, 0);
+    assert_eq!(levels[6].written, bytes1);
+    assert_eq!(levels[6].count, 1);
+    assert_eq!(levels[6].keys_in, 2500);
+    assert_eq!(levels[6].keys_dropped, 2500 - distinct.len() as u64);
 
     let text = db.property("talus.stats").unwrap();
     let sum = row(&text, "Sum");
@@ -68,9 +69,9 @@ fn table_sums_match_the_files_on_disk() {
     let wamp: f64 = sum[11].parse().unwrap();
     let expect = (bytes0 + bytes1) as f64 / bytes0 as f64;
     assert!((wamp - expect).abs() <= 0.051, "W-Amp {wamp} vs {expect}\n{text}");
-    let l1 = row(&text, "L1");
-    assert_eq!(l1[1], format!("{n1}/0"));
-    assert_eq!(l1[16], "1", "Comp(cnt) of L1\n{text}");
+    let l6 = row(&text, "L6");
+    assert_eq!(l6[1], format!("{n1}/0"));
+    assert_eq!(l6[16], "1", "Comp(cnt) of L6\n{text}");
     assert!(text.contains("Cumulative writes: 2500 writes, 2500 keys, "), "{text}");
     assert!(text.contains("\nFlush(GB): cumulative 0.000, interval 0.000\n"), "{text}");
     // The interval row starts over after a dump.
