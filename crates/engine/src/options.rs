@@ -160,6 +160,8 @@ pub struct Options {
     /// Merge L0 files into one L0 file when L0→base cannot start (true). Talus-only: RocksDB
     /// always allows it.
     pub intra_l0_compaction: bool,
+    /// Threads one L0→base or manual compaction may be split across (1: no split).
+    pub max_subcompactions: usize,
 }
 
 impl Default for Options {
@@ -199,6 +201,7 @@ impl Default for Options {
             target_file_size_multiplier: 1,
             max_compaction_bytes: 0,
             intra_l0_compaction: true,
+            max_subcompactions: 1,
         }
     }
 }
@@ -282,6 +285,9 @@ impl Options {
         }
         if self.target_file_size_multiplier == 0 {
             return Err(invalid("target_file_size_multiplier", "must be at least 1"));
+        }
+        if self.max_subcompactions == 0 {
+            return Err(invalid("max_subcompactions", "must be at least 1"));
         }
         if self.max_background_jobs == 0 {
             return Err(invalid("max_background_jobs", "must be at least 1"));

@@ -103,6 +103,7 @@ fn apply_profile(o: &mut Options, p: usize) {
             o.max_background_jobs = 4;
             o.intra_l0_compaction = true;
         }
+        "subcompactions-4" => o.max_subcompactions = 4,
         "parallel-no-intra-l0" => {
             o.max_background_jobs = 4;
             o.intra_l0_compaction = false;

@@ -1,9 +1,11 @@
-//! Compaction: which files to merge ([`picker`]) and the merge itself ([`job`]).
+//! Compaction: which files to merge ([`picker`]), the merge itself ([`job`]) and the split of
+//! one merge into key ranges run in parallel ([`subcompaction`]).
 //!
-//! This is the leveled compaction of the engine core: L0→L1 when L0 reaches
-//! `level0_file_num_compaction_trigger`, Ln→Ln+1 when a level exceeds its target size, trivial
-//! moves when a file overlaps nothing below. Old versions are dropped unless a snapshot needs
-//! them; tombstones are dropped only where nothing older can lie beneath.
+//! Leveled compaction with RocksDB's semantics: dynamic level bytes, L0→base when L0 reaches
+//! `level0_file_num_compaction_trigger`, Ln→Ln+1 when a level exceeds its target size, intra-L0,
+//! trivial moves when inputs overlap nothing below. Old versions are dropped unless a snapshot
+//! needs them; tombstones are dropped only where nothing older can lie beneath. The design
+//! notes are in `docs/design/compaction.md`.
 
 use std::sync::Arc;
 
@@ -11,6 +13,7 @@ use crate::version::FileMetaData;
 
 pub mod job;
 pub mod picker;
+pub mod subcompaction;
 
 /// A chosen compaction: `inputs[0]` from `level`, `inputs[1]` from `output_level`.
 #[derive(Debug, Clone)]
