@@ -162,6 +162,8 @@ pub struct Options {
     pub intra_l0_compaction: bool,
     /// Threads one L0→base or manual compaction may be split across (1: no split).
     pub max_subcompactions: usize,
+    /// Bytes per second for flush and compaction writes (not the WAL); 0: unlimited.
+    pub rate_limiter_bytes_per_sec: u64,
 }
 
 impl Default for Options {
@@ -202,6 +204,7 @@ impl Default for Options {
             max_compaction_bytes: 0,
             intra_l0_compaction: true,
             max_subcompactions: 1,
+            rate_limiter_bytes_per_sec: 0,
         }
     }
 }

@@ -170,6 +170,7 @@ impl DbInner {
                 snapshots: snapshots.clone(),
                 new_file_number: &mut new_number,
                 shutting_down: &self.shutting_down,
+                rate_limiter: self.rate_limiter.as_ref(),
             };
             job::run(c, input, &FragmentedTombstones::new(clipped), &mut ctx)
         };

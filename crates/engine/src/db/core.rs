@@ -93,6 +93,8 @@ pub(crate) struct DbInner {
     pub stats: DbStats,
     /// Decides write stalls; recalculated on every SuperVersion install.
     pub write_controller: WriteController,
+    /// Charges flush and compaction writes (`rate_limiter_bytes_per_sec`), if set.
+    pub rate_limiter: Option<Arc<crate::fs::rate_limiter::RateLimiter>>,
     pub info_log: InfoLog,
     pub shutting_down: AtomicBool,
     /// Serializes obsolete-file deletion.

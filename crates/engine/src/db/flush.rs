@@ -10,6 +10,7 @@ use std::time::Instant;
 use super::core::DbInner;
 use crate::error::{Error, Result};
 use crate::filename::table_path;
+use crate::fs::rate_limiter::{IoPriority, RateLimitedFile};
 use crate::iter::range_del::RangeTombstone;
 use crate::key::{compare_internal, InternalKey, ValueKind, MAX_SEQUENCE};
 use crate::memtable::MemTable;
@@ -76,7 +77,11 @@ impl DbInner {
             return Ok(None);
         }
         let path = table_path(&self.path, number);
-        let file = self.fs.create(&path)?;
+        let file = RateLimitedFile::wrap(
+            self.fs.create(&path)?,
+            self.rate_limiter.as_ref(),
+            IoPriority::High,
+        );
         let bottommost = self.opts.num_levels == 1;
         let mut b = TableBuilder::new(
             table_options(&self.opts, 0, bottommost),

@@ -128,6 +128,9 @@ pub(crate) fn open(path: &Path, opts: Options) -> Result<Arc<DbInner>> {
         wal: Mutex::new(None),
         stats: DbStats::new(num_levels),
         write_controller: WriteController::new(opts.delayed_write_rate),
+        rate_limiter: (opts.rate_limiter_bytes_per_sec > 0).then(|| {
+            Arc::new(crate::fs::rate_limiter::RateLimiter::new(opts.rate_limiter_bytes_per_sec))
+        }),
         info_log,
         shutting_down: AtomicBool::new(false),
         recovery_report: Mutex::new(String::new()),
