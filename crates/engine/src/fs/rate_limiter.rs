@@ -88,8 +88,9 @@ impl RateLimiter {
                 st.next_refill = now + REFILL_PERIOD;
                 self.cv.notify_all();
             }
-            let yield_to_high =
-                pri == IoPriority::Low && st.high_waiting > 0 && st.refills % FAIRNESS != 0;
+            let yield_to_high = pri == IoPriority::Low
+                && st.high_waiting > 0
+                && !st.refills.is_multiple_of(FAIRNESS);
             if st.available > 0 && !yield_to_high {
                 let take = bytes.min(st.available);
                 st.available -= take;
