@@ -164,6 +164,15 @@ pub struct Options {
     pub max_subcompactions: usize,
     /// Bytes per second for flush and compaction writes (not the WAL); 0: unlimited.
     pub rate_limiter_bytes_per_sec: u64,
+    /// Universal: a run joins a merge if it is at most this percent larger than the runs
+    /// before it together (1).
+    pub size_ratio: u32,
+    /// Universal: fewest runs a size-ratio merge takes (2).
+    pub min_merge_width: usize,
+    /// Universal: most runs one merge takes (unbounded).
+    pub max_merge_width: usize,
+    /// Universal: merge everything once the newer runs exceed this percent of the oldest (200).
+    pub max_size_amplification_percent: u32,
 }
 
 impl Default for Options {
@@ -205,6 +214,10 @@ impl Default for Options {
             intra_l0_compaction: true,
             max_subcompactions: 1,
             rate_limiter_bytes_per_sec: 0,
+            size_ratio: 1,
+            min_merge_width: 2,
+            max_merge_width: usize::MAX,
+            max_size_amplification_percent: 200,
         }
     }
 }
@@ -291,6 +304,12 @@ impl Options {
         }
         if self.max_subcompactions == 0 {
             return Err(invalid("max_subcompactions", "must be at least 1"));
+        }
+        if self.min_merge_width < 2 {
+            return Err(invalid("min_merge_width", "must be at least 2"));
+        }
+        if self.max_merge_width < self.min_merge_width {
+            return Err(invalid("max_merge_width", "must not be below min_merge_width"));
         }
         if self.max_background_jobs == 0 {
             return Err(invalid("max_background_jobs", "must be at least 1"));

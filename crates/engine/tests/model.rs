@@ -104,6 +104,7 @@ fn apply_profile(o: &mut Options, p: usize) {
             o.intra_l0_compaction = true;
         }
         "subcompactions-4" => o.max_subcompactions = 4,
+        "universal" => o.compaction_style = talus::CompactionStyle::Universal,
         "parallel-no-intra-l0" => {
             o.max_background_jobs = 4;
             o.intra_l0_compaction = false;

@@ -14,8 +14,10 @@ use crate::version::FileMetaData;
 pub mod job;
 pub mod picker;
 pub mod subcompaction;
+pub mod universal;
 
-/// A chosen compaction: `inputs[0]` from `level`, `inputs[1]` from `output_level`.
+/// A chosen compaction: `inputs[0]` from `level`, `inputs[1]` from `output_level`, and (universal
+/// compaction only) whole sorted runs of the levels in between in `middle`.
 #[derive(Debug, Clone)]
 pub struct Compaction {
     /// The level the compaction starts at.
@@ -32,12 +34,17 @@ pub struct Compaction {
     pub reason: &'static str,
     /// Output files are cut once they reach this size.
     pub target_file_size: u64,
+    /// Input files of levels strictly between `level` and `output_level`, level by level.
+    pub middle: Vec<(usize, Vec<Arc<FileMetaData>>)>,
 }
 
 impl Compaction {
     /// Every input file.
     pub fn input_files(&self) -> impl Iterator<Item = &Arc<FileMetaData>> {
-        self.inputs[0].iter().chain(self.inputs[1].iter())
+        self.inputs[0]
+            .iter()
+            .chain(self.middle.iter().flat_map(|(_, files)| files.iter()))
+            .chain(self.inputs[1].iter())
     }
 
     /// Total input bytes.

@@ -24,7 +24,7 @@ use std::sync::Arc;
 use super::Compaction;
 use crate::db::core::DbState;
 use crate::key::user_key;
-use crate::options::Options;
+use crate::options::{CompactionStyle, Options};
 use crate::version::{FileMetaData, Version};
 
 /// At least this many files go into an intra-L0 compaction (RocksDB's value).
@@ -126,6 +126,12 @@ pub fn target_file_size(opts: &Options, base_level: usize, output_level: usize) 
 
 /// Compaction scores per level (the last level has none).
 pub fn scores(opts: &Options, v: &Version) -> Vec<f64> {
+    if opts.compaction_style == CompactionStyle::Universal {
+        let mut s = vec![0.0; v.num_levels().saturating_sub(1).max(1)];
+        s[0] = super::universal::num_sorted_runs(v) as f64
+            / opts.level0_file_num_compaction_trigger as f64;
+        return s;
+    }
     scores_with(opts, v, &level_targets(opts, v))
 }
 
@@ -160,6 +166,9 @@ fn scores_with(opts: &Options, v: &Version, t: &LevelTargets) -> Vec<f64> {
 /// level; then, walking down, each level's excess over its target (including what the level
 /// above pushes into it) times the fan-out `1 + size(next) / size(level)`.
 pub fn estimate_pending_bytes(opts: &Options, v: &Version) -> u64 {
+    if opts.compaction_style == CompactionStyle::Universal {
+        return 0;
+    }
     let t = level_targets(opts, v);
     let n = v.num_levels();
     let l0_size = v.level_bytes(0);
@@ -268,6 +277,7 @@ pub fn build(
         trivial_move,
         reason,
         target_file_size: target_file_size(opts, base_level, output_level),
+        middle: Vec::new(),
     })
 }
 
@@ -306,12 +316,17 @@ pub fn pick_intra_l0(
         trivial_move: false,
         reason: "IntraL0",
         target_file_size: u64::MAX,
+        middle: Vec::new(),
     })
 }
 
 /// The next automatic compaction for the database state, if any level's score is at least 1.
 pub(crate) fn pick(opts: &Options, st: &mut DbState) -> Option<Compaction> {
     let v = st.current.clone();
+    if opts.compaction_style == CompactionStyle::Universal {
+        let compacting = &st.compacting;
+        return super::universal::pick(opts, &v, &|f| compacting.contains(&f.number));
+    }
     pick_in(opts, &v, &st.compacting, &mut st.compact_cursor)
 }
 

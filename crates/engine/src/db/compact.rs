@@ -32,7 +32,12 @@ impl DbInner {
         match result {
             Ok(written) => {
                 let (r0, r1): (u64, u64) = (
-                    c.inputs[0].iter().map(|f| f.file_size).sum(),
+                    c.inputs[0].iter().map(|f| f.file_size).sum::<u64>()
+                        + c.middle
+                            .iter()
+                            .flat_map(|m| m.1.iter())
+                            .map(|f| f.file_size)
+                            .sum::<u64>(),
                     c.inputs[1].iter().map(|f| f.file_size).sum(),
                 );
                 let mut s = LevelSnap {
@@ -106,6 +111,13 @@ impl DbInner {
         } else {
             children.push(Box::new(LevelIterator::new(
                 c.inputs[0].clone(),
+                self.table_cache.clone(),
+                false,
+            )));
+        }
+        for (_, files) in &c.middle {
+            children.push(Box::new(LevelIterator::new(
+                files.clone(),
                 self.table_cache.clone(),
                 false,
             )));
@@ -235,6 +247,11 @@ impl DbInner {
         for f in c.inputs[0].iter() {
             edit.deleted_files.push((c.level, f.number));
         }
+        for (level, files) in &c.middle {
+            for f in files {
+                edit.deleted_files.push((*level, f.number));
+            }
+        }
         for f in c.inputs[1].iter() {
             edit.deleted_files.push((c.output_level, f.number));
         }
@@ -272,7 +289,9 @@ impl DbInner {
         };
         let Some(last) = last else { return Ok(()) };
         // Dynamic level bytes: everything ends in the last level, as RocksDB's CompactRange.
-        let target = if self.opts.level_compaction_dynamic_level_bytes {
+        let target = if self.opts.level_compaction_dynamic_level_bytes
+            || self.opts.compaction_style == crate::options::CompactionStyle::Universal
+        {
             num_levels - 1
         } else {
             last.max(1).min(num_levels - 1)

@@ -84,7 +84,13 @@ impl WriteController {
     pub fn recalculate(&self, opts: &Options, st: &DbState, stats: &DbStats) {
         let v = &st.current;
         let imms = st.imms.len();
-        let l0 = v.level_files(0).len();
+        // Universal compaction counts sorted runs against the L0 triggers, as RocksDB does.
+        let l0 = match opts.compaction_style {
+            crate::options::CompactionStyle::Universal => {
+                crate::compaction::universal::num_sorted_runs(v)
+            }
+            crate::options::CompactionStyle::Level => v.level_files(0).len(),
+        };
         let auto = !opts.disable_auto_compactions;
         let pending = picker::estimate_pending_bytes(opts, v);
         let l0_compacting = v.level_files(0).iter().any(|f| st.compacting.contains(&f.number));
