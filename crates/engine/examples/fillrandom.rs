@@ -5,11 +5,12 @@
 //! Flags (db_bench's names): num, db, write_buffer_size, target_file_size_base,
 //! max_bytes_for_level_base, max_subcompactions, max_background_jobs,
 //! level0_slowdown_writes_trigger, level0_stop_writes_trigger, intra_l0 (0/1),
-//! level_compaction_dynamic_level_bytes (0/1).
+//! level_compaction_dynamic_level_bytes (0/1), compaction_style (0 leveled, 1 universal).
+//! Also prints the peak bytes of `*.sst` files in the directory, sampled every 20 ms.
 
 use std::time::Instant;
 
-use talus::{Db, Options};
+use talus::{CompactionStyle, Db, Options};
 
 fn main() {
     let mut opts = Options { create_if_missing: true, ..Default::default() };
@@ -31,6 +32,10 @@ fn main() {
             "level0_slowdown_writes_trigger" => opts.level0_slowdown_writes_trigger = n() as usize,
             "level0_stop_writes_trigger" => opts.level0_stop_writes_trigger = n() as usize,
             "intra_l0" => opts.intra_l0_compaction = n() != 0,
+            "compaction_style" => {
+                opts.compaction_style =
+                    if n() == 1 { CompactionStyle::Universal } else { CompactionStyle::Level }
+            }
             "level_compaction_dynamic_level_bytes" => {
                 opts.level_compaction_dynamic_level_bytes = n() != 0
             }
@@ -46,6 +51,27 @@ fn main() {
         x ^= x >> 7;
         x ^= x << 17;
         x
+    };
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let sampler = {
+        let (dir, done) = (dir.clone(), done.clone());
+        std::thread::spawn(move || {
+            let mut peak = 0u64;
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                let bytes: u64 = std::fs::read_dir(&dir)
+                    .map(|rd| {
+                        rd.filter_map(|e| e.ok())
+                            .filter(|e| e.file_name().to_string_lossy().ends_with(".sst"))
+                            .filter_map(|e| e.metadata().ok())
+                            .map(|m| m.len())
+                            .sum()
+                    })
+                    .unwrap_or(0);
+                peak = peak.max(bytes);
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            peak
+        })
     };
     let start = Instant::now();
     let mut value = [0u8; 100];
@@ -64,5 +90,10 @@ fn main() {
         num as f64 / secs,
         secs
     );
+    let live: u64 =
+        db.property("talus.total-sst-files-size").and_then(|s| s.parse().ok()).unwrap_or(0);
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    let peak = sampler.join().unwrap_or(0);
+    println!("sst bytes: live {live}, peak {peak} ({:.2}x live)", peak as f64 / live.max(1) as f64);
     println!("{}", db.property("talus.stats").unwrap_or_default());
 }
