@@ -179,6 +179,37 @@ pub struct Options {
     /// For `hyper_clock_cache`: the expected charge of one entry, which sizes its fixed table
     /// (RocksDB's `estimated_entry_charge`); 0 uses `block_size`.
     pub estimated_entry_charge: usize,
+    /// Bytes per second writes are slowed to when a slowdown trigger is reached (16 MiB/s;
+    /// RocksDB's 0 means the same).
+    pub delayed_write_rate: u64,
+    /// Pending compaction bytes at which writes are slowed (64 GiB); 0 disables.
+    pub soft_pending_compaction_bytes_limit: u64,
+    /// Pending compaction bytes at which writes stop (256 GiB); 0 disables.
+    pub hard_pending_compaction_bytes_limit: u64,
+    /// Size the last level's target from its actual size and let the base level move down as
+    /// the tree grows (true, RocksDB's default since 8.4).
+    pub level_compaction_dynamic_level_bytes: bool,
+    /// Output files grow by this factor per level below the base level (1).
+    pub target_file_size_multiplier: u32,
+    /// Upper bound of one compaction's input bytes where the picker has a choice (intra-L0);
+    /// 0 means `25 * target_file_size_base`.
+    pub max_compaction_bytes: u64,
+    /// Merge L0 files into one L0 file when L0→base cannot start (true). Talus-only: RocksDB
+    /// always allows it.
+    pub intra_l0_compaction: bool,
+    /// Threads one L0→base or manual compaction may be split across (1: no split).
+    pub max_subcompactions: usize,
+    /// Bytes per second for flush and compaction writes (not the WAL); 0: unlimited.
+    pub rate_limiter_bytes_per_sec: u64,
+    /// Universal: a run joins a merge if it is at most this percent larger than the runs
+    /// before it together (1).
+    pub size_ratio: u32,
+    /// Universal: fewest runs a size-ratio merge takes (2).
+    pub min_merge_width: usize,
+    /// Universal: most runs one merge takes (unbounded).
+    pub max_merge_width: usize,
+    /// Universal: merge everything once the newer runs exceed this percent of the oldest (200).
+    pub max_size_amplification_percent: u32,
 }
 
 impl Default for Options {
@@ -213,6 +244,19 @@ impl Default for Options {
             disable_auto_compactions: false,
             cache_type: CacheType::LruCache,
             estimated_entry_charge: 0,
+            delayed_write_rate: 16 << 20,
+            soft_pending_compaction_bytes_limit: 64 << 30,
+            hard_pending_compaction_bytes_limit: 256 << 30,
+            level_compaction_dynamic_level_bytes: true,
+            target_file_size_multiplier: 1,
+            max_compaction_bytes: 0,
+            intra_l0_compaction: true,
+            max_subcompactions: 1,
+            rate_limiter_bytes_per_sec: 0,
+            size_ratio: 1,
+            min_merge_width: 2,
+            max_merge_width: usize::MAX,
+            max_size_amplification_percent: 200,
         }
     }
 }
@@ -283,10 +327,41 @@ impl Options {
         if self.max_open_files == 0 || self.max_open_files < -1 {
             return Err(invalid("max_open_files", "must be -1 (unbounded) or positive"));
         }
+        if self.delayed_write_rate == 0 {
+            return Err(invalid("delayed_write_rate", "must be positive"));
+        }
+        if self.hard_pending_compaction_bytes_limit > 0
+            && self.soft_pending_compaction_bytes_limit > self.hard_pending_compaction_bytes_limit
+        {
+            return Err(invalid(
+                "soft_pending_compaction_bytes_limit",
+                "must not be above hard_pending_compaction_bytes_limit",
+            ));
+        }
+        if self.target_file_size_multiplier == 0 {
+            return Err(invalid("target_file_size_multiplier", "must be at least 1"));
+        }
+        if self.max_subcompactions == 0 {
+            return Err(invalid("max_subcompactions", "must be at least 1"));
+        }
+        if self.min_merge_width < 2 {
+            return Err(invalid("min_merge_width", "must be at least 2"));
+        }
+        if self.max_merge_width < self.min_merge_width {
+            return Err(invalid("max_merge_width", "must not be below min_merge_width"));
+        }
         if self.max_background_jobs == 0 {
             return Err(invalid("max_background_jobs", "must be at least 1"));
         }
         Ok(())
+    }
+
+    /// `max_compaction_bytes`, with 0 resolved to RocksDB's `25 * target_file_size_base`.
+    pub fn effective_max_compaction_bytes(&self) -> u64 {
+        match self.max_compaction_bytes {
+            0 => self.target_file_size_base.saturating_mul(25),
+            n => n,
+        }
     }
 
     /// The compression for blocks written to `level` of a tree whose bottommost non-empty level

@@ -90,6 +90,31 @@ enum Backend {
 struct Config {
     backend: Backend,
     write_buffer_size: usize,
+    /// Index into [`PROFILES`]: the compaction configuration (a metamorphic parameter: every
+    /// configuration must give the oracle's answers).
+    profile: usize,
+}
+
+/// Compaction configurations the model test runs under.
+const PROFILES: &[&str] =
+    &["leveled", "leveled-static", "parallel-intra-l0", "parallel-no-intra-l0"];
+
+/// Applies profile `p` of [`PROFILES`] to `o`.
+fn apply_profile(o: &mut Options, p: usize) {
+    match PROFILES.get(p).copied().unwrap_or("leveled") {
+        "leveled-static" => o.level_compaction_dynamic_level_bytes = false,
+        "parallel-intra-l0" => {
+            o.max_background_jobs = 4;
+            o.intra_l0_compaction = true;
+        }
+        "subcompactions-4" => o.max_subcompactions = 4,
+        "universal" => o.compaction_style = talus::CompactionStyle::Universal,
+        "parallel-no-intra-l0" => {
+            o.max_background_jobs = 4;
+            o.intra_l0_compaction = false;
+        }
+        _ => {}
+    }
 }
 
 /// The database under test with its oracle.
@@ -137,7 +162,9 @@ impl Harness {
             Some(s) => s.clone(),
             None => Arc::new(talus::fs::StdFs),
         };
-        tiny_options(fs, self.cfg.write_buffer_size)
+        let mut o = tiny_options(fs, self.cfg.write_buffer_size);
+        apply_profile(&mut o, self.cfg.profile);
+        o
     }
 
     fn open(&mut self) {
@@ -481,8 +508,12 @@ proptest! {
     #![proptest_config(proptest_config())]
 
     #[test]
-    fn model_sim_fs(write_buffer_size in 4096usize..65536, ops in ops()) {
-        run(Config { backend: Backend::Sim, write_buffer_size }, &ops);
+    fn model_sim_fs(
+        write_buffer_size in 4096usize..65536,
+        profile in 0..PROFILES.len(),
+        ops in ops(),
+    ) {
+        run(Config { backend: Backend::Sim, write_buffer_size, profile }, &ops);
     }
 }
 
@@ -498,7 +529,7 @@ proptest! {
 
     #[test]
     fn model_real_fs(write_buffer_size in 4096usize..65536, ops in ops()) {
-        run(Config { backend: Backend::Real, write_buffer_size }, &ops);
+        run(Config { backend: Backend::Real, write_buffer_size, profile: 0 }, &ops);
     }
 }
 
@@ -514,8 +545,10 @@ mod regressions {
         Op::Write(WriteOp::Put(k(key), k(v)), false)
     }
     fn both(ops: &[Op]) {
-        run(Config { backend: Backend::Sim, write_buffer_size: 4096 }, ops);
-        run(Config { backend: Backend::Real, write_buffer_size: 4096 }, ops);
+        for profile in 0..PROFILES.len() {
+            run(Config { backend: Backend::Sim, write_buffer_size: 4096, profile }, ops);
+        }
+        run(Config { backend: Backend::Real, write_buffer_size: 4096, profile: 0 }, ops);
     }
 
     #[test]

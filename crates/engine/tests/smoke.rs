@@ -167,5 +167,5 @@ fn concurrent_writers_group_commit() {
     }
     assert_eq!(db.iter(&ReadOptions::default()).count(), 4 * 3000 * 2);
     let stats = db.property("talus.stats").unwrap();
-    assert!(stats.contains("Cumulative writes: 12000 writes"), "{stats}");
+    assert!(stats.contains("Cumulative writes: 12K writes, 24K keys"), "{stats}");
 }

@@ -1,5 +1,5 @@
 //! The merge of a compaction: reads the inputs in internal-key order, drops what no reader can
-//! see, and writes output files of about `target_file_size_base` bytes at the output level.
+//! see, and writes output files of about `Compaction::target_file_size` bytes at the output level.
 //!
 //! Visibility rules (snapshot stripes): the live snapshots cut the sequence space into stripes;
 //! within a stripe only the newest entry of a user key can be read, so older ones are dropped.
@@ -16,11 +16,13 @@
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use super::Compaction;
 use crate::db::flush::{file_meta, table_options};
 use crate::error::{Error, Result};
 use crate::filename::{table_name, table_path};
+use crate::fs::rate_limiter::{IoPriority, RateLimitedFile, RateLimiter};
 use crate::fs::Fs;
 use crate::iter::range_del::{FragmentedTombstones, RangeTombstone};
 use crate::iter::InternalIterator;
@@ -43,6 +45,8 @@ pub struct JobContext<'a> {
     pub new_file_number: &'a mut dyn FnMut() -> u64,
     /// Set when the database is closing: the job stops early with `Error::Busy`.
     pub shutting_down: &'a AtomicBool,
+    /// Charges the output writes, if set.
+    pub rate_limiter: Option<&'a Arc<RateLimiter>>,
 }
 
 /// What a job produced.
@@ -81,7 +85,11 @@ impl Writer<'_, '_> {
         let lower = self.next_lower.take();
         let number = (self.ctx.new_file_number)();
         self.created.push(number);
-        let file = self.ctx.fs.create(&table_path(self.ctx.dir, number))?;
+        let file = RateLimitedFile::wrap(
+            self.ctx.fs.create(&table_path(self.ctx.dir, number))?,
+            self.ctx.rate_limiter,
+            IoPriority::Low,
+        );
         let topts = table_options(self.ctx.opts, self.c.output_level, self.c.bottommost);
         self.cur = Some(Output {
             builder: TableBuilder::new(topts, file, table_name(number)),
@@ -144,7 +152,7 @@ pub fn run(
         .into_iter()
         .filter(|t| !(c.bottommost && t.seq <= earliest_stripe_bound))
         .collect();
-    let target = ctx.opts.target_file_size_base;
+    let target = c.target_file_size;
     let mut w = Writer {
         ctx,
         c,

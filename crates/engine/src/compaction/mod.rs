@@ -1,9 +1,11 @@
-//! Compaction: which files to merge ([`picker`]) and the merge itself ([`job`]).
+//! Compaction: which files to merge ([`picker`]), the merge itself ([`job`]) and the split of
+//! one merge into key ranges run in parallel ([`subcompaction`]).
 //!
-//! This is the leveled compaction of the engine core: L0→L1 when L0 reaches
-//! `level0_file_num_compaction_trigger`, Ln→Ln+1 when a level exceeds its target size, trivial
-//! moves when a file overlaps nothing below. Old versions are dropped unless a snapshot needs
-//! them; tombstones are dropped only where nothing older can lie beneath.
+//! Leveled compaction with RocksDB's semantics: dynamic level bytes, L0→base when L0 reaches
+//! `level0_file_num_compaction_trigger`, Ln→Ln+1 when a level exceeds its target size, intra-L0,
+//! trivial moves when inputs overlap nothing below. Old versions are dropped unless a snapshot
+//! needs them; tombstones are dropped only where nothing older can lie beneath. The design
+//! notes are in `docs/design/compaction.md`.
 
 use std::sync::Arc;
 
@@ -11,8 +13,11 @@ use crate::version::FileMetaData;
 
 pub mod job;
 pub mod picker;
+pub mod subcompaction;
+pub mod universal;
 
-/// A chosen compaction: `inputs[0]` from `level`, `inputs[1]` from `output_level`.
+/// A chosen compaction: `inputs[0]` from `level`, `inputs[1]` from `output_level`, and (universal
+/// compaction only) whole sorted runs of the levels in between in `middle`.
 #[derive(Debug, Clone)]
 pub struct Compaction {
     /// The level the compaction starts at.
@@ -27,12 +32,19 @@ pub struct Compaction {
     pub trivial_move: bool,
     /// Why it was picked (for the info log).
     pub reason: &'static str,
+    /// Output files are cut once they reach this size.
+    pub target_file_size: u64,
+    /// Input files of levels strictly between `level` and `output_level`, level by level.
+    pub middle: Vec<(usize, Vec<Arc<FileMetaData>>)>,
 }
 
 impl Compaction {
     /// Every input file.
     pub fn input_files(&self) -> impl Iterator<Item = &Arc<FileMetaData>> {
-        self.inputs[0].iter().chain(self.inputs[1].iter())
+        self.inputs[0]
+            .iter()
+            .chain(self.middle.iter().flat_map(|(_, files)| files.iter()))
+            .chain(self.inputs[1].iter())
     }
 
     /// Total input bytes.

@@ -1,5 +1,6 @@
-//! Background work: `max_background_jobs` threads that run flushes (first) and compactions, and
-//! the deletion of files no live version needs.
+//! Background work: `max_background_jobs` threads that run flushes (first) and compactions
+//! (several at once when their inputs are disjoint, up to [`max_compactions`]), and the
+//! deletion of files no live version needs.
 //!
 //! Who calls: threads started by `open.rs`; `Db::flush` and `Db::compact_range` wait on
 //! `done_cv`. Locks: `state` to pick a job and to record its end; never across IO.
@@ -10,6 +11,13 @@ use std::sync::Arc;
 use super::core::DbInner;
 use crate::compaction::picker;
 use crate::filename::{parse_file_name, FileType};
+
+/// How many compactions may run at once: the background jobs minus those kept for flushes
+/// (a quarter, at least one), as RocksDB divides `max_background_jobs`; at least one.
+pub(crate) fn max_compactions(opts: &crate::options::Options) -> usize {
+    let jobs = opts.max_background_jobs;
+    jobs.saturating_sub((jobs / 4).max(1)).max(1)
+}
 
 impl DbInner {
     /// The loop of one background thread; returns at shutdown.
@@ -31,7 +39,8 @@ impl DbInner {
                         }
                         if !self.opts.disable_auto_compactions
                             && !st.manual_compaction
-                            && st.compactions_running == 0
+                            && !st.compactions_paused
+                            && st.compactions_running < max_compactions(&self.opts)
                         {
                             if let Some(c) = picker::pick(&self.opts, &mut st) {
                                 st.compactions_running += 1;

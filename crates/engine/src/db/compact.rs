@@ -1,6 +1,7 @@
 //! Running compactions: the automatic ones picked by background threads and the manual
-//! `compact_range`. Builds the merged input, runs [`crate::compaction::job::run`], and installs
-//! the result as one VersionEdit.
+//! `compact_range`. Builds the merged input, runs [`crate::compaction::job::run`] (once, or once
+//! per subcompaction range on scoped threads), and installs the result as one VersionEdit; on
+//! any failure every output file of the job is deleted and the inputs stay live.
 //!
 //! Locks: `state` to register outputs and to install; `versions` for the MANIFEST write; none
 //! while merging.
@@ -8,14 +9,18 @@
 use std::time::Instant;
 
 use super::core::DbInner;
-use super::stats::DbStats;
-use crate::compaction::job::{self, JobContext};
-use crate::compaction::{picker, Compaction};
-use crate::error::Result;
+use super::stats::LevelSnap;
+use parking_lot::Mutex;
+
+use crate::compaction::job::{self, JobContext, JobOutput};
+use crate::compaction::{picker, subcompaction, Compaction};
+use crate::error::{Error, Result};
+use crate::filename::table_path;
 use crate::iter::level::LevelIterator;
 use crate::iter::merging::MergingIterator;
 use crate::iter::range_del::{FragmentedTombstones, RangeTombstone};
 use crate::iter::InternalIterator;
+use crate::key::user_key;
 use crate::version::VersionEdit;
 
 impl DbInner {
@@ -23,27 +28,33 @@ impl DbInner {
     /// are deleted and the error is recorded as a background error.
     pub(crate) fn run_compaction(&self, c: &Compaction) -> Result<()> {
         let start = Instant::now();
-        let stats = self.stats.levels.get(c.output_level);
         let result = if c.trivial_move { self.trivial_move(c) } else { self.merge(c) };
         match result {
             Ok(written) => {
-                if let Some(s) = stats {
-                    let (r0, r1): (u64, u64) = (
-                        c.inputs[0].iter().map(|f| f.file_size).sum(),
-                        c.inputs[1].iter().map(|f| f.file_size).sum(),
-                    );
-                    if c.trivial_move {
-                        DbStats::add(&s.bytes_moved, r0);
-                    } else {
-                        DbStats::add(&s.bytes_read_input_level, r0);
-                        DbStats::add(&s.bytes_read_output_level, r1);
-                        DbStats::add(&s.bytes_written, written.0);
-                        DbStats::add(&s.keys_in, written.1);
-                        DbStats::add(&s.keys_dropped, written.2);
-                    }
-                    DbStats::add(&s.count, 1);
-                    DbStats::add(&s.micros, start.elapsed().as_micros() as u64);
+                let (r0, r1): (u64, u64) = (
+                    c.inputs[0].iter().map(|f| f.file_size).sum::<u64>()
+                        + c.middle
+                            .iter()
+                            .flat_map(|m| m.1.iter())
+                            .map(|f| f.file_size)
+                            .sum::<u64>(),
+                    c.inputs[1].iter().map(|f| f.file_size).sum(),
+                );
+                let mut s = LevelSnap {
+                    micros: start.elapsed().as_micros() as u64,
+                    count: 1,
+                    ..Default::default()
+                };
+                if c.trivial_move {
+                    s.moved = r0;
+                } else {
+                    s.rn = r0;
+                    s.rnp1 = r1;
+                    s.written = written.0;
+                    s.keys_in = written.1;
+                    s.keys_dropped = written.2;
                 }
+                self.stats.record_compaction(c.output_level, &s);
                 self.info_log.log(&format!(
                     "[compaction] {} L{} ({} files) + L{} ({} files) -> {} bytes written{} in {} ms",
                     c.reason,
@@ -90,15 +101,9 @@ impl DbInner {
         Ok(())
     }
 
-    /// Merges the inputs; returns (bytes written, keys in, keys dropped).
-    fn merge(&self, c: &Compaction) -> Result<(u64, u64, u64)> {
+    /// The merged input of `c`: each L0 file, then one concatenating iterator per level.
+    fn compaction_input(&self, c: &Compaction) -> Result<Box<dyn InternalIterator>> {
         let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
-        let mut tombstones: Vec<RangeTombstone> = Vec::new();
-        let files: Vec<_> = c.input_files().cloned().collect();
-        for f in &files {
-            let r = self.table_cache.get(f.number)?;
-            tombstones.extend(r.range_tombstones().to_tombstones());
-        }
         if c.level == 0 {
             for f in &c.inputs[0] {
                 children.push(self.table_cache.get(f.number)?.iter(false));
@@ -110,6 +115,13 @@ impl DbInner {
                 false,
             )));
         }
+        for (_, files) in &c.middle {
+            children.push(Box::new(LevelIterator::new(
+                files.clone(),
+                self.table_cache.clone(),
+                false,
+            )));
+        }
         if !c.inputs[1].is_empty() {
             children.push(Box::new(LevelIterator::new(
                 c.inputs[1].clone(),
@@ -117,45 +129,136 @@ impl DbInner {
                 false,
             )));
         }
-        let input: Box<dyn InternalIterator> = Box::new(MergingIterator::new(children));
-        let tombstones = FragmentedTombstones::new(tombstones);
-        let mut allocated = Vec::new();
-        let mut new_number = || {
-            let n = self.versions.lock().new_file_number();
-            self.state.lock().pending_outputs.insert(n);
-            allocated.push(n);
-            n
+        Ok(Box::new(MergingIterator::new(children)))
+    }
+
+    /// Subcompaction boundaries for `c` from its input files' index blocks.
+    fn subcompaction_boundaries(&self, c: &Compaction) -> Result<Vec<Vec<u8>>> {
+        let mut anchors = Vec::new();
+        for f in c.input_files() {
+            let r = self.table_cache.get(f.number)?;
+            let mut prev_end = 0u64;
+            for (sep, h) in r.index_entries()? {
+                let end = h.offset + h.size;
+                anchors.push((user_key(&sep).to_vec(), end.saturating_sub(prev_end)));
+                prev_end = end;
+            }
+        }
+        Ok(subcompaction::boundaries(anchors, self.opts.max_subcompactions))
+    }
+
+    /// Merges the inputs, split into subcompactions when allowed; installs the outputs as one
+    /// VersionEdit. Returns (bytes written, keys in, keys dropped).
+    fn merge(&self, c: &Compaction) -> Result<(u64, u64, u64)> {
+        let mut tombstones: Vec<RangeTombstone> = Vec::new();
+        for f in c.input_files() {
+            let r = self.table_cache.get(f.number)?;
+            tombstones.extend(r.range_tombstones().to_tombstones());
+        }
+        let bounds = if subcompaction::should_split(c, self.opts.max_subcompactions) {
+            self.subcompaction_boundaries(c)?
+        } else {
+            Vec::new()
         };
-        let mut ctx = JobContext {
-            opts: &self.opts,
-            fs: self.fs.as_ref(),
-            dir: &self.path,
-            snapshots: self.snapshots.sequences(),
-            new_file_number: &mut new_number,
-            shutting_down: &self.shutting_down,
+        let ranges = subcompaction::ranges(&bounds);
+        let allocated = Mutex::new(Vec::new());
+        let snapshots = self.snapshots.sequences();
+        let run_one = |lo: Option<Vec<u8>>, hi: Option<Vec<u8>>| -> Result<JobOutput> {
+            let whole = lo.is_none() && hi.is_none();
+            let clipped = subcompaction::clip(&tombstones, lo.as_deref(), hi.as_deref());
+            let input = self.compaction_input(c)?;
+            let input: Box<dyn InternalIterator> =
+                if whole { input } else { Box::new(subcompaction::Bounded::new(input, lo, hi)) };
+            let mut new_number = || {
+                let n = self.versions.lock().new_file_number();
+                self.state.lock().pending_outputs.insert(n);
+                allocated.lock().push(n);
+                n
+            };
+            let mut ctx = JobContext {
+                opts: &self.opts,
+                fs: self.fs.as_ref(),
+                dir: &self.path,
+                snapshots: snapshots.clone(),
+                new_file_number: &mut new_number,
+                shutting_down: &self.shutting_down,
+                rate_limiter: self.rate_limiter.as_ref(),
+            };
+            job::run(c, input, &FragmentedTombstones::new(clipped), &mut ctx)
         };
-        let result = job::run(c, input, &tombstones, &mut ctx).and_then(|out| {
-            if !out.files.is_empty() {
-                self.fs.sync_dir(&self.path)?;
+        let outputs: Vec<Result<JobOutput>> = if ranges.len() == 1 {
+            vec![run_one(None, None)]
+        } else {
+            std::thread::scope(|s| {
+                let handles: Vec<_> = ranges
+                    .into_iter()
+                    .map(|(lo, hi)| {
+                        let run_one = &run_one;
+                        s.spawn(move || run_one(lo, hi))
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| {
+                        h.join().unwrap_or_else(|_| {
+                            Err(Error::Busy("a subcompaction thread panicked".into()))
+                        })
+                    })
+                    .collect()
+            })
+        };
+        let mut out = JobOutput::default();
+        let mut first_err = None;
+        for o in outputs {
+            match o {
+                Ok(o) => {
+                    out.files.extend(o.files);
+                    out.keys_in += o.keys_in;
+                    out.keys_dropped += o.keys_dropped;
+                    out.bytes_written += o.bytes_written;
+                }
+                Err(e) => {
+                    first_err.get_or_insert(e);
+                }
             }
-            let mut edit = VersionEdit::default();
-            for f in c.inputs[0].iter() {
-                edit.deleted_files.push((c.level, f.number));
-            }
-            for f in c.inputs[1].iter() {
-                edit.deleted_files.push((c.output_level, f.number));
-            }
+        }
+        let result = match first_err {
+            Some(e) => Err(e),
+            None => self.install_outputs(c, &out),
+        };
+        if result.is_err() {
+            // No half-installed job: the outputs of the subcompactions that did finish go too.
             for f in &out.files {
-                edit.new_files.push((c.output_level, f.clone()));
+                let _ = self.fs.remove_file(&table_path(&self.path, f.number));
             }
-            self.install(edit)?;
-            Ok((out.bytes_written, out.keys_in, out.keys_dropped))
-        });
+        }
         let mut st = self.state.lock();
-        for n in &allocated {
+        for n in allocated.lock().iter() {
             st.pending_outputs.remove(n);
         }
-        result
+        result.map(|()| (out.bytes_written, out.keys_in, out.keys_dropped))
+    }
+
+    fn install_outputs(&self, c: &Compaction, out: &JobOutput) -> Result<()> {
+        if !out.files.is_empty() {
+            self.fs.sync_dir(&self.path)?;
+        }
+        let mut edit = VersionEdit::default();
+        for f in c.inputs[0].iter() {
+            edit.deleted_files.push((c.level, f.number));
+        }
+        for (level, files) in &c.middle {
+            for f in files {
+                edit.deleted_files.push((*level, f.number));
+            }
+        }
+        for f in c.inputs[1].iter() {
+            edit.deleted_files.push((c.output_level, f.number));
+        }
+        for f in &out.files {
+            edit.new_files.push((c.output_level, f.clone()));
+        }
+        self.install(edit)
     }
 
     /// Manual compaction of `[begin, end]` down to the last non-empty level (at least L1).
@@ -179,11 +282,22 @@ impl DbInner {
     }
 
     fn compact_range_locked(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
-        let v = self.state.lock().current.clone();
-        let last = (0..v.num_levels()).rev().find(|&l| !v.level_files(l).is_empty());
+        let (last, num_levels) = {
+            let v = self.state.lock().current.clone();
+            let last = (0..v.num_levels()).rev().find(|&l| !v.level_files(l).is_empty());
+            (last, v.num_levels())
+        };
         let Some(last) = last else { return Ok(()) };
-        let target = last.max(1).min(v.num_levels() - 1);
-        for level in 0..target {
+        // Dynamic level bytes: everything ends in the last level, as RocksDB's CompactRange.
+        let target = if self.opts.level_compaction_dynamic_level_bytes
+            || self.opts.compaction_style == crate::options::CompactionStyle::Universal
+        {
+            num_levels - 1
+        } else {
+            last.max(1).min(num_levels - 1)
+        };
+        let mut level = 0;
+        while level < target {
             let v = self.state.lock().current.clone();
             let lo = begin.map(|b| b.to_vec());
             let hi = end.map(|e| e.to_vec());
@@ -198,12 +312,22 @@ impl DbInner {
                 .cloned()
                 .collect();
             if files.is_empty() {
+                level += 1;
                 continue;
             }
-            let Some(mut c) = picker::build(&v, level, files, &|_| false, "ManualCompaction")
-            else {
+            // Skip empty levels: the output is the next non-empty level, or the target.
+            let output =
+                (level + 1..target).find(|&l| !v.level_files(l).is_empty()).unwrap_or(target);
+            let c =
+                picker::build(&self.opts, &v, level, output, files, &|_| false, "ManualCompaction");
+            // Drop our reference to the version now, so its files become obsolete when the
+            // compaction installs.
+            drop(v);
+            let Some(mut c) = c else {
+                level += 1;
                 continue;
             };
+            level = output;
             // A manual compaction rewrites even a lone file, so tombstones get dropped.
             c.trivial_move = false;
             {
@@ -219,7 +343,9 @@ impl DbInner {
                 st.compacting.remove(&f.number);
             }
             drop(st);
+            drop(c);
             r?;
+            self.delete_obsolete_files();
         }
         Ok(())
     }

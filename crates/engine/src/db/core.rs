@@ -21,6 +21,7 @@ use super::info_log::InfoLog;
 use super::snapshot::SnapshotList;
 use super::stats::DbStats;
 use super::write::WriteQueue;
+use super::write_controller::WriteController;
 use crate::cache::TableCache;
 use crate::error::{Error, Result};
 use crate::fs::{FileLock, Fs};
@@ -67,6 +68,8 @@ pub(crate) struct DbState {
     pub shutting_down: bool,
     /// Round-robin compaction cursor per level (largest user key last compacted).
     pub compact_cursor: Vec<Vec<u8>>,
+    /// Test hook: no new automatic compaction starts while set (flushes still run).
+    pub compactions_paused: bool,
 }
 
 pub(crate) struct DbInner {
@@ -88,6 +91,10 @@ pub(crate) struct DbInner {
     pub writers: WriteQueue,
     pub wal: Mutex<Option<LogWriter>>,
     pub stats: DbStats,
+    /// Decides write stalls; recalculated on every SuperVersion install.
+    pub write_controller: WriteController,
+    /// Charges flush and compaction writes (`rate_limiter_bytes_per_sec`), if set.
+    pub rate_limiter: Option<Arc<crate::fs::rate_limiter::RateLimiter>>,
     pub info_log: InfoLog,
     pub shutting_down: AtomicBool,
     /// Serializes obsolete-file deletion.
@@ -110,6 +117,7 @@ impl DbInner {
             imms,
             version: st.current.clone(),
         }));
+        self.write_controller.recalculate(&self.opts, st, &self.stats);
     }
 
     /// Fails with the stored background error, if any.

@@ -8,9 +8,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::core::DbInner;
-use super::stats::DbStats;
 use crate::error::{Error, Result};
 use crate::filename::table_path;
+use crate::fs::rate_limiter::{IoPriority, RateLimitedFile};
 use crate::iter::range_del::RangeTombstone;
 use crate::key::{compare_internal, InternalKey, ValueKind, MAX_SEQUENCE};
 use crate::memtable::MemTable;
@@ -77,7 +77,11 @@ impl DbInner {
             return Ok(None);
         }
         let path = table_path(&self.path, number);
-        let file = self.fs.create(&path)?;
+        let file = RateLimitedFile::wrap(
+            self.fs.create(&path)?,
+            self.rate_limiter.as_ref(),
+            IoPriority::High,
+        );
         let bottommost = self.opts.num_levels == 1;
         let mut b = TableBuilder::new(
             table_options(&self.opts, 0, bottommost),
@@ -127,12 +131,7 @@ impl DbInner {
         st.pending_outputs.remove(&number);
         match result {
             Ok(bytes) => {
-                DbStats::add(&self.stats.flush_bytes, bytes);
-                DbStats::add(&self.stats.flush_count, 1);
-                if let Some(l) = self.stats.levels.first() {
-                    DbStats::add(&l.bytes_written, bytes);
-                    DbStats::add(&l.micros, start.elapsed().as_micros() as u64);
-                }
+                self.stats.record_flush(bytes, start.elapsed().as_micros() as u64);
                 drop(st);
                 self.info_log.log(&format!(
                     "[flush] memtable flushed to {} ({bytes} bytes) in {} ms",

@@ -27,6 +27,7 @@ mod read;
 mod snapshot;
 mod stats;
 mod write;
+mod write_controller;
 
 pub use snapshot::Snapshot;
 

@@ -19,6 +19,7 @@ use super::info_log::InfoLog;
 use super::snapshot::SnapshotList;
 use super::stats::DbStats;
 use super::write::{insert_into_memtable, WriteQueue};
+use super::write_controller::WriteController;
 use crate::batch::WriteBatch;
 use crate::cache::{Cache, HyperClockCache, LruCache, TableCache};
 use crate::error::{Error, Result};
@@ -115,6 +116,7 @@ pub(crate) fn open(path: &Path, opts: Options) -> Result<Arc<DbInner>> {
         bg_error: None,
         shutting_down: false,
         compact_cursor: vec![Vec::new(); num_levels],
+        compactions_paused: false,
     };
     let last_seq = versions.last_sequence();
     let inner = Arc::new(DbInner {
@@ -136,6 +138,10 @@ pub(crate) fn open(path: &Path, opts: Options) -> Result<Arc<DbInner>> {
         writers: WriteQueue::default(),
         wal: Mutex::new(None),
         stats: DbStats::new(num_levels),
+        write_controller: WriteController::new(opts.delayed_write_rate),
+        rate_limiter: (opts.rate_limiter_bytes_per_sec > 0).then(|| {
+            Arc::new(crate::fs::rate_limiter::RateLimiter::new(opts.rate_limiter_bytes_per_sec))
+        }),
         info_log,
         shutting_down: AtomicBool::new(false),
         recovery_report: Mutex::new(String::new()),

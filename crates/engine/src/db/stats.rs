@@ -1,10 +1,55 @@
 //! Counters the database keeps for `property("talus.stats")`: per-level compaction work,
-//! flushes, writes, stalls. Updated with relaxed atomics or under the state lock by the job that
-//! did the work; read without locks.
+//! flushes, writes, stalls by cause.
+//!
+//! Who updates: flush (`flush.rs`) through [`DbStats::record_flush`], compaction jobs
+//! (`compact.rs`) through [`DbStats::record_compaction`], the write leader (`write.rs`) for the
+//! write and WAL counters and stall time, and the write controller (`write_controller.rs`) for
+//! the stall counts. All counters are relaxed atomics, read without locks; a reader may see one
+//! job's counters half-applied, never torn values. The interval baseline (what the `Int` row and
+//! the `Interval` lines subtract) sits behind its own small mutex and moves forward on each
+//! `talus.stats` dump, as RocksDB's does.
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::time::Instant;
 
-/// Work done at one output level.
+use parking_lot::Mutex;
+
+pub(crate) mod format;
+
+/// Why writes were stalled, in the order of RocksDB's `Stalls(count)` line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum StallCause {
+    /// Delayed: L0 reached `level0_slowdown_writes_trigger`.
+    L0Slowdown = 0,
+    /// Delayed by L0 while an L0 compaction was running (also counted in `L0Slowdown`).
+    L0SlowdownWithCompaction = 1,
+    /// Stopped: L0 reached `level0_stop_writes_trigger`.
+    L0Stop = 2,
+    /// Stopped by L0 while an L0 compaction was running (also counted in `L0Stop`).
+    L0StopWithCompaction = 3,
+    /// Stopped: pending compaction bytes reached `hard_pending_compaction_bytes_limit`.
+    PendingStop = 4,
+    /// Delayed: pending compaction bytes reached `soft_pending_compaction_bytes_limit`.
+    PendingSlowdown = 5,
+    /// Stopped: `max_write_buffer_number` memtables wait for flush.
+    MemtableStop = 6,
+    /// Delayed: writing to the last allowed memtable (`max_write_buffer_number > 3`).
+    MemtableSlowdown = 7,
+}
+
+/// RocksDB's names for the causes, as printed in the `Stalls(count)` line.
+pub(crate) const STALL_NAMES: [&str; 8] = [
+    "level0_slowdown",
+    "level0_slowdown_with_compaction",
+    "level0_numfiles",
+    "level0_numfiles_with_compaction",
+    "stop for pending_compaction_bytes",
+    "slowdown for pending_compaction_bytes",
+    "memtable_compaction",
+    "memtable_slowdown",
+];
+
+/// Work done at one output level (or by one kind of job).
 #[derive(Default)]
 pub(crate) struct LevelStats {
     pub bytes_read_input_level: AtomicU64,
@@ -17,27 +62,155 @@ pub(crate) struct LevelStats {
     pub keys_dropped: AtomicU64,
 }
 
-#[derive(Default)]
+/// A plain copy of [`LevelStats`] (what the table prints).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct LevelSnap {
+    /// Bytes read from the input level (RocksDB's `Rn`).
+    pub rn: u64,
+    /// Bytes read from the output level (`Rnp1`).
+    pub rnp1: u64,
+    /// Bytes written.
+    pub written: u64,
+    /// Bytes moved by trivial moves.
+    pub moved: u64,
+    /// Wall time of the jobs.
+    pub micros: u64,
+    /// Number of jobs.
+    pub count: u64,
+    /// Entries read.
+    pub keys_in: u64,
+    /// Entries dropped.
+    pub keys_dropped: u64,
+}
+
+impl LevelSnap {
+    /// Field-wise sum.
+    pub fn add(&mut self, o: &LevelSnap) {
+        self.rn += o.rn;
+        self.rnp1 += o.rnp1;
+        self.written += o.written;
+        self.moved += o.moved;
+        self.micros += o.micros;
+        self.count += o.count;
+        self.keys_in += o.keys_in;
+        self.keys_dropped += o.keys_dropped;
+    }
+
+    /// Field-wise difference (saturating: a baseline is never ahead of the counters).
+    pub fn sub(&self, o: &LevelSnap) -> LevelSnap {
+        LevelSnap {
+            rn: self.rn.saturating_sub(o.rn),
+            rnp1: self.rnp1.saturating_sub(o.rnp1),
+            written: self.written.saturating_sub(o.written),
+            moved: self.moved.saturating_sub(o.moved),
+            micros: self.micros.saturating_sub(o.micros),
+            count: self.count.saturating_sub(o.count),
+            keys_in: self.keys_in.saturating_sub(o.keys_in),
+            keys_dropped: self.keys_dropped.saturating_sub(o.keys_dropped),
+        }
+    }
+}
+
+impl LevelStats {
+    /// Copies the counters.
+    pub fn snap(&self) -> LevelSnap {
+        LevelSnap {
+            rn: self.bytes_read_input_level.load(Relaxed),
+            rnp1: self.bytes_read_output_level.load(Relaxed),
+            written: self.bytes_written.load(Relaxed),
+            moved: self.bytes_moved.load(Relaxed),
+            micros: self.micros.load(Relaxed),
+            count: self.count.load(Relaxed),
+            keys_in: self.keys_in.load(Relaxed),
+            keys_dropped: self.keys_dropped.load(Relaxed),
+        }
+    }
+
+    fn record(&self, s: &LevelSnap) {
+        self.bytes_read_input_level.fetch_add(s.rn, Relaxed);
+        self.bytes_read_output_level.fetch_add(s.rnp1, Relaxed);
+        self.bytes_written.fetch_add(s.written, Relaxed);
+        self.bytes_moved.fetch_add(s.moved, Relaxed);
+        self.micros.fetch_add(s.micros, Relaxed);
+        self.count.fetch_add(s.count, Relaxed);
+        self.keys_in.fetch_add(s.keys_in, Relaxed);
+        self.keys_dropped.fetch_add(s.keys_dropped, Relaxed);
+    }
+}
+
+/// The DB-wide counters of the `** DB Stats **` block, copied.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct DbSnap {
+    /// Writers committed (`Db::write` calls).
+    pub writes: u64,
+    /// Keys (batch entries) committed.
+    pub keys: u64,
+    /// Write groups committed (one per leader).
+    pub groups: u64,
+    /// Bytes of the committed batches.
+    pub ingest: u64,
+    /// Writers that went through the WAL.
+    pub wal_writes: u64,
+    /// WAL fsyncs.
+    pub wal_syncs: u64,
+    /// Bytes appended to the WAL.
+    pub wal_bytes: u64,
+    /// Time writers spent stalled.
+    pub stall_micros: u64,
+    /// Stall counts by [`StallCause`].
+    pub stalls: [u64; 8],
+}
+
+/// Baseline of the previous dump, for the interval rows.
+#[derive(Debug, Clone)]
+pub(crate) struct Baseline {
+    /// When the previous dump was taken.
+    pub at: Instant,
+    /// Per-level counters then.
+    pub levels: Vec<LevelSnap>,
+    /// Flush counters then.
+    pub flush: LevelSnap,
+    /// DB counters then.
+    pub db: DbSnap,
+}
+
+/// Every counter of the database.
 pub(crate) struct DbStats {
+    /// When the database was opened (for `Uptime`).
+    pub started: Instant,
+    /// Flush and compaction work by output level (flushes count at L0).
     pub levels: Vec<LevelStats>,
-    pub flush_bytes: AtomicU64,
-    pub flush_count: AtomicU64,
+    /// Flush work alone (the `High` priority row).
+    pub flush: LevelStats,
     pub user_bytes_written: AtomicU64,
     pub user_writes: AtomicU64,
+    pub user_keys: AtomicU64,
     pub write_groups: AtomicU64,
+    pub wal_writes: AtomicU64,
     pub wal_bytes: AtomicU64,
     pub wal_syncs: AtomicU64,
     pub stall_micros: AtomicU64,
-    pub stall_memtable_count: AtomicU64,
-    pub stall_l0_stop_count: AtomicU64,
-    pub stall_l0_slowdown_count: AtomicU64,
+    pub stalls: [AtomicU64; 8],
+    /// The previous dump's counters.
+    pub baseline: Mutex<Option<Baseline>>,
 }
 
 impl DbStats {
     pub fn new(num_levels: usize) -> Self {
         DbStats {
+            started: Instant::now(),
             levels: (0..num_levels).map(|_| LevelStats::default()).collect(),
-            ..Default::default()
+            flush: LevelStats::default(),
+            user_bytes_written: AtomicU64::new(0),
+            user_writes: AtomicU64::new(0),
+            user_keys: AtomicU64::new(0),
+            write_groups: AtomicU64::new(0),
+            wal_writes: AtomicU64::new(0),
+            wal_bytes: AtomicU64::new(0),
+            wal_syncs: AtomicU64::new(0),
+            stall_micros: AtomicU64::new(0),
+            stalls: Default::default(),
+            baseline: Mutex::new(None),
         }
     }
 
@@ -48,4 +221,65 @@ impl DbStats {
     pub fn get(c: &AtomicU64) -> u64 {
         c.load(Relaxed)
     }
+
+    /// Counts one stall of `cause`.
+    pub fn count_stall(&self, cause: StallCause) {
+        self.stalls[cause as usize].fetch_add(1, Relaxed);
+    }
+
+    /// Records a flush that wrote `bytes` to L0 in `micros`.
+    pub fn record_flush(&self, bytes: u64, micros: u64) {
+        let s = LevelSnap { written: bytes, micros, count: 1, ..Default::default() };
+        self.flush.record(&s);
+        if let Some(l) = self.levels.first() {
+            l.record(&s);
+        }
+    }
+
+    /// Records a compaction (or trivial move) whose output went to `output_level`.
+    pub fn record_compaction(&self, output_level: usize, s: &LevelSnap) {
+        if let Some(l) = self.levels.get(output_level) {
+            l.record(s);
+        }
+    }
+
+    /// Per-level counters.
+    pub fn level_snaps(&self) -> Vec<LevelSnap> {
+        self.levels.iter().map(LevelStats::snap).collect()
+    }
+
+    /// The DB-wide counters.
+    pub fn db_snap(&self) -> DbSnap {
+        let mut stalls = [0u64; 8];
+        for (d, s) in stalls.iter_mut().zip(self.stalls.iter()) {
+            *d = s.load(Relaxed);
+        }
+        DbSnap {
+            writes: Self::get(&self.user_writes),
+            keys: Self::get(&self.user_keys),
+            groups: Self::get(&self.write_groups),
+            ingest: Self::get(&self.user_bytes_written),
+            wal_writes: Self::get(&self.wal_writes),
+            wal_syncs: Self::get(&self.wal_syncs),
+            wal_bytes: Self::get(&self.wal_bytes),
+            stall_micros: Self::get(&self.stall_micros),
+            stalls,
+        }
+    }
+
+    /// Takes the previous baseline and stores the current counters as the new one.
+    pub fn advance_baseline(&self, now: Baseline) -> Baseline {
+        let mut b = self.baseline.lock();
+        let prev = b.take().unwrap_or_else(|| Baseline {
+            at: self.started,
+            levels: vec![LevelSnap::default(); self.levels.len()],
+            flush: LevelSnap::default(),
+            db: DbSnap::default(),
+        });
+        *b = Some(now);
+        prev
+    }
 }
+
+#[cfg(test)]
+mod tests;

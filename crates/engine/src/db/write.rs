@@ -4,8 +4,8 @@
 //!
 //! Who calls: `Db::write`. Locks: the queue mutex only to join, lead or leave; the leader then
 //! owns the WAL (`DbInner::wal`) and is the memtables' only writer. Before committing, the leader
-//! makes room: it switches a full memtable to the immutable list (new WAL file), and stalls while
-//! too many memtables wait for flush or L0 holds `level0_stop_writes_trigger` files.
+//! makes room: it switches a full memtable to the immutable list (new WAL file), then waits out
+//! whatever the write controller (`write_controller.rs`) imposes: a stop, or a delay.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -157,7 +157,7 @@ impl DbInner {
         disable_wal: bool,
         members: usize,
     ) -> Result<()> {
-        self.make_room_for_write()?;
+        self.make_room_for_write(combined.size_in_bytes() as u64)?;
         let first_seq = self.visible_sequence() + 1;
         combined.set_sequence(first_seq);
         let count = u64::from(combined.count());
@@ -177,6 +177,7 @@ impl DbInner {
                 return Err(e);
             }
             DbStats::add(&self.stats.wal_bytes, combined.size_in_bytes() as u64);
+            DbStats::add(&self.stats.wal_writes, members as u64);
             if sync {
                 DbStats::add(&self.stats.wal_syncs, 1);
             }
@@ -186,54 +187,60 @@ impl DbInner {
         self.last_sequence.store(first_seq + count - 1, Ordering::Release);
         DbStats::add(&self.stats.user_writes, members as u64);
         DbStats::add(&self.stats.write_groups, 1);
+        DbStats::add(&self.stats.user_keys, count);
         DbStats::add(&self.stats.user_bytes_written, combined.size_in_bytes() as u64);
         Ok(())
     }
 
-    /// Ensures the active memtable has room, switching it or stalling as needed.
-    fn make_room_for_write(&self) -> Result<()> {
-        let mut slowed = false;
+    /// Ensures the active memtable has room (switching a full one to the immutable list), then
+    /// applies the write controller: waits while writes are stopped, and sleeps out the delay
+    /// for `bytes` while they are delayed. Stall time goes to the `stall_micros` counter.
+    fn make_room_for_write(&self, bytes: u64) -> Result<()> {
+        let start = Instant::now();
+        let mut stalled = false;
+        let mut delay_applied = false;
         loop {
             let mut st = self.state.lock();
             DbInner::check_bg_error(&st)?;
             if st.shutting_down {
                 return Err(Error::Busy("the database is closing".into()));
             }
-            let l0 = st.current.level_files(0).len();
-            let auto = !self.opts.disable_auto_compactions;
-            if auto && !slowed && l0 >= self.opts.level0_slowdown_writes_trigger {
+            if self.write_controller.is_stopped() {
+                if !stalled {
+                    let cause = self.write_controller.condition().1;
+                    self.info_log.log(&format!("[WARN] Stopping writes: {cause:?}"));
+                }
+                stalled = true;
+                self.bg_cv.notify_all();
+                self.done_cv.wait_for(&mut st, Duration::from_millis(100));
+                continue;
+            }
+            if st.mem.approximate_memory_usage() >= self.opts.write_buffer_size {
                 drop(st);
-                // Give compaction a moment: delay this group once by 1 ms.
-                DbStats::add(&self.stats.stall_l0_slowdown_count, 1);
-                DbStats::add(&self.stats.stall_micros, 1000);
-                std::thread::sleep(Duration::from_millis(1));
-                slowed = true;
-                continue;
-            }
-            if st.mem.approximate_memory_usage() < self.opts.write_buffer_size {
-                return Ok(());
-            }
-            if st.imms.len() + 1 >= self.opts.max_write_buffer_number {
-                DbStats::add(&self.stats.stall_memtable_count, 1);
-                self.info_log.log("[WARN] Stopping writes because we have too many memtables");
-                let t = Instant::now();
-                self.bg_cv.notify_all();
-                self.done_cv.wait_for(&mut st, Duration::from_millis(100));
-                DbStats::add(&self.stats.stall_micros, t.elapsed().as_micros() as u64);
-                continue;
-            }
-            if auto && l0 >= self.opts.level0_stop_writes_trigger {
-                DbStats::add(&self.stats.stall_l0_stop_count, 1);
-                self.info_log.log("[WARN] Stopping writes because of too many level-0 files");
-                let t = Instant::now();
-                self.bg_cv.notify_all();
-                self.done_cv.wait_for(&mut st, Duration::from_millis(100));
-                DbStats::add(&self.stats.stall_micros, t.elapsed().as_micros() as u64);
+                // The switch recalculates the stall condition: loop to look at it.
+                self.switch_memtable()?;
                 continue;
             }
             drop(st);
-            self.switch_memtable()?;
+            if !delay_applied {
+                delay_applied = true;
+                let t = Instant::now();
+                let delay = self.write_controller.delay(t, bytes);
+                if !delay.is_zero() {
+                    stalled = true;
+                    // Sleep in small steps so that a lifted delay lets the write go early.
+                    while t.elapsed() < delay && self.write_controller.needs_delay() {
+                        std::thread::sleep(Duration::from_millis(1).min(delay));
+                    }
+                    continue;
+                }
+            }
+            break;
         }
+        if stalled {
+            DbStats::add(&self.stats.stall_micros, start.elapsed().as_micros() as u64);
+        }
+        Ok(())
     }
 
     /// Moves the active memtable to the immutable list and starts a new WAL. Called by the

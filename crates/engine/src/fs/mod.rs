@@ -12,6 +12,7 @@ use std::sync::Arc;
 use crate::error::Result;
 
 pub mod fault;
+pub mod rate_limiter;
 mod std_fs;
 
 pub use std_fs::StdFs;

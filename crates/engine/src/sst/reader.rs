@@ -223,6 +223,20 @@ impl TableReader {
         Ok(out)
     }
 
+    /// The index entries: each data block's separator (an internal key at or after the
+    /// block's last key) with its handle, in key order (for subcompaction boundaries).
+    pub fn index_entries(&self) -> Result<Vec<(Vec<u8>, BlockHandle)>> {
+        let mut out = Vec::new();
+        let mut index = self.index.iter();
+        index.seek_to_first();
+        while index.valid() {
+            out.push((index.key().to_vec(), self.decode_handle(index.value())?));
+            index.next();
+        }
+        index.status()?;
+        Ok(out)
+    }
+
     /// True if the table has a bloom filter.
     pub fn has_filter(&self) -> bool {
         self.filter.is_some()

@@ -1,0 +1,81 @@
+//! The stats table against the files on disk.
+
+use crate::{Db, Options};
+
+fn sst_files(dir: &std::path::Path) -> (usize, u64) {
+    let mut n = 0;
+    let mut bytes = 0;
+    for e in std::fs::read_dir(dir).unwrap() {
+        let e = e.unwrap();
+        if e.file_name().to_string_lossy().ends_with(".sst") {
+            n += 1;
+            bytes += e.metadata().unwrap().len();
+        }
+    }
+    (n, bytes)
+}
+
+fn row<'a>(text: &'a str, name: &str) -> Vec<&'a str> {
+    let line = text.lines().find(|l| l.trim_start().starts_with(name)).unwrap();
+    line.split_whitespace().collect()
+}
+
+#[test]
+fn table_sums_match_the_files_on_disk() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = Options {
+        create_if_missing: true,
+        write_buffer_size: 64 << 10,
+        disable_auto_compactions: true,
+        target_file_size_base: 64 << 10,
+        ..Default::default()
+    };
+    let db = Db::open(dir.path(), opts).unwrap();
+    let value = vec![b'v'; 100];
+    let mut distinct = std::collections::HashSet::new();
+    for round in 0..5u32 {
+        for i in 0..500u32 {
+            let k = (i * 7919 + round) % 2000;
+            distinct.insert(k);
+            db.put(format!("key{k:06}"), &value).unwrap();
+        }
+        db.flush().unwrap();
+    }
+    let inner = db.inner();
+    // Only flushes so far: L0 wrote exactly the bytes on disk.
+    let (n0, bytes0) = sst_files(dir.path());
+    let levels = inner.stats.level_snaps();
+    assert_eq!(levels[0].written, bytes0);
+    assert_eq!(inner.stats.flush.snap().written, bytes0);
+    assert_eq!(levels[0].count as usize, n0);
+
+    db.compact_range(None, None).unwrap();
+    let (n1, bytes1) = sst_files(dir.path());
+    let levels = inner.stats.level_snaps();
+    // The manual compaction (into the last level: dynamic level bytes) read every L0 file and
+    // wrote every file now on disk.
+    assert_eq!(levels[6].rn, bytes0);
+    assert_eq!(levels[6].rnp1, 0);
+    assert_eq!(levels[6].written, bytes1);
+    assert_eq!(levels[6].count, 1);
+    assert_eq!(levels[6].keys_in, 2500);
+    assert_eq!(levels[6].keys_dropped, 2500 - distinct.len() as u64);
+
+    let text = db.property("talus.stats").unwrap();
+    let sum = row(&text, "Sum");
+    assert_eq!(sum[1], format!("{n1}/0"), "{text}");
+    assert_eq!(format!("{} {}", sum[2], sum[3]), super::format::human_bytes(bytes1));
+    // W-Amp = (flush + compaction bytes written) / bytes flushed.
+    let wamp: f64 = sum[11].parse().unwrap();
+    let expect = (bytes0 + bytes1) as f64 / bytes0 as f64;
+    assert!((wamp - expect).abs() <= 0.051, "W-Amp {wamp} vs {expect}\n{text}");
+    let l6 = row(&text, "L6");
+    assert_eq!(l6[1], format!("{n1}/0"));
+    assert_eq!(l6[16], "1", "Comp(cnt) of L6\n{text}");
+    assert!(text.contains("Cumulative writes: 2500 writes, 2500 keys, "), "{text}");
+    assert!(text.contains("\nFlush(GB): cumulative 0.000, interval 0.000\n"), "{text}");
+    // The interval row starts over after a dump.
+    let again = db.property("talus.stats").unwrap();
+    assert_eq!(row(&again, "Int")[16], "0", "{again}");
+    assert!(again.contains("Interval writes: 0 writes, 0 keys, 0 commit groups"), "{again}");
+}
