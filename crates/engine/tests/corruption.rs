@@ -681,3 +681,38 @@ fn length_flip_is_not_a_torn_tail() {
     assert!(tried > 5, "only {tried} headers");
     assert_eq!(panic_count(), 0, "panics: {:?}", panic_messages());
 }
+
+/// Writes small pristine files as fuzz seeds: `FUZZ_SEEDS_DIR=fuzz/seeds cargo test --test
+/// corruption write_fuzz_seeds -- --ignored` (an SST with a range tombstone for
+/// `sst_open_scan`, a WAL for `wal_replay`).
+#[test]
+#[ignore]
+fn write_fuzz_seeds() {
+    let out = PathBuf::from(std::env::var_os("FUZZ_SEEDS_DIR").expect("FUZZ_SEEDS_DIR"));
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db =
+        Db::open(dir.path(), Options { create_if_missing: true, ..options(Default::default()) })
+            .expect("open");
+    let mut m = Model::new();
+    for i in 0..24 {
+        apply_all(&db, &mut m, &[put(i, value(i, 1, i % 9))]);
+    }
+    apply_all(&db, &mut m, &[WriteOp::DeleteRange(key(3).into(), key(6).into())]);
+    apply_all(&db, &mut m, &[WriteOp::Delete(key(9).into())]);
+    db.flush().expect("flush");
+    for i in 0..6 {
+        apply_all(&db, &mut m, &[put(i, value(i, 2, 3)), WriteOp::Delete(key(i + 10).into())]);
+    }
+    drop(db);
+    for e in std::fs::read_dir(dir.path()).expect("read dir") {
+        let p = e.expect("entry").path();
+        let target = match p.extension().and_then(|e| e.to_str()) {
+            Some("sst") => "sst_open_scan",
+            Some("log") if std::fs::metadata(&p).is_ok_and(|m| m.len() > 0) => "wal_replay",
+            _ => continue,
+        };
+        let to = out.join(target);
+        std::fs::create_dir_all(&to).expect("mkdir");
+        std::fs::copy(&p, to.join(p.file_name().expect("name"))).expect("copy");
+    }
+}
