@@ -34,7 +34,8 @@ fn ok_or_corruption<T>(r: talus::Result<T>) -> Option<T> {
     }
 }
 
-fuzz_target!(|data: Vec<u8>| {
+fuzz_target!(|data: &[u8]| {
+    let data = data.to_vec();
     let file = Arc::new(MemFile(data));
     let Some(r) = ok_or_corruption(TableReader::open(file, 1, "fuzz.sst".into(), None)) else {
         return;

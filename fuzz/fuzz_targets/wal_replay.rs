@@ -19,20 +19,23 @@ impl SequentialFile for MemSeq {
     }
 }
 
-fuzz_target!(|data: Vec<u8>| {
+fuzz_target!(|data: &[u8]| {
+    let data = data.to_vec();
     let max_outcomes = data.len() / 7 + 2;
     let mut r = LogReader::new(Box::new(MemSeq(data, 0)), "fuzz.log".into());
     for _ in 0..=max_outcomes {
         match r.read_record().expect("no IO errors in memory") {
             ReadOutcome::Eof => return,
             ReadOutcome::Corrupt { .. } => {}
-            ReadOutcome::Record(payload, offset) => match WriteBatch::from_data(payload, "fuzz.log", offset) {
-                Ok(b) => {
-                    let _ = b.sequence();
-                    assert_eq!(b.iter().count(), b.count() as usize);
+            ReadOutcome::Record(payload, offset) => {
+                match WriteBatch::from_data(payload, "fuzz.log", offset) {
+                    Ok(b) => {
+                        let _ = b.sequence();
+                        assert_eq!(b.iter().count(), b.count() as usize);
+                    }
+                    Err(e) => assert!(e.is_corruption(), "{e}"),
                 }
-                Err(e) => assert!(e.is_corruption(), "{e}"),
-            },
+            }
         }
     }
     panic!("log reader does not end");
