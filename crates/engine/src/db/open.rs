@@ -23,11 +23,13 @@ use super::write_controller::WriteController;
 use crate::batch::WriteBatch;
 use crate::cache::{Cache, HyperClockCache, LruCache, TableCache};
 use crate::error::{Error, Result};
-use crate::filename::{current_path, lock_path, parse_file_name, wal_path, FileType};
+use crate::filename::{
+    current_path, lock_path, parse_file_name, table_name, table_path, wal_path, FileType,
+};
 use crate::memtable::MemTable;
 use crate::options::{CacheType, Options, WalRecoveryMode};
 use crate::sst::Block;
-use crate::version::{VersionEdit, VersionSet};
+use crate::version::{Version, VersionEdit, VersionSet};
 use crate::wal::{LogReader, LogWriter, ReadOutcome};
 
 /// Opens the database in `path`; returns the shared state (background threads not started).
@@ -53,7 +55,9 @@ pub(crate) fn open(path: &Path, opts: Options) -> Result<Arc<DbInner>> {
     info_log.log(&format!("Talus {} opening {}", env!("CARGO_PKG_VERSION"), path.display()));
     info_log.log(&format!("Options: {:?}", opts));
     let mut versions = if exists {
-        VersionSet::recover(path, fs.clone(), opts.num_levels)?
+        let vs = VersionSet::recover(path, fs.clone(), opts.num_levels)?;
+        check_live_files(fs.as_ref(), path, &vs.current())?;
+        vs
     } else {
         VersionSet::create(path, fs.clone(), opts.num_levels)?
     };
@@ -152,6 +156,29 @@ pub(crate) fn open(path: &Path, opts: Options) -> Result<Arc<DbInner>> {
     inner.write_options_file();
     inner.delete_obsolete_files();
     Ok(inner)
+}
+
+/// Every SST the MANIFEST names must exist with the recorded size (RocksDB checks the same at
+/// open): a missing or resized file is `Corruption` naming it, found before anything is replayed
+/// or deleted rather than at the first read.
+fn check_live_files(fs: &dyn crate::fs::Fs, dir: &Path, v: &Version) -> Result<()> {
+    for level in 0..v.num_levels() {
+        for f in v.level_files(level) {
+            let (name, path) = (table_name(f.number), table_path(dir, f.number));
+            if !fs.exists(&path) {
+                return Err(Error::corruption(&name, 0, "named by the MANIFEST but missing"));
+            }
+            let size = fs.file_size(&path)?;
+            if size != f.file_size {
+                return Err(Error::corruption(
+                    &name,
+                    size.min(f.file_size),
+                    format!("{size} bytes, the MANIFEST recorded {}", f.file_size),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 fn open_info_log(opts: &Options, path: &Path) -> Option<Box<dyn crate::fs::WritableFile>> {

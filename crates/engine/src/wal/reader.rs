@@ -261,7 +261,13 @@ impl LogReader {
             }
             let Some(payload) = after.get(..length) else {
                 // Fits in the block but the file ends first: a torn write (or an unfinished
-                // block of a file that is not at EOF, which read_block rules out).
+                // block of a file that is not at EOF, which read_block rules out) -- unless a
+                // shorter payload matches the checksum: then the length field is damaged, the
+                // records after it are real, and dropping them silently would be wrong.
+                if prefix_matches_checksum(stored_crc, fragment_type, after) {
+                    let reason = "fragment length field damaged (runs past end of file)";
+                    return Ok(self.bad(offset, reason.into(), false));
+                }
                 let at_tail = self.eof;
                 return Ok(self.bad(offset, "fragment payload cut by end of file".into(), at_tail));
             };
@@ -282,4 +288,18 @@ impl LogReader {
             }));
         }
     }
+}
+
+/// True if some prefix of `avail` is a payload whose checksum (with `fragment_type`) is
+/// `stored`: the fragment is whole and only its length field is wrong. One incremental CRC pass;
+/// runs only when a fragment is cut by the end of the file.
+fn prefix_matches_checksum(stored: u32, fragment_type: u8, avail: &[u8]) -> bool {
+    let mut crc = crc32c::crc32c(&[fragment_type]);
+    if super::mask_crc(crc) == stored {
+        return true;
+    }
+    avail.iter().any(|b| {
+        crc = crc32c::crc32c_append(crc, std::slice::from_ref(b));
+        super::mask_crc(crc) == stored
+    })
 }

@@ -5,6 +5,8 @@
 //! Each test binary compiles this module on its own and uses part of it.
 #![allow(dead_code)]
 
+pub mod corrupt;
+
 use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::Arc;
