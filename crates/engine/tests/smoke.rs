@@ -169,3 +169,22 @@ fn concurrent_writers_group_commit() {
     let stats = db.property("talus.stats").unwrap();
     assert!(stats.contains("Cumulative writes: 12K writes, 24K keys"), "{stats}");
 }
+
+#[test]
+fn missing_current_beside_old_files_is_corruption_not_a_new_db() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = Db::open(dir.path(), small_options()).unwrap();
+        db.put(b"k", b"v").unwrap();
+        db.flush().unwrap();
+    }
+    std::fs::remove_file(dir.path().join("CURRENT")).unwrap();
+    let err = Db::open(dir.path(), small_options()).unwrap_err();
+    assert!(err.is_corruption(), "{err}");
+    assert!(err.to_string().contains("CURRENT"), "{err}");
+    let ssts = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().ends_with(".sst"))
+        .count();
+    assert!(ssts > 0, "the old table files must still be there");
+}

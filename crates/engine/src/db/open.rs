@@ -43,6 +43,20 @@ pub(crate) fn open(path: &Path, opts: Options) -> Result<Arc<DbInner>> {
             path.display()
         )));
     }
+    if !exists && fs.exists(path) {
+        // A missing CURRENT beside a MANIFEST or table files is damage, not a new database:
+        // creating one here would delete the old files as obsolete.
+        let names = fs.list_dir(path)?;
+        if let Some(name) = names.iter().find(|n| {
+            matches!(parse_file_name(n), Some(FileType::Manifest(_)) | Some(FileType::Table(_)))
+        }) {
+            return Err(Error::corruption(
+                current_path(path).display(),
+                0,
+                format!("CURRENT is missing but {name} exists; refusing to create a new database over it"),
+            ));
+        }
+    }
     if exists && opts.error_if_exists {
         return Err(Error::InvalidArgument(format!(
             "{}: exists (error_if_exists is true)",
