@@ -78,7 +78,8 @@ impl DbInner {
                 break;
             }
             let mut slot = m.batch.lock();
-            let sz = slot.as_ref().map_or(0, |b| b.size_in_bytes());
+            // A `with_write_lock` holder (no batch) waits to become front itself: never group it.
+            let Some(sz) = slot.as_ref().map(|b| b.size_in_bytes()) else { break };
             let have = batch.as_ref().map_or(0, |b| b.size_in_bytes());
             if n > 0 && have + sz > MAX_GROUP_BYTES {
                 break;
