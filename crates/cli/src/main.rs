@@ -11,6 +11,7 @@ mod args;
 mod fmt;
 mod ldb;
 mod sst_dump;
+mod stress;
 mod table;
 
 /// The top-level usage text.
@@ -20,6 +21,7 @@ usage: talus <command> [args...]
 commands:
   ldb        inspect and edit a database (RocksDB ldb syntax: talus ldb --db=PATH get KEY)
   sst_dump   inspect SST files (RocksDB sst_dump syntax: talus sst_dump --file=F --command=scan)
+  stress     db_stress-style workload with an expected state; --crash runs the kill -9 loop
 
 Run `talus <command> --help` for a command's options.
 ";
@@ -33,6 +35,7 @@ fn dispatch(args: &[String]) -> i32 {
     match cmd.as_str() {
         "ldb" => ldb::run(rest),
         "sst_dump" => sst_dump::run(rest),
+        "stress" => stress::run(rest),
         "help" | "--help" | "-h" => {
             print!("{USAGE}");
             0

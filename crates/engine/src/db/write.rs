@@ -75,7 +75,8 @@ impl DbInner {
             if m.disable_wal != w.disable_wal {
                 break;
             }
-            let sz = m.batch.lock().as_ref().map_or(0, |b| b.size_in_bytes());
+            // A `with_write_lock` holder (no batch) waits to become front itself: never group it.
+            let Some(sz) = m.batch.lock().as_ref().map(|b| b.size_in_bytes()) else { break };
             if !group.is_empty() && bytes + sz > MAX_GROUP_BYTES {
                 break;
             }
