@@ -102,7 +102,8 @@ pub struct Config {
     /// After a `sync=0` run, require every acknowledged write (a process crash loses none);
     /// with 0 accept any older valid version.
     pub strict_unsynced: bool,
-    /// Largest filler after the 12-byte value prefix.
+    /// Largest filler after the 12-byte value prefix; only used when the expected-state file
+    /// is created (it is stored there, since values are checked against it).
     pub value_size_max: usize,
     /// Op mix in percent: get, put, delete, delete_range, batch, iterator, snapshot.
     pub mix: [u32; 7],

@@ -87,6 +87,8 @@ fn drive(p: &Parsed) -> Result<Totals, String> {
     let exe = std::env::current_exe().map_err(|e| format!("finding this executable: {e}"))?;
     let mut rng = StdRng::seed_from_u64(seed);
     let style = CompactionStyle::Level;
+    // Fixed for the expected state's life (values are checked against it).
+    let value_size_max = [0, 20, 100, 1000][rng.gen_range(0..4)];
     println!(
         "crash test: db {} expected state {} seed {seed} duration {}s threads {threads} \
          max_key {max_key} kill after {kill_min}..{kill_max} ms",
@@ -101,6 +103,7 @@ fn drive(p: &Parsed) -> Result<Totals, String> {
         cfg.threads = threads;
         cfg.max_key = max_key;
         cfg.compaction_style = style;
+        cfg.value_size_max = value_size_max;
         cfg.duration = 3600;
         cfg.seed = rng.gen();
         randomize(&mut cfg, &mut rng);
@@ -182,7 +185,6 @@ fn randomize(c: &mut Config, rng: &mut StdRng) {
     c.l0_trigger = rng.gen_range(2..=6);
     c.sync = rng.gen_bool(0.8);
     c.disable_wal = rng.gen_bool(0.05);
-    c.value_size_max = [0, 20, 100, 1000][rng.gen_range(0..4)];
     c.wal_recovery_mode = if rng.gen_bool(0.8) {
         WalRecoveryMode::PointInTimeRecovery
     } else {

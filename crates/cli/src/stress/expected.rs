@@ -6,7 +6,8 @@
 //! offset 0   magic "TALUSXS1"        8 bytes
 //! offset 8   max_key                 u64
 //! offset 16  mode of the last run    u64 (Mode: 0 sync, 1 no sync, 2 WAL disabled)
-//! offset 24  reserved                40 bytes of zeros
+//! offset 24  value_size_max          u64 (fixed when the file is made: values depend on it)
+//! offset 32  reserved                32 bytes of zeros
 //! offset 64  slot[k] for k in 0..max_key, u64 each (see [`Slot`])
 //! ```
 //! Every change is written with one 8-byte `pwrite` (`FileExt::write_at`) at once, so it reaches
@@ -126,12 +127,14 @@ pub struct ExpectedState {
     slots: Vec<AtomicU64>,
     locks: Vec<Mutex<()>>,
     mode: Mode,
+    value_size_max: usize,
 }
 
 impl ExpectedState {
     /// Opens the state file at `path`, creating it (every key absent, version 0) if it does not
-    /// exist. An existing file must have been made for the same `max_key`.
-    pub fn open(path: &Path, max_key: u64) -> Result<ExpectedState, String> {
+    /// exist, with `value_size_max`). An existing file must have been made for the same
+    /// `max_key`; its own `value_size_max` wins (values written earlier depend on it).
+    pub fn open(path: &Path, max_key: u64, value_size_max: usize) -> Result<ExpectedState, String> {
         let shown = path.display();
         let file = OpenOptions::new()
             .read(true)
@@ -144,11 +147,13 @@ impl ExpectedState {
         let want = HEADER + 8 * max_key;
         let n = usize::try_from(max_key).map_err(|_| format!("max_key {max_key} is too large"))?;
         let mut mode = Mode::Sync;
+        let mut value_size_max = value_size_max;
         let slots: Vec<AtomicU64>;
         if len == 0 {
             let mut header = [0u8; HEADER as usize];
             header[..8].copy_from_slice(MAGIC);
             header[8..16].copy_from_slice(&max_key.to_le_bytes());
+            header[24..32].copy_from_slice(&(value_size_max as u64).to_le_bytes());
             file.write_all_at(&header, 0).map_err(|e| format!("writing {shown}: {e}"))?;
             file.set_len(want).map_err(|e| format!("sizing {shown}: {e}"))?;
             slots = (0..n).map(|_| AtomicU64::new(0)).collect();
@@ -173,6 +178,11 @@ impl ExpectedState {
             let m = u64::from_le_bytes(header[16..24].try_into().unwrap_or([0; 8]));
             mode = Mode::from_u64(m)
                 .ok_or_else(|| format!("{shown} at offset 16: unknown mode {m}"))?;
+            let vmax = u64::from_le_bytes(header[24..32].try_into().unwrap_or([0; 8]));
+            value_size_max = usize::try_from(vmax)
+                .ok()
+                .filter(|&v| v <= 1 << 20)
+                .ok_or_else(|| format!("{shown} at offset 24: bad value_size_max {vmax}"))?;
             let mut body = vec![0u8; n * 8];
             file.read_exact_at(&mut body, HEADER)
                 .map_err(|e| format!("{shown}: reading slots: {e}"))?;
@@ -182,12 +192,17 @@ impl ExpectedState {
                 .collect();
         }
         let locks = (0..n).map(|_| Mutex::new(())).collect();
-        Ok(ExpectedState { file, slots, locks, mode })
+        Ok(ExpectedState { file, slots, locks, mode, value_size_max })
     }
 
     /// Number of keys.
     pub fn max_key(&self) -> u64 {
         self.slots.len() as u64
+    }
+
+    /// Largest value filler: fixed for the file's life, since values are checked against it.
+    pub fn value_size_max(&self) -> usize {
+        self.value_size_max
     }
 
     /// The mode of the last run that wrote (as read at open, or as last set).
@@ -262,29 +277,30 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("exp");
         {
-            let mut e = ExpectedState::open(&path, 100).unwrap();
+            let mut e = ExpectedState::open(&path, 100, 7).unwrap();
             assert_eq!(e.get(5), Slot(0));
             e.begin(5, true).unwrap();
             e.commit(5).unwrap();
             e.begin(6, true).unwrap();
             e.set_mode(Mode::NoWal).unwrap();
         }
-        let e = ExpectedState::open(&path, 100).unwrap();
+        let e = ExpectedState::open(&path, 100, 50).unwrap();
+        assert_eq!(e.value_size_max(), 7, "the file's value_size_max wins");
         assert_eq!(e.get(5), Slot::new(1, true));
         assert!(e.get(6).pending());
         assert_eq!(e.mode(), Mode::NoWal);
-        assert!(ExpectedState::open(&path, 101).err().unwrap().contains("max_key=100"));
+        assert!(ExpectedState::open(&path, 101, 7).err().unwrap().contains("max_key=100"));
         std::fs::write(&path, b"garbage-garbage-garbage").unwrap();
-        assert!(ExpectedState::open(&path, 100).err().unwrap().contains("not a talus"));
+        assert!(ExpectedState::open(&path, 100, 7).err().unwrap().contains("not a talus"));
     }
 
     #[test]
     fn truncated_file_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("exp");
-        drop(ExpectedState::open(&path, 10).unwrap());
+        drop(ExpectedState::open(&path, 10, 7).unwrap());
         let f = OpenOptions::new().write(true).open(&path).unwrap();
         f.set_len(HEADER + 8 * 9).unwrap();
-        assert!(ExpectedState::open(&path, 10).err().unwrap().contains("truncated"));
+        assert!(ExpectedState::open(&path, 10, 7).err().unwrap().contains("truncated"));
     }
 }

@@ -85,7 +85,8 @@ pub enum Failure {
 /// One worker run: open, verify and reconcile, run the workload, verify again.
 fn worker(cfg: &Config) -> Result<(), Failure> {
     let t0 = Instant::now();
-    let mut exp = ExpectedState::open(&cfg.expected_state, cfg.max_key).map_err(Failure::Db)?;
+    let mut exp = ExpectedState::open(&cfg.expected_state, cfg.max_key, cfg.value_size_max)
+        .map_err(Failure::Db)?;
     let db = talus::Db::open(&cfg.db, cfg.db_options())
         .map_err(|e| Failure::Db(format!("opening {}: {e}", cfg.db.display())))?;
     println!("stress: opened {} in {} ms", cfg.db.display(), t0.elapsed().as_millis());

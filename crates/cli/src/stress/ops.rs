@@ -210,7 +210,7 @@ impl Worker<'_> {
                     self.exp.begin(k, put).map_err(Failure::Db)?;
                     if put {
                         let v = self.exp.get(k).version().wrapping_add(1);
-                        make_value(k, v, self.cfg.value_size_max, &mut self.buf);
+                        make_value(k, v, self.exp.value_size_max(), &mut self.buf);
                         batch.put(key_bytes(k), &self.buf);
                     } else {
                         batch.delete(key_bytes(k));
@@ -241,7 +241,7 @@ impl Worker<'_> {
     }
 
     fn decode(&self, k: u64, v: Option<&[u8]>, what: &str) -> Result<Option<u32>, Failure> {
-        v.map(|v| check_value(k, v, self.cfg.value_size_max))
+        v.map(|v| check_value(k, v, self.exp.value_size_max()))
             .transpose()
             .map_err(|e| Failure::Verify(format!("{what} key {k}: bad value: {e}")))
     }

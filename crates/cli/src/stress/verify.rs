@@ -129,7 +129,7 @@ pub fn verify_all(
         let got = db.get(key_bytes(k)).map_err(|e| Failure::Db(format!("get key {k}: {e}")))?;
         let observed = match got {
             None => None,
-            Some(v) => match check_value(k, &v, cfg.value_size_max) {
+            Some(v) => match check_value(k, &v, exp.value_size_max()) {
                 Ok(ver) => Some(ver),
                 Err(e) => {
                     s.wrong += 1;
@@ -165,8 +165,8 @@ pub fn verify_all(
             }
         }
     }
-    scan(db, &seen, cfg, &mut s, false)?;
-    scan(db, &seen, cfg, &mut s, true)?;
+    scan(db, &seen, cfg, exp.value_size_max(), &mut s, false)?;
+    scan(db, &seen, cfg, exp.value_size_max(), &mut s, true)?;
     let phase = if startup { "startup" } else { "final" };
     println!("{}", s.line(phase, mode, t0.elapsed()));
     if s.failures() > 0 {
@@ -203,6 +203,7 @@ fn scan(
     db: &Db,
     seen: &[Option<u32>],
     cfg: &Config,
+    vmax: usize,
     s: &mut Summary,
     backward: bool,
 ) -> Result<(), Failure> {
@@ -221,7 +222,7 @@ fn scan(
             s.fail(format!("{dir} scan: key {key:02x?} is outside the key space"));
             return Ok(());
         };
-        let got = check_value(k, &value, cfg.value_size_max);
+        let got = check_value(k, &value, vmax);
         if want != got.as_ref().ok().map(|&v| (k, v)) {
             s.scan_mismatch += 1;
             s.fail(format!("{dir} scan: found key {k} = {got:?}, gets said next is {want:?}"));
