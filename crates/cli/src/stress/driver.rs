@@ -3,7 +3,8 @@
 //! Each cycle spawns this same binary (`std::env::current_exe()`) as a worker `talus stress`
 //! with options drawn at random (compression, block size, write buffer size, bloom bits, cache
 //! size, open files, background jobs, sync, rarely disable_wal, WAL recovery mode), lets it run
-//! a random time between `--kill_min_ms` and `--kill_max_ms`, and kills it with SIGKILL
+//! a random time between `--kill_min_ms` and `--kill_max_ms` (one cycle in ten: 50 ms to
+//! `min(kill_min_ms, 1500)`, to land in recovery), and kills it with SIGKILL
 //! (`Child::kill`). The kill lands either during the worker's startup (recovery plus the
 //! verification of the previous cycle) or during its workload; the cycle line says which. Then
 //! a `--verify_only` worker with the same options must recover the database and find every key
@@ -107,7 +108,13 @@ fn drive(p: &Parsed) -> Result<Totals, String> {
         cfg.duration = 3600;
         cfg.seed = rng.gen();
         randomize(&mut cfg, &mut rng);
-        let run_ms = rng.gen_range(kill_min..=kill_max);
+        // One cycle in ten kills early, mostly while the worker recovers and verifies (and
+        // writes resolved pending keys back to the expected state).
+        let run_ms = if kill_min > 100 && rng.gen_bool(0.1) {
+            rng.gen_range(50..kill_min.min(1500))
+        } else {
+            rng.gen_range(kill_min..=kill_max)
+        };
         tot.cycles += 1;
         let cycle = tot.cycles;
         let started = Instant::now();
