@@ -76,6 +76,7 @@ fn short_crash_loop_passes() {
     assert!(stdout.contains("final verify-only run: ok"), "{stdout}");
     assert!(stdout.contains("acknowledged sync writes lost 0,"), "{stdout}");
     assert!(stdout.contains("verification failures 0"), "{stdout}");
+    assert!(!stdout.contains("operations 0 "), "the workers reported progress: {stdout}");
     assert!(dir.path().join("db.expected").exists(), "expected state beside the db");
 }
 

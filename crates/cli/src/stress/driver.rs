@@ -44,6 +44,10 @@ struct Totals {
     lost_allowed: u64,
     failures: u64,
     pending_applied: u64,
+    /// Operations the workers reported (as of their last progress line before the kill).
+    ops: u64,
+    /// Seconds the workers spent in their workload.
+    workload_secs: f64,
 }
 
 /// Runs the driver; returns the exit code.
@@ -118,13 +122,15 @@ fn drive(p: &Parsed) -> Result<Totals, String> {
         tot.cycles += 1;
         let cycle = tot.cycles;
         let started = Instant::now();
-        let (how, ok) = run_and_kill(&exe, &cfg, Duration::from_millis(run_ms))?;
+        let (how, ok, ops) = run_and_kill(&exe, &cfg, Duration::from_millis(run_ms))?;
+        tot.ops += ops;
         match how {
             Ended::KilledInStartup => tot.kills_startup += 1,
             Ended::KilledInWorkload => tot.kills_workload += 1,
             Ended::Exited => tot.exited_early += 1,
         }
         let ran = started.elapsed();
+        tot.workload_secs += ran.as_secs_f64();
         if !ok {
             tot.failures += 1;
             println!(
@@ -137,7 +143,7 @@ fn drive(p: &Parsed) -> Result<Totals, String> {
         cfg.verify_only = true;
         let v = verify_run(&exe, &cfg, &mut tot)?;
         println!(
-            "cycle {cycle}: ran {:.1}s, {} | verify {} | {}",
+            "cycle {cycle}: ran {:.1}s ({ops} ops), {} | verify {} | {}",
             ran.as_secs_f64(),
             how.name(),
             v,
@@ -155,7 +161,8 @@ fn drive(p: &Parsed) -> Result<Totals, String> {
     println!(
         "crash test summary: seed {seed}, cycles {}, total minutes {:.1}, kills {kills} \
          (during startup/verification {}, during workload {}), workers that exited by \
-         themselves {}, pending keys found applied {}, acknowledged sync writes lost {}, \
+         themselves {}, operations {} ({:.0}/s of worker time), pending keys found applied {}, \
+         acknowledged sync writes lost {}, \
          acknowledged unsynced writes lost {}, writes lost where allowed (disable_wal) {}, \
          verification failures {}",
         tot.cycles,
@@ -163,6 +170,8 @@ fn drive(p: &Parsed) -> Result<Totals, String> {
         tot.kills_startup,
         tot.kills_workload,
         tot.exited_early,
+        tot.ops,
+        tot.ops as f64 / tot.workload_secs.max(0.001),
         tot.pending_applied,
         tot.lost_sync,
         tot.lost_unsynced,
@@ -249,8 +258,9 @@ fn spawn(exe: &Path, cfg: &Config) -> Result<Spawned, String> {
     Ok(Spawned { child, started, lines })
 }
 
-/// Runs a worker for `run_for`, then SIGKILLs it; `ok` is false if it exited with an error.
-fn run_and_kill(exe: &Path, cfg: &Config, run_for: Duration) -> Result<(Ended, bool), String> {
+/// Runs a worker for `run_for`, then SIGKILLs it. Returns how it ended, false if it exited
+/// with an error, and the operations it last reported.
+fn run_and_kill(exe: &Path, cfg: &Config, run_for: Duration) -> Result<(Ended, bool, u64), String> {
     let Spawned { mut child, started, lines } = spawn(exe, cfg)?;
     let t = Instant::now();
     loop {
@@ -261,7 +271,7 @@ fn run_and_kill(exe: &Path, cfg: &Config, run_for: Duration) -> Result<(Ended, b
                 }
                 eprintln!("worker exited with {status}");
             }
-            return Ok((Ended::Exited, status.success()));
+            return Ok((Ended::Exited, status.success(), last_ops(&lines)));
         }
         if t.elapsed() >= run_for {
             break;
@@ -271,7 +281,22 @@ fn run_and_kill(exe: &Path, cfg: &Config, run_for: Duration) -> Result<(Ended, b
     let in_workload = started.load(Ordering::Acquire);
     child.kill().map_err(|e| format!("killing a worker: {e}"))?;
     let _ = child.wait();
-    Ok((if in_workload { Ended::KilledInWorkload } else { Ended::KilledInStartup }, true))
+    let how = if in_workload { Ended::KilledInWorkload } else { Ended::KilledInStartup };
+    Ok((how, true, last_ops(&lines)))
+}
+
+/// The `ops=` count of the last progress line a worker printed.
+fn last_ops(lines: &Mutex<Vec<String>>) -> u64 {
+    // Give the reader thread a moment to drain the pipe of a process that just ended.
+    std::thread::sleep(Duration::from_millis(20));
+    let lines = lines.lock().unwrap_or_else(|p| p.into_inner());
+    lines
+        .iter()
+        .rev()
+        .find_map(|l| l.strip_prefix("stress: progress ops="))
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
 }
 
 /// Runs a verify-only worker to completion and adds its findings to `tot`; returns the summary

@@ -9,7 +9,7 @@
 //! reads record the expected state and take a snapshot under the locks, release them, and then
 //! read through the snapshot while other threads write. The first failure stops every thread.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -49,6 +49,10 @@ impl Counts {
             c.fetch_add(1, Ordering::Relaxed);
         }
     }
+    /// Operations of every kind.
+    pub fn total(&self) -> u64 {
+        self.0.iter().map(|c| c.load(Ordering::Relaxed)).sum()
+    }
     /// `gets=N puts=N ...`.
     pub fn line(&self) -> String {
         let parts: Vec<String> = NAMES
@@ -66,7 +70,19 @@ pub fn run_threads(db: &Db, exp: &ExpectedState, cfg: &Config) -> Result<Counts,
     let stop = AtomicBool::new(false);
     let first_failure: Mutex<Option<Failure>> = Mutex::new(None);
     let deadline = Instant::now() + Duration::from_secs(cfg.duration);
+    let running = AtomicUsize::new(cfg.threads);
     std::thread::scope(|s| {
+        // Progress once a second, so the crash driver knows how much a killed run did.
+        s.spawn(|| {
+            let mut last = Instant::now();
+            while running.load(Ordering::Acquire) > 0 {
+                std::thread::sleep(Duration::from_millis(50));
+                if last.elapsed() >= Duration::from_secs(1) {
+                    last = Instant::now();
+                    println!("stress: progress ops={} {}", counts.total(), counts.line());
+                }
+            }
+        });
         for t in 0..cfg.threads {
             let w = Worker {
                 db,
@@ -79,13 +95,14 @@ pub fn run_threads(db: &Db, exp: &ExpectedState, cfg: &Config) -> Result<Counts,
                 cursor: cfg.max_key * t as u64 / cfg.threads as u64,
                 wopts: WriteOptions { sync: cfg.sync, disable_wal: cfg.disable_wal },
             };
-            let (stop, first_failure) = (&stop, &first_failure);
+            let (stop, first_failure, running) = (&stop, &first_failure, &running);
             s.spawn(move || {
                 if let Err(f) = w.run(stop, deadline) {
                     stop.store(true, Ordering::Release);
                     let mut ff = first_failure.lock().unwrap_or_else(|p| p.into_inner());
                     ff.get_or_insert(f);
                 }
+                running.fetch_sub(1, Ordering::AcqRel);
             });
         }
     });
