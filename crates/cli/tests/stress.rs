@@ -168,6 +168,38 @@ fn writes_without_wal_may_be_lost_only_in_nowal_mode() {
     assert!(out.contains("mode=nowal") && out.contains("lost_allowed=0 "), "{out}");
 }
 
+/// Regression: a write group used to swallow a `flush` waiting in the write queue (it was
+/// marked done without ever running), and that flush then waited forever.
+#[test]
+fn concurrent_flushes_and_writes_do_not_hang() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_talus"))
+        .args([
+            "stress".to_string(),
+            format!("--db={}", dir.path().join("db").display()),
+            format!("--expected_state={}", dir.path().join("exp").display()),
+            "--max_key=300".into(),
+            "--threads=4".into(),
+            "--ops_per_thread=300".into(),
+            "--flush_one_in=3".into(),
+            "--sync=0".into(),
+        ])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let t = std::time::Instant::now();
+    while t.elapsed() < std::time::Duration::from_secs(120) {
+        if let Some(status) = child.try_wait().unwrap() {
+            assert!(status.success(), "{status}");
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.kill().unwrap();
+    let _ = child.wait();
+    panic!("flushes concurrent with writes hung");
+}
+
 #[test]
 fn bad_usage_exits_2() {
     let dir = tempfile::tempdir().unwrap();

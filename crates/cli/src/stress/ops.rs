@@ -72,12 +72,12 @@ pub fn run_threads(db: &Db, exp: &ExpectedState, cfg: &Config) -> Result<Counts,
     let deadline = Instant::now() + Duration::from_secs(cfg.duration);
     let running = AtomicUsize::new(cfg.threads);
     std::thread::scope(|s| {
-        // Progress once a second, so the crash driver knows how much a killed run did.
+        // Progress four times a second, so the crash driver knows how much a killed run did.
         s.spawn(|| {
             let mut last = Instant::now();
             while running.load(Ordering::Acquire) > 0 {
                 std::thread::sleep(Duration::from_millis(50));
-                if last.elapsed() >= Duration::from_secs(1) {
+                if last.elapsed() >= Duration::from_millis(250) {
                     last = Instant::now();
                     println!("stress: progress ops={} {}", counts.total(), counts.line());
                 }
