@@ -168,6 +168,38 @@ fn writes_without_wal_may_be_lost_only_in_nowal_mode() {
     assert!(out.contains("mode=nowal") && out.contains("lost_allowed=0 "), "{out}");
 }
 
+#[test]
+fn crash_driver_fails_when_a_worker_finds_a_mismatch() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, out, err) = worker(dir.path(), &["--ops_per_thread=200", "--seed=12"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let f = open_exp(dir.path());
+    let k = first_present(&f);
+    write_slot(&f, k, read_slot(&f, k) + 1);
+    let out = talus(&[
+        "stress".into(),
+        "--crash".into(),
+        format!("--db={}", dir.path().join("db").display()),
+        format!("--expected_state={}", dir.path().join("exp").display()),
+        "--destroy_db_initially=0".into(),
+        "--cycles=2".into(),
+        "--kill_min_ms=3000".into(),
+        "--kill_max_ms=3000".into(),
+        "--seed=1".into(),
+        "--max_key=500".into(),
+        "--threads=2".into(),
+    ]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    // The worker's startup verification fails (or, if the kill came first, the verifier's).
+    assert!(
+        stdout.contains("cycle 1: worker FAILED") || stdout.contains("FAILED (exit"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("verification failures 1"), "{stdout}");
+    assert!(!stdout.contains("cycle 2"), "the loop stops at the first failure: {stdout}");
+}
+
 /// Regression: a write group used to swallow a `flush` waiting in the write queue (it was
 /// marked done without ever running), and that flush then waited forever.
 #[test]
