@@ -24,7 +24,6 @@ mod ops;
 mod value;
 mod verify;
 
-use std::sync::Arc;
 use std::time::Instant;
 
 use crate::args::Parsed;
@@ -101,10 +100,8 @@ fn worker(cfg: &Config) -> Result<(), Failure> {
     };
     exp.set_mode(mode).map_err(Failure::Db)?;
     println!("stress: workload started (seed {})", cfg.seed);
-    use std::io::Write;
-    let _ = std::io::stdout().flush();
+    let _ = std::io::Write::flush(&mut std::io::stdout());
     let t1 = Instant::now();
-    let exp = Arc::new(exp);
     let counts = ops::run_threads(&db, &exp, cfg)?;
     println!("stress: workload done in {:.1}s: {}", t1.elapsed().as_secs_f64(), counts.line());
     verify::verify_all(&db, &exp, cfg, false)
