@@ -12,6 +12,7 @@ mod db_bench;
 mod fmt;
 mod ldb;
 mod sst_dump;
+mod stress;
 mod table;
 
 /// The top-level usage text.
@@ -23,6 +24,7 @@ commands:
   cache_bench  benchmark the block caches (RocksDB cache_bench flags: --cache_type=hyper_clock_cache)
   ldb        inspect and edit a database (RocksDB ldb syntax: talus ldb --db=PATH get KEY)
   sst_dump   inspect SST files (RocksDB sst_dump syntax: talus sst_dump --file=F --command=scan)
+  stress     db_stress-style workload with an expected state; --crash runs the kill -9 loop
 
 Run `talus <command> --help` for a command's options.
 ";
@@ -38,6 +40,7 @@ fn dispatch(args: &[String]) -> i32 {
         "cache_bench" => cache_bench::run(rest),
         "ldb" => ldb::run(rest),
         "sst_dump" => sst_dump::run(rest),
+        "stress" => stress::run(rest),
         "help" | "--help" | "-h" => {
             print!("{USAGE}");
             0

@@ -1,0 +1,407 @@
+//! Options of a `talus stress` worker run: parsed from the command line ([`Config::from_args`]),
+//! turned into `talus::Options` ([`Config::db_options`]) and, by the crash driver, back into a
+//! command line for a child process ([`Config::to_args`]).
+
+use std::path::PathBuf;
+
+use talus::{CompactionStyle, CompressionType, Options, WalRecoveryMode};
+
+use crate::args::{Parsed, Spec};
+
+/// Options that take a value.
+const VALUES: &[&str] = &[
+    "db",
+    "expected_state",
+    "threads",
+    "max_key",
+    "ops_per_thread",
+    "duration",
+    "seed",
+    "sync",
+    "disable_wal",
+    "strict_unsynced",
+    "value_size_max",
+    "readpercent",
+    "writepercent",
+    "delpercent",
+    "delrangepercent",
+    "batchpercent",
+    "iterpercent",
+    "snapshotpercent",
+    "max_delrange",
+    "verify_every",
+    "flush_one_in",
+    "compact_range_one_in",
+    "compression",
+    "block_size",
+    "write_buffer_size",
+    "max_write_buffer_number",
+    "bloom_bits",
+    "cache_size",
+    "target_file_size_base",
+    "max_bytes_for_level_base",
+    "level0_file_num_compaction_trigger",
+    "max_background_jobs",
+    "compaction_style",
+    "max_open_files",
+    "wal_recovery_mode",
+    // Driver only.
+    "cycles",
+    "kill_min_ms",
+    "kill_max_ms",
+];
+
+/// What `talus stress` accepts.
+pub const SPEC: Spec<'static> =
+    Spec { values: VALUES, flags: &["verify_only", "crash", "help", "destroy_db_initially"] };
+
+/// `talus stress --help`.
+pub const USAGE: &str = "\
+usage: talus stress --db=DIR --expected_state=FILE [options]     one worker run
+       talus stress --crash --db=DIR [--duration=S] [options]     kill -9 / verify loop
+
+worker: --threads=8 --max_key=100000 --ops_per_thread=1000000000 --duration=60 --seed=N
+  --verify_only  --sync=1 --disable_wal=0 --strict_unsynced=1 --value_size_max=100
+  op mix (percent, sum 100): --readpercent=25 --writepercent=30 --delpercent=10
+  --delrangepercent=5 --batchpercent=10 --iterpercent=15 --snapshotpercent=5
+  --max_delrange=10 --verify_every=2000 --flush_one_in=2000 --compact_range_one_in=10000
+  db options: --compression=lz4 --block_size=4096 --write_buffer_size=4194304
+  --max_write_buffer_number=2 --bloom_bits=10 --cache_size=33554432
+  --target_file_size_base=2097152 --max_bytes_for_level_base=8388608
+  --level0_file_num_compaction_trigger=4 --max_background_jobs=2 --compaction_style=level
+  --max_open_files=-1 --wal_recovery_mode=point_in_time
+crash driver: --duration=600 (seconds) --cycles=N (stop after N) --kill_min_ms=2000
+  --kill_max_ms=10000 --expected_state=<db>.expected --seed=N --threads --max_key
+  --destroy_db_initially=1
+exit: 0 ok, 1 verification failure, 2 usage, 3 database error
+";
+
+/// Everything one worker run needs.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Database directory.
+    pub db: PathBuf,
+    /// Expected-state file (outside the database directory).
+    pub expected_state: PathBuf,
+    /// Workload threads.
+    pub threads: usize,
+    /// Keys are ids `0..max_key`.
+    pub max_key: u64,
+    /// Operations per thread before the run ends.
+    pub ops_per_thread: u64,
+    /// Seconds before the run ends.
+    pub duration: u64,
+    /// Seed of every random choice.
+    pub seed: u64,
+    /// Stop after the first verification.
+    pub verify_only: bool,
+    /// Writes use `sync=true`.
+    pub sync: bool,
+    /// Writes use `disable_wal=true`.
+    pub disable_wal: bool,
+    /// After a `sync=0` run, require every acknowledged write (a process crash loses none);
+    /// with 0 accept any older valid version.
+    pub strict_unsynced: bool,
+    /// Largest filler after the 12-byte value prefix; only used when the expected-state file
+    /// is created (it is stored there, since values are checked against it).
+    pub value_size_max: usize,
+    /// Op mix in percent: get, put, delete, delete_range, batch, iterator, snapshot.
+    pub mix: [u32; 7],
+    /// Keys in one delete_range, at most.
+    pub max_delrange: u64,
+    /// Each thread verifies a chunk of keys every this many ops (0: never).
+    pub verify_every: u64,
+    /// One op in this many is a flush (0: never).
+    pub flush_one_in: u64,
+    /// One op in this many is a compact_range over a random range (0: never).
+    pub compact_range_one_in: u64,
+    /// The database options below.
+    pub compression: CompressionType,
+    /// `block_size`.
+    pub block_size: usize,
+    /// `write_buffer_size`.
+    pub write_buffer_size: usize,
+    /// `max_write_buffer_number`.
+    pub max_write_buffer_number: usize,
+    /// `bloom_bits_per_key`.
+    pub bloom_bits: u32,
+    /// `block_cache_capacity`.
+    pub cache_size: usize,
+    /// `target_file_size_base`.
+    pub target_file_size_base: u64,
+    /// `max_bytes_for_level_base`.
+    pub max_bytes_for_level_base: u64,
+    /// `level0_file_num_compaction_trigger`.
+    pub l0_trigger: usize,
+    /// `max_background_jobs`.
+    pub max_background_jobs: usize,
+    /// `compaction_style`.
+    pub compaction_style: CompactionStyle,
+    /// `max_open_files`.
+    pub max_open_files: i64,
+    /// `wal_recovery_mode`.
+    pub wal_recovery_mode: WalRecoveryMode,
+}
+
+/// Names of the op mix entries, in `Config::mix` order.
+pub const MIX_NAMES: [&str; 7] = [
+    "readpercent",
+    "writepercent",
+    "delpercent",
+    "delrangepercent",
+    "batchpercent",
+    "iterpercent",
+    "snapshotpercent",
+];
+
+impl Config {
+    /// Defaults for database `db` with expected state `expected_state`.
+    pub fn new(db: PathBuf, expected_state: PathBuf) -> Config {
+        Config {
+            db,
+            expected_state,
+            threads: 8,
+            max_key: 100_000,
+            ops_per_thread: 1_000_000_000,
+            duration: 60,
+            seed: 1,
+            verify_only: false,
+            sync: true,
+            disable_wal: false,
+            strict_unsynced: true,
+            value_size_max: 100,
+            mix: [25, 30, 10, 5, 10, 15, 5],
+            max_delrange: 10,
+            verify_every: 2000,
+            flush_one_in: 2000,
+            compact_range_one_in: 10_000,
+            compression: CompressionType::Lz4,
+            block_size: 4096,
+            write_buffer_size: 4 << 20,
+            max_write_buffer_number: 2,
+            bloom_bits: 10,
+            cache_size: 32 << 20,
+            target_file_size_base: 2 << 20,
+            max_bytes_for_level_base: 8 << 20,
+            l0_trigger: 4,
+            max_background_jobs: 2,
+            compaction_style: CompactionStyle::Level,
+            max_open_files: -1,
+            wal_recovery_mode: WalRecoveryMode::PointInTimeRecovery,
+        }
+    }
+
+    /// Parses a worker's command line (checked against [`SPEC`] already).
+    pub fn from_args(p: &Parsed) -> Result<Config, String> {
+        let db = p.value("db").ok_or("--db=DIR is required")?;
+        let exp = p.value("expected_state").ok_or("--expected_state=FILE is required")?;
+        let mut c = Config::new(PathBuf::from(db), PathBuf::from(exp));
+        let num = |name: &str, d: u64| -> Result<u64, String> { Ok(p.number(name)?.unwrap_or(d)) };
+        let small = |name: &str, d: usize| -> Result<usize, String> {
+            usize::try_from(num(name, d as u64)?).map_err(|_| format!("{name} is too large"))
+        };
+        let boolean =
+            |name: &str, d: bool| -> Result<bool, String> { Ok(num(name, u64::from(d))? != 0) };
+        c.threads = small("threads", c.threads)?.max(1);
+        c.max_key = num("max_key", c.max_key)?;
+        if c.max_key == 0 || c.max_key > 1 << 28 {
+            return Err("--max_key must be between 1 and 2^28".into());
+        }
+        c.ops_per_thread = num("ops_per_thread", c.ops_per_thread)?;
+        c.duration = num("duration", c.duration)?;
+        c.seed = num("seed", c.seed)?;
+        c.verify_only = p.flag("verify_only");
+        c.sync = boolean("sync", c.sync)?;
+        c.disable_wal = boolean("disable_wal", c.disable_wal)?;
+        c.strict_unsynced = boolean("strict_unsynced", c.strict_unsynced)?;
+        c.value_size_max = small("value_size_max", c.value_size_max)?.min(1 << 20);
+        for (i, name) in MIX_NAMES.iter().enumerate() {
+            c.mix[i] = u32::try_from(num(name, u64::from(c.mix[i]))?)
+                .map_err(|_| format!("{name} is too large"))?;
+        }
+        let sum: u32 = c.mix.iter().sum();
+        if sum != 100 {
+            return Err(format!(
+                "the op percentages ({}) add up to {sum}, not 100",
+                MIX_NAMES.join(", ")
+            ));
+        }
+        c.max_delrange = num("max_delrange", c.max_delrange)?.max(1);
+        c.verify_every = num("verify_every", c.verify_every)?;
+        c.flush_one_in = num("flush_one_in", c.flush_one_in)?;
+        c.compact_range_one_in = num("compact_range_one_in", c.compact_range_one_in)?;
+        if let Some(s) = p.value("compression") {
+            c.compression = CompressionType::parse(s).map_err(|e| e.to_string())?;
+        }
+        c.block_size = small("block_size", c.block_size)?;
+        c.write_buffer_size = small("write_buffer_size", c.write_buffer_size)?;
+        c.max_write_buffer_number = small("max_write_buffer_number", c.max_write_buffer_number)?;
+        c.bloom_bits = u32::try_from(num("bloom_bits", u64::from(c.bloom_bits))?)
+            .map_err(|_| "bloom_bits is too large".to_string())?;
+        c.cache_size = small("cache_size", c.cache_size)?;
+        c.target_file_size_base = num("target_file_size_base", c.target_file_size_base)?;
+        c.max_bytes_for_level_base = num("max_bytes_for_level_base", c.max_bytes_for_level_base)?;
+        c.l0_trigger = small("level0_file_num_compaction_trigger", c.l0_trigger)?;
+        c.max_background_jobs = small("max_background_jobs", c.max_background_jobs)?;
+        if let Some(s) = p.value("compaction_style") {
+            c.compaction_style = match s {
+                "level" | "0" => CompactionStyle::Level,
+                "universal" | "1" => CompactionStyle::Universal,
+                _ => return Err(format!("compaction_style: unknown style {s:?}")),
+            };
+        }
+        if let Some(s) = p.value("max_open_files") {
+            c.max_open_files = s.parse().map_err(|_| "max_open_files has an invalid value")?;
+        }
+        if let Some(s) = p.value("wal_recovery_mode") {
+            c.wal_recovery_mode = parse_recovery_mode(s)?;
+        }
+        Ok(c)
+    }
+
+    /// The database options of this run.
+    pub fn db_options(&self) -> Options {
+        Options {
+            create_if_missing: true,
+            compression: self.compression,
+            block_size: self.block_size,
+            write_buffer_size: self.write_buffer_size,
+            max_write_buffer_number: self.max_write_buffer_number,
+            bloom_bits_per_key: self.bloom_bits,
+            block_cache_capacity: self.cache_size,
+            target_file_size_base: self.target_file_size_base,
+            max_bytes_for_level_base: self.max_bytes_for_level_base,
+            level0_file_num_compaction_trigger: self.l0_trigger,
+            max_background_jobs: self.max_background_jobs,
+            compaction_style: self.compaction_style,
+            max_open_files: self.max_open_files,
+            wal_recovery_mode: self.wal_recovery_mode,
+            ..Options::default()
+        }
+    }
+
+    /// The command line (after `stress`) that makes a worker run with this configuration.
+    pub fn to_args(&self) -> Vec<String> {
+        let b = |v: bool| u8::from(v).to_string();
+        let mut a = vec![
+            format!("--db={}", self.db.display()),
+            format!("--expected_state={}", self.expected_state.display()),
+            format!("--threads={}", self.threads),
+            format!("--max_key={}", self.max_key),
+            format!("--ops_per_thread={}", self.ops_per_thread),
+            format!("--duration={}", self.duration),
+            format!("--seed={}", self.seed),
+            format!("--sync={}", b(self.sync)),
+            format!("--disable_wal={}", b(self.disable_wal)),
+            format!("--strict_unsynced={}", b(self.strict_unsynced)),
+            format!("--value_size_max={}", self.value_size_max),
+            format!("--max_delrange={}", self.max_delrange),
+            format!("--verify_every={}", self.verify_every),
+            format!("--flush_one_in={}", self.flush_one_in),
+            format!("--compact_range_one_in={}", self.compact_range_one_in),
+            format!("--compression={}", compression_name(self.compression)),
+            format!("--block_size={}", self.block_size),
+            format!("--write_buffer_size={}", self.write_buffer_size),
+            format!("--max_write_buffer_number={}", self.max_write_buffer_number),
+            format!("--bloom_bits={}", self.bloom_bits),
+            format!("--cache_size={}", self.cache_size),
+            format!("--target_file_size_base={}", self.target_file_size_base),
+            format!("--max_bytes_for_level_base={}", self.max_bytes_for_level_base),
+            format!("--level0_file_num_compaction_trigger={}", self.l0_trigger),
+            format!("--max_background_jobs={}", self.max_background_jobs),
+            format!(
+                "--compaction_style={}",
+                match self.compaction_style {
+                    CompactionStyle::Universal => "universal",
+                    _ => "level",
+                }
+            ),
+            format!("--max_open_files={}", self.max_open_files),
+            format!("--wal_recovery_mode={}", recovery_mode_name(self.wal_recovery_mode)),
+        ];
+        for (name, v) in MIX_NAMES.iter().zip(self.mix) {
+            a.push(format!("--{name}={v}"));
+        }
+        if self.verify_only {
+            a.push("--verify_only".into());
+        }
+        a
+    }
+
+    /// The options a person reading a cycle line wants to see.
+    pub fn brief(&self) -> String {
+        format!(
+            "sync={} disable_wal={} compression={} block_size={} write_buffer_size={} \
+             bloom_bits={} cache_size={} max_open_files={} jobs={} wal_recovery={}",
+            u8::from(self.sync),
+            u8::from(self.disable_wal),
+            self.compression.name(),
+            self.block_size,
+            self.write_buffer_size,
+            self.bloom_bits,
+            self.cache_size,
+            self.max_open_files,
+            self.max_background_jobs,
+            recovery_mode_name(self.wal_recovery_mode),
+        )
+    }
+}
+
+fn compression_name(c: CompressionType) -> &'static str {
+    match c {
+        CompressionType::None => "none",
+        CompressionType::Snappy => "snappy",
+        CompressionType::Lz4 => "lz4",
+        CompressionType::Zstd => "zstd",
+    }
+}
+
+fn recovery_mode_name(m: WalRecoveryMode) -> &'static str {
+    match m {
+        WalRecoveryMode::TolerateCorruptedTailRecords => "tolerate_corrupted_tail",
+        WalRecoveryMode::AbsoluteConsistency => "absolute_consistency",
+        WalRecoveryMode::SkipAnyCorruptedRecords => "skip_any_corrupted",
+        _ => "point_in_time",
+    }
+}
+
+fn parse_recovery_mode(s: &str) -> Result<WalRecoveryMode, String> {
+    Ok(match s {
+        "tolerate_corrupted_tail" | "0" => WalRecoveryMode::TolerateCorruptedTailRecords,
+        "absolute_consistency" | "1" => WalRecoveryMode::AbsoluteConsistency,
+        "point_in_time" | "2" => WalRecoveryMode::PointInTimeRecovery,
+        "skip_any_corrupted" | "3" => WalRecoveryMode::SkipAnyCorruptedRecords,
+        _ => return Err(format!("wal_recovery_mode: unknown mode {s:?}")),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn to_args_parses_back_to_the_same_config() {
+        let mut c = Config::new("/tmp/d".into(), "/tmp/e".into());
+        c.sync = false;
+        c.compression = CompressionType::Zstd;
+        c.mix = [20, 20, 10, 10, 10, 20, 10];
+        c.max_open_files = 20;
+        c.wal_recovery_mode = WalRecoveryMode::TolerateCorruptedTailRecords;
+        c.verify_only = true;
+        let args = c.to_args();
+        let p = Parsed::parse(&args);
+        p.check(&SPEC).unwrap();
+        let d = Config::from_args(&p).unwrap();
+        assert_eq!(format!("{c:?}"), format!("{d:?}"));
+    }
+
+    #[test]
+    fn bad_mix_and_missing_paths_are_refused() {
+        let p = Parsed::parse(&["--db=x", "--expected_state=y", "--readpercent=50"]);
+        assert!(Config::from_args(&p).unwrap_err().contains("add up to 125"));
+        let p = Parsed::parse(&["--db=x"]);
+        assert!(Config::from_args(&p).unwrap_err().contains("expected_state"));
+        let p = Parsed::parse(&["--db=x", "--expected_state=y", "--max_key=0"]);
+        assert!(Config::from_args(&p).is_err());
+    }
+}

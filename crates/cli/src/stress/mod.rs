@@ -1,0 +1,108 @@
+//! `talus stress`: a db_stress-style workload with an expected-state oracle, and (`--crash`) the
+//! kill -9 / restart / verify driver modelled on RocksDB's `db_crashtest.py blackbox`.
+//!
+//! ```text
+//! talus stress --db=DIR --expected_state=FILE [--threads=N --max_key=K --ops_per_thread=M
+//!              --duration=S --seed=X --sync=1 --disable_wal=0 --verify_only ...options]
+//! talus stress --crash --db=DIR [--duration=S --cycles=C --seed=X ...]
+//! ```
+//! A worker run opens the database, verifies every key against the expected state (the oracle
+//! of `expected.rs`) and reconciles keys left pending by a crash, prints `stress: workload
+//! started`, runs N threads of random operations (`ops.rs`) that check every read, verifies
+//! everything again and exits: 0 all good, 1 a verification failure, 2 bad usage, 3 the
+//! database failed (open, recovery or an operation returned an error). `--verify_only` stops
+//! after the first verification. Each verification prints one `stress-verify:` summary line
+//! that the driver (`driver.rs`) parses.
+//!
+//! Submodules: `value` (keys, self-checking values), `expected` (the oracle file), `ops` (the
+//! workload threads), `verify` (whole-database verification), `config` (options), `driver`.
+
+mod config;
+mod driver;
+mod expected;
+mod ops;
+mod value;
+mod verify;
+
+use std::time::Instant;
+
+use crate::args::Parsed;
+use config::Config;
+use expected::{ExpectedState, Mode};
+
+/// Exit code: a verification failure.
+pub const EXIT_VERIFY: i32 = 1;
+/// Exit code: bad usage.
+pub const EXIT_USAGE: i32 = 2;
+/// Exit code: the database returned an error (open/recovery or an operation).
+pub const EXIT_DB: i32 = 3;
+
+/// Runs `talus stress` with `args` (after the subcommand name); returns the exit code.
+pub fn run(args: &[String]) -> i32 {
+    let p = Parsed::parse(args);
+    if p.flag("help") {
+        print!("{}", config::USAGE);
+        return 0;
+    }
+    if let Err(e) = p.check(&config::SPEC) {
+        eprintln!("talus stress: {e}");
+        eprint!("{}", config::USAGE);
+        return EXIT_USAGE;
+    }
+    if p.flag("crash") {
+        return driver::run(&p);
+    }
+    let cfg = match Config::from_args(&p) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("talus stress: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    match worker(&cfg) {
+        Ok(()) => 0,
+        Err(Failure::Verify(e)) => {
+            eprintln!("talus stress: VERIFICATION FAILED: {e}");
+            EXIT_VERIFY
+        }
+        Err(Failure::Db(e)) => {
+            eprintln!("talus stress: database error: {e}");
+            EXIT_DB
+        }
+    }
+}
+
+/// Why a worker run failed.
+#[derive(Debug)]
+pub enum Failure {
+    /// The database returned something the expected state rules out.
+    Verify(String),
+    /// The database (or the expected-state file) returned an error.
+    Db(String),
+}
+
+/// One worker run: open, verify and reconcile, run the workload, verify again.
+fn worker(cfg: &Config) -> Result<(), Failure> {
+    let t0 = Instant::now();
+    let mut exp = ExpectedState::open(&cfg.expected_state, cfg.max_key, cfg.value_size_max)
+        .map_err(Failure::Db)?;
+    let db = talus::Db::open(&cfg.db, cfg.db_options())
+        .map_err(|e| Failure::Db(format!("opening {}: {e}", cfg.db.display())))?;
+    println!("stress: opened {} in {} ms", cfg.db.display(), t0.elapsed().as_millis());
+    verify::verify_all(&db, &exp, cfg, true)?;
+    if cfg.verify_only {
+        return Ok(());
+    }
+    let mode = match (cfg.disable_wal, cfg.sync) {
+        (true, _) => Mode::NoWal,
+        (false, true) => Mode::Sync,
+        (false, false) => Mode::NoSync,
+    };
+    exp.set_mode(mode).map_err(Failure::Db)?;
+    println!("stress: workload started (seed {})", cfg.seed);
+    let _ = std::io::Write::flush(&mut std::io::stdout());
+    let t1 = Instant::now();
+    let counts = ops::run_threads(&db, &exp, cfg)?;
+    println!("stress: workload done in {:.1}s: {}", t1.elapsed().as_secs_f64(), counts.line());
+    verify::verify_all(&db, &exp, cfg, false)
+}

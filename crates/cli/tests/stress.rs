@@ -1,0 +1,251 @@
+//! `talus stress` end to end: the built binary on temp directories. A short kill -9 crash loop
+//! must pass, and verification must catch an expected state that disagrees with the database
+//! (so a passing crash loop means something), accept and resolve pending keys, and accept lost
+//! writes only after a `disable_wal` run.
+
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// Bytes before slot 0 of the expected-state file, and the slot bits (see stress/expected.rs).
+const HEADER: u64 = 64;
+const EXISTS: u64 = 1 << 32;
+const PENDING: u64 = 1 << 33;
+const PENDING_EXISTS: u64 = 1 << 34;
+
+fn talus(args: &[String]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_talus")).args(args).output().expect("spawn talus")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// Runs a worker on `dir/db` with `dir/exp` and `extra` options; returns (exit code, stdout,
+/// stderr).
+fn worker(dir: &Path, extra: &[&str]) -> (i32, String, String) {
+    let mut args = vec![
+        "stress".to_string(),
+        format!("--db={}", dir.join("db").display()),
+        format!("--expected_state={}", dir.join("exp").display()),
+        "--max_key=500".into(),
+        "--threads=2".into(),
+    ];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    let out = talus(&args);
+    (out.status.code().unwrap_or(-1), text(&out.stdout), text(&out.stderr))
+}
+
+fn read_slot(f: &std::fs::File, k: u64) -> u64 {
+    let mut b = [0u8; 8];
+    f.read_exact_at(&mut b, HEADER + 8 * k).unwrap();
+    u64::from_le_bytes(b)
+}
+
+fn write_slot(f: &std::fs::File, k: u64, v: u64) {
+    f.write_all_at(&v.to_le_bytes(), HEADER + 8 * k).unwrap();
+}
+
+/// The first key whose slot says it holds a value.
+fn first_present(f: &std::fs::File) -> u64 {
+    (0..500).find(|&k| read_slot(f, k) & EXISTS != 0).expect("some key is present")
+}
+
+fn open_exp(dir: &Path) -> std::fs::File {
+    std::fs::OpenOptions::new().read(true).write(true).open(dir.join("exp")).unwrap()
+}
+
+#[test]
+fn short_crash_loop_passes() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let out = talus(&[
+        "stress".into(),
+        "--crash".into(),
+        format!("--db={}", db.display()),
+        "--cycles=3".into(),
+        "--kill_min_ms=2000".into(),
+        "--kill_max_ms=3000".into(),
+        "--threads=4".into(),
+        "--max_key=2000".into(),
+        "--seed=11".into(),
+    ]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "crash loop failed:\n{stdout}\n{}", text(&out.stderr));
+    assert_eq!(stdout.lines().filter(|l| l.starts_with("cycle ")).count(), 3, "{stdout}");
+    assert!(stdout.contains("final verify-only run: ok"), "{stdout}");
+    assert!(stdout.contains("acknowledged sync writes lost 0,"), "{stdout}");
+    assert!(stdout.contains("verification failures 0"), "{stdout}");
+    assert!(!stdout.contains("operations 0 "), "the workers reported progress: {stdout}");
+    assert!(dir.path().join("db.expected").exists(), "expected state beside the db");
+}
+
+#[test]
+fn verification_catches_a_lost_write_and_a_wrong_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, out, err) = worker(dir.path(), &["--ops_per_thread=400", "--seed=5"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.contains("phase=final") && out.contains("wrong=0"), "{out}");
+    let (code, out, err) = worker(dir.path(), &["--verify_only"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+
+    // Claim a newer acknowledged write than the database has: a lost write.
+    let f = open_exp(dir.path());
+    let k = first_present(&f);
+    let good = read_slot(&f, k);
+    write_slot(&f, k, good + 1);
+    let (code, out, err) = worker(dir.path(), &["--verify_only"]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(out.contains("lost_acked=1"), "{out}");
+    assert!(err.contains(&format!("key {k}: LOST")), "{err}");
+
+    // Claim an older version than the database has: a value no write could leave.
+    write_slot(&f, k, good - 1);
+    let (code, out, err) = worker(dir.path(), &["--verify_only"]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(out.contains("wrong=1"), "{out}");
+
+    // Claim the key was deleted.
+    write_slot(&f, k, good & !EXISTS);
+    let (code, _, err) = worker(dir.path(), &["--verify_only"]);
+    assert_eq!(code, 1, "{err}");
+
+    // Restored, it passes again.
+    write_slot(&f, k, good);
+    let (code, out, err) = worker(dir.path(), &["--verify_only"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+}
+
+#[test]
+fn pending_keys_are_resolved_either_way() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, out, err) = worker(dir.path(), &["--ops_per_thread=300", "--seed=6"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let f = open_exp(dir.path());
+    let k = first_present(&f);
+    let good = read_slot(&f, k);
+    // A put that was issued but never acknowledged: the old version is still acceptable.
+    write_slot(&f, k, good | PENDING | PENDING_EXISTS);
+    let (code, out, err) = worker(dir.path(), &["--verify_only"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.contains("pending=1 pending_applied=0"), "{out}");
+    assert_eq!(read_slot(&f, k), good, "resolved to the old state and written back");
+    // Pending as the state the database actually holds, with the slot one version behind.
+    write_slot(&f, k, ((good - 1) & !EXISTS) | PENDING | PENDING_EXISTS);
+    let (code, out, err) = worker(dir.path(), &["--verify_only"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.contains("pending=1 pending_applied=1"), "{out}");
+    assert_eq!(read_slot(&f, k), good, "resolved to the new state");
+    let (code, out, _) = worker(dir.path(), &["--verify_only"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("pending=0"), "{out}");
+}
+
+#[test]
+fn writes_without_wal_may_be_lost_only_in_nowal_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    // Durable base data, then unflushed writes without the WAL: a clean close drops them.
+    let (code, out, err) = worker(dir.path(), &["--ops_per_thread=300", "--seed=8"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let (code, out, err) = worker(
+        dir.path(),
+        &[
+            "--ops_per_thread=300",
+            "--seed=9",
+            "--disable_wal=1",
+            "--flush_one_in=0",
+            "--compact_range_one_in=0",
+        ],
+    );
+    assert_eq!(code, 0, "{out}\n{err}");
+    let (code, out, err) = worker(dir.path(), &["--verify_only"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.contains("mode=nowal"), "{out}");
+    assert!(!out.contains("lost_allowed=0 "), "the unflushed writes are gone: {out}");
+    // The expected state adopted what survived: a strict run on top of it passes.
+    let (code, out, err) = worker(dir.path(), &["--ops_per_thread=200", "--seed=10"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.contains("mode=nowal") && out.contains("lost_allowed=0 "), "{out}");
+}
+
+#[test]
+fn crash_driver_fails_when_a_worker_finds_a_mismatch() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, out, err) = worker(dir.path(), &["--ops_per_thread=200", "--seed=12"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let f = open_exp(dir.path());
+    let k = first_present(&f);
+    write_slot(&f, k, read_slot(&f, k) + 1);
+    let out = talus(&[
+        "stress".into(),
+        "--crash".into(),
+        format!("--db={}", dir.path().join("db").display()),
+        format!("--expected_state={}", dir.path().join("exp").display()),
+        "--destroy_db_initially=0".into(),
+        "--cycles=2".into(),
+        "--kill_min_ms=3000".into(),
+        "--kill_max_ms=3000".into(),
+        "--seed=1".into(),
+        "--max_key=500".into(),
+        "--threads=2".into(),
+    ]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    // The worker's startup verification fails (or, if the kill came first, the verifier's).
+    assert!(
+        stdout.contains("cycle 1: worker FAILED") || stdout.contains("FAILED (exit"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("verification failures 1"), "{stdout}");
+    assert!(!stdout.contains("cycle 2"), "the loop stops at the first failure: {stdout}");
+}
+
+/// Regression: a write group used to swallow a `flush` waiting in the write queue (it was
+/// marked done without ever running), and that flush then waited forever.
+#[test]
+fn concurrent_flushes_and_writes_do_not_hang() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_talus"))
+        .args([
+            "stress".to_string(),
+            format!("--db={}", dir.path().join("db").display()),
+            format!("--expected_state={}", dir.path().join("exp").display()),
+            "--max_key=300".into(),
+            "--threads=4".into(),
+            "--ops_per_thread=300".into(),
+            "--flush_one_in=3".into(),
+            "--sync=0".into(),
+        ])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let t = std::time::Instant::now();
+    while t.elapsed() < std::time::Duration::from_secs(120) {
+        if let Some(status) = child.try_wait().unwrap() {
+            assert!(status.success(), "{status}");
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.kill().unwrap();
+    let _ = child.wait();
+    panic!("flushes concurrent with writes hung");
+}
+
+#[test]
+fn bad_usage_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, _, err) = worker(dir.path(), &["--bogus=1"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("bogus"), "{err}");
+    let (code, _, err) = worker(dir.path(), &["--readpercent=90"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("add up to"), "{err}");
+    // A non-database directory is never deleted by the crash driver.
+    let keep = dir.path().join("keep");
+    std::fs::create_dir(&keep).unwrap();
+    std::fs::write(keep.join("precious"), b"x").unwrap();
+    let out = talus(&["stress".into(), "--crash".into(), format!("--db={}", keep.display())]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(keep.join("precious").exists());
+}
