@@ -43,6 +43,9 @@ const VALUES: &[&str] = &[
     "level0_file_num_compaction_trigger",
     "max_background_jobs",
     "compaction_style",
+    "max_subcompactions",
+    "cache_type",
+    "intra_l0_compaction",
     "max_open_files",
     "wal_recovery_mode",
     // Driver only.
@@ -137,6 +140,12 @@ pub struct Config {
     pub max_background_jobs: usize,
     /// `compaction_style`.
     pub compaction_style: CompactionStyle,
+    /// `max_subcompactions`.
+    pub max_subcompactions: usize,
+    /// `cache_type`.
+    pub cache_type: talus::options::CacheType,
+    /// `intra_l0_compaction`.
+    pub intra_l0_compaction: bool,
     /// `max_open_files`.
     pub max_open_files: i64,
     /// `wal_recovery_mode`.
@@ -186,6 +195,9 @@ impl Config {
             l0_trigger: 4,
             max_background_jobs: 2,
             compaction_style: CompactionStyle::Level,
+            max_subcompactions: 1,
+            cache_type: talus::options::CacheType::LruCache,
+            intra_l0_compaction: true,
             max_open_files: -1,
             wal_recovery_mode: WalRecoveryMode::PointInTimeRecovery,
         }
@@ -250,6 +262,13 @@ impl Config {
                 _ => return Err(format!("compaction_style: unknown style {s:?}")),
             };
         }
+        c.max_subcompactions = small("max_subcompactions", c.max_subcompactions)?.max(1);
+        if let Some(s) = p.value("cache_type") {
+            c.cache_type = talus::options::CacheType::parse(s).map_err(|e| e.to_string())?;
+        }
+        if let Some(s) = p.value("intra_l0_compaction") {
+            c.intra_l0_compaction = matches!(s, "1" | "true");
+        }
         if let Some(s) = p.value("max_open_files") {
             c.max_open_files = s.parse().map_err(|_| "max_open_files has an invalid value")?;
         }
@@ -274,6 +293,9 @@ impl Config {
             level0_file_num_compaction_trigger: self.l0_trigger,
             max_background_jobs: self.max_background_jobs,
             compaction_style: self.compaction_style,
+            max_subcompactions: self.max_subcompactions,
+            cache_type: self.cache_type,
+            intra_l0_compaction: self.intra_l0_compaction,
             max_open_files: self.max_open_files,
             wal_recovery_mode: self.wal_recovery_mode,
             ..Options::default()
@@ -316,6 +338,15 @@ impl Config {
                     _ => "level",
                 }
             ),
+            format!("--max_subcompactions={}", self.max_subcompactions),
+            format!(
+                "--cache_type={}",
+                match self.cache_type {
+                    talus::options::CacheType::HyperClockCache => "hyper_clock_cache",
+                    _ => "lru_cache",
+                }
+            ),
+            format!("--intra_l0_compaction={}", b(self.intra_l0_compaction)),
             format!("--max_open_files={}", self.max_open_files),
             format!("--wal_recovery_mode={}", recovery_mode_name(self.wal_recovery_mode)),
         ];
@@ -332,7 +363,8 @@ impl Config {
     pub fn brief(&self) -> String {
         format!(
             "sync={} disable_wal={} compression={} block_size={} write_buffer_size={} \
-             bloom_bits={} cache_size={} max_open_files={} jobs={} wal_recovery={}",
+             bloom_bits={} cache_size={} cache_type={:?} max_open_files={} jobs={} \
+             subcompactions={} intra_l0={} style={:?} wal_recovery={}",
             u8::from(self.sync),
             u8::from(self.disable_wal),
             self.compression.name(),
@@ -340,8 +372,12 @@ impl Config {
             self.write_buffer_size,
             self.bloom_bits,
             self.cache_size,
+            self.cache_type,
             self.max_open_files,
             self.max_background_jobs,
+            self.max_subcompactions,
+            u8::from(self.intra_l0_compaction),
+            self.compaction_style,
             recovery_mode_name(self.wal_recovery_mode),
         )
     }

@@ -199,6 +199,13 @@ fn randomize(c: &mut Config, rng: &mut StdRng) {
     c.target_file_size_base = [256 << 10, 1 << 20, 2 << 20][rng.gen_range(0..3)];
     c.max_bytes_for_level_base = [1 << 20, 4 << 20, 8 << 20][rng.gen_range(0..3)];
     c.l0_trigger = rng.gen_range(2..=6);
+    c.max_subcompactions = [1, 1, 2, 4][rng.gen_range(0..4)];
+    c.cache_type = if rng.gen_bool(0.5) {
+        talus::options::CacheType::HyperClockCache
+    } else {
+        talus::options::CacheType::LruCache
+    };
+    c.intra_l0_compaction = rng.gen_bool(0.7);
     c.sync = rng.gen_bool(0.8);
     c.disable_wal = rng.gen_bool(0.05);
     c.wal_recovery_mode = if rng.gen_bool(0.8) {
