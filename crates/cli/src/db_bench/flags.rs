@@ -414,7 +414,7 @@ mod tests {
             (&["--benchmarks=fillseq,nosuch"][..], "nosuch"),
             (&["--nosuchflag=1"][..], "nosuchflag"),
             (&["--histogram=maybe"][..], "--histogram"),
-            (&["--cache_type=hyper_clock_cache"][..], "--cache_type"),
+            (&["--cache_type=no_such_cache"][..], "--cache_type"),
             (&["--engine=leveldb"][..], "--engine"),
             (&["--num"][..], "--num"),
             (&["stray"][..], "stray"),
