@@ -91,7 +91,16 @@ fn drive(p: &Parsed) -> Result<Totals, String> {
     }
     let exe = std::env::current_exe().map_err(|e| format!("finding this executable: {e}"))?;
     let mut rng = StdRng::seed_from_u64(seed);
-    let style = CompactionStyle::Level;
+    // Fixed for the database's life; `--compaction_style=universal` selects universal.
+    let style = match p.value("compaction_style") {
+        None | Some("level") | Some("0") => CompactionStyle::Level,
+        Some("universal") | Some("1") => CompactionStyle::Universal,
+        Some(other) => return Err(format!("compaction_style: unknown style {other:?}")),
+    };
+    if let Some(parent) = expected.parent() {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| format!("creating {}: {e}", parent.display()))?;
+    }
     // Fixed for the expected state's life (values are checked against it).
     let value_size_max = [0, 20, 100, 1000][rng.gen_range(0..4)];
     println!(
