@@ -149,6 +149,20 @@ define_flags! {
     max_background_jobs: i64 = 2; "Background flush and compaction threads"
     open_files: i64 = -1; "Open SST files kept in the table cache (-1: unbounded)"
     disable_auto_compactions: bool = false; "Disable automatic compactions"
+    subcompactions: u64 = 1; "Threads one L0->base or manual compaction may be split across (alias --max_subcompactions)"
+    max_subcompactions: u64 = 0; "Same as --subcompactions (0: use --subcompactions)"
+    level_compaction_dynamic_level_bytes: bool = true; "Dynamic level targets (the base level moves down as the tree grows)"
+    target_file_size_multiplier: u64 = 1; "Output files grow by this factor per level below the base"
+    max_compaction_bytes: u64 = 0; "Upper bound of one compaction's input bytes (0: 25 * target_file_size_base)"
+    intra_l0_compaction: bool = true; "Talus: allow intra-L0 compaction when L0->base is blocked"
+    delayed_write_rate: u64 = 8388608; "Bytes/second writes are slowed to at a slowdown trigger"
+    soft_pending_compaction_bytes_limit: u64 = 68719476736; "Pending compaction bytes that slow writes (0: off)"
+    hard_pending_compaction_bytes_limit: u64 = 274877906944; "Pending compaction bytes that stop writes (0: off)"
+    rate_limiter_bytes_per_sec: u64 = 0; "Flush and compaction write rate limit in bytes/second (0: off)"
+    universal_size_ratio: u64 = 0; "Universal: size_ratio percent (0: engine default, 1)"
+    universal_min_merge_width: u64 = 0; "Universal: min_merge_width (0: engine default, 2)"
+    universal_max_merge_width: u64 = 0; "Universal: max_merge_width (0: unbounded)"
+    universal_max_size_amplification_percent: u64 = 0; "Universal: max_size_amplification_percent (0: engine default, 200)"
     statistics: bool = false; "Print the engine's statistics at the end"
     stats_interval: u64 = 0; "Report progress every N operations (0: growing interval)"
     stats_interval_seconds: u64 = 0; "Report interval lines every N seconds (overrides --stats_interval)"
@@ -168,16 +182,11 @@ pub const NOOP_FLAGS: &[(&str, &str)] = &[
     ("report_interval_seconds", "no report file; use --stats_interval_seconds"),
     ("report_file", "no report file; use --stats_interval_seconds"),
     ("memtablerep", "the memtable is always a skiplist"),
-    ("subcompactions", "subcompactions are not configurable yet"),
-    ("max_subcompactions", "subcompactions are not configurable yet"),
     ("min_level_to_compress", "every level uses --compression_type"),
-    ("level_compaction_dynamic_level_bytes", "level sizes are always dynamic"),
     ("pin_l0_filter_and_index_blocks_in_cache", "no block pinning option"),
     ("cache_index_and_filter_blocks", "index and filter blocks are held by the table reader"),
     ("cache_high_pri_pool_ratio", "the LRU cache has one pool"),
     ("cache_low_pri_pool_ratio", "the LRU cache has one pool"),
-    ("soft_pending_compaction_bytes_limit", "not configurable yet"),
-    ("hard_pending_compaction_bytes_limit", "not configurable yet"),
     ("max_background_flushes", "use --max_background_jobs"),
     ("max_background_compactions", "use --max_background_jobs"),
     (
@@ -187,15 +196,7 @@ pub const NOOP_FLAGS: &[(&str, &str)] = &[
     ("use_direct_reads", "buffered IO only"),
     ("use_direct_io_for_flush_and_compaction", "buffered IO only"),
     ("prepopulate_block_cache", "not supported"),
-    ("rate_limiter_bytes_per_sec", "no background IO rate limiter yet"),
     ("universal_compression_size_percent", "universal compaction options are engine defaults"),
-    ("universal_size_ratio", "universal compaction options are engine defaults"),
-    ("universal_min_merge_width", "universal compaction options are engine defaults"),
-    ("universal_max_merge_width", "universal compaction options are engine defaults"),
-    (
-        "universal_max_size_amplification_percent",
-        "universal compaction options are engine defaults",
-    ),
     ("universal_allow_trivial_move", "universal compaction options are engine defaults"),
     ("compaction_measure_io_stats", "IO stats are always measured"),
     ("perf_level", "the perf context is always on"),

@@ -13,6 +13,7 @@ use super::{EResult, Engine, EngineIter, Ops};
 /// Builds the engine options from the flags (no IO).
 pub fn options(f: &Flags) -> EResult<Options> {
     let compression = CompressionType::parse(&f.compression_type).map_err(|e| e.to_string())?;
+    let d = Options::default();
     Ok(Options {
         create_if_missing: !f.use_existing_db,
         write_buffer_size: f.write_buffer_size as usize,
@@ -42,7 +43,41 @@ pub fn options(f: &Flags) -> EResult<Options> {
         max_open_files: f.open_files,
         max_background_jobs: f.max_background_jobs as usize,
         disable_auto_compactions: f.disable_auto_compactions,
-        ..Options::default()
+        max_subcompactions: (if f.max_subcompactions > 0 {
+            f.max_subcompactions
+        } else {
+            f.subcompactions
+        })
+        .max(1) as usize,
+        level_compaction_dynamic_level_bytes: f.level_compaction_dynamic_level_bytes,
+        target_file_size_multiplier: f.target_file_size_multiplier.max(1) as u32,
+        max_compaction_bytes: f.max_compaction_bytes,
+        intra_l0_compaction: f.intra_l0_compaction,
+        delayed_write_rate: f.delayed_write_rate,
+        soft_pending_compaction_bytes_limit: f.soft_pending_compaction_bytes_limit,
+        hard_pending_compaction_bytes_limit: f.hard_pending_compaction_bytes_limit,
+        rate_limiter_bytes_per_sec: f.rate_limiter_bytes_per_sec,
+        size_ratio: if f.universal_size_ratio > 0 {
+            f.universal_size_ratio as u32
+        } else {
+            d.size_ratio
+        },
+        min_merge_width: if f.universal_min_merge_width > 0 {
+            f.universal_min_merge_width as usize
+        } else {
+            d.min_merge_width
+        },
+        max_merge_width: if f.universal_max_merge_width > 0 {
+            f.universal_max_merge_width as usize
+        } else {
+            d.max_merge_width
+        },
+        max_size_amplification_percent: if f.universal_max_size_amplification_percent > 0 {
+            f.universal_max_size_amplification_percent as u32
+        } else {
+            d.max_size_amplification_percent
+        },
+        ..d
     })
 }
 
