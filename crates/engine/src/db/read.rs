@@ -60,8 +60,7 @@ impl DbInner {
             max_tomb = max_tomb.max(reader.range_tombstones().max_covering_seq(key, read_seq));
             match reader.get(key, read_seq, fill_cache) {
                 Ok(Some((kind, seq, v))) => {
-                    result =
-                        Ok(if kind == ValueKind::Put && seq >= max_tomb { Some(v) } else { None });
+                    result = Ok(is_live(kind, seq, max_tomb).then_some(v));
                     false
                 }
                 Ok(None) => true,
@@ -135,15 +134,17 @@ impl DbInner {
     }
 }
 
+/// True if the newest entry found (`kind` at `seq`) is a value that no range tombstone met so
+/// far (the highest covering one is at `max_tomb`) deletes.
+fn is_live(kind: ValueKind, seq: SequenceNumber, max_tomb: SequenceNumber) -> bool {
+    kind == ValueKind::Put && seq >= max_tomb
+}
+
 fn visible(
     kind: ValueKind,
     seq: SequenceNumber,
     max_tomb: SequenceNumber,
     v: &[u8],
 ) -> Option<Vec<u8>> {
-    if kind == ValueKind::Put && seq >= max_tomb {
-        Some(v.to_vec())
-    } else {
-        None
-    }
+    is_live(kind, seq, max_tomb).then(|| v.to_vec())
 }
