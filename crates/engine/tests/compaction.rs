@@ -117,7 +117,7 @@ fn bottommost_compaction_zeroes_sequences_below_the_oldest_snapshot() {
     assert_eq!(seqs.len(), 2000);
     for (k, s) in &seqs {
         let i: u32 = std::str::from_utf8(&k[1..]).unwrap().parse().unwrap();
-        if i % 3 == 0 {
+        if i.is_multiple_of(3) {
             // The snapshot's version (zeroed) and the newer one (kept).
             assert_eq!(s.len(), 2, "{k:?}");
             assert!(s[0] > 0 && s[1] == 0, "{k:?}: {s:?}");
