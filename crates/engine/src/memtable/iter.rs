@@ -5,11 +5,11 @@
 
 use std::sync::Arc;
 
-use super::skiplist::NodePtr;
+use super::skiplist::{key_prefix, NodePtr};
 use super::MemTable;
 use crate::error::Result;
 use crate::iter::InternalIterator;
-use crate::key::compare_internal;
+use crate::key::{compare_internal, user_key};
 
 /// An iterator over a memtable's point entries (see [`MemTable::iter`]).
 pub struct MemTableIterator {
@@ -36,10 +36,12 @@ impl InternalIterator for MemTableIterator {
         self.node = self.mem.list.last();
     }
     fn seek(&mut self, target: &[u8]) {
-        self.node = self.mem.list.seek_ge(|k| compare_internal(k, target));
+        let prefix = key_prefix(user_key(target));
+        self.node = self.mem.list.seek_ge(Some(prefix), |k| compare_internal(k, target));
     }
     fn seek_for_prev(&mut self, target: &[u8]) {
-        self.node = self.mem.list.seek_le(|k| compare_internal(k, target));
+        let prefix = key_prefix(user_key(target));
+        self.node = self.mem.list.seek_le(Some(prefix), |k| compare_internal(k, target));
     }
     fn next(&mut self) {
         if let Some(n) = self.node {
@@ -50,7 +52,8 @@ impl InternalIterator for MemTableIterator {
         if let Some(n) = self.node {
             let list = &self.mem.list;
             let key = list.key(n);
-            self.node = list.seek_lt(|k| compare_internal(k, key));
+            let prefix = key_prefix(user_key(key));
+            self.node = list.seek_lt(Some(prefix), |k| compare_internal(k, key));
         }
     }
     fn key(&self) -> &[u8] {

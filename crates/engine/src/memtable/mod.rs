@@ -30,7 +30,7 @@ mod iter;
 mod skiplist;
 
 pub use iter::MemTableIterator;
-use skiplist::SkipList;
+use skiplist::{key_prefix, SkipList};
 
 /// Orders the internal key `ikey` against the internal key `target_user_key ++ target_trailer`
 /// (as [`crate::key::compare_internal`] would), without building the target.
@@ -98,6 +98,7 @@ impl MemTable {
             _ => {
                 let t = pack_trailer(seq, kind);
                 self.list.insert(
+                    key_prefix(key),
                     key.len() + TRAILER_LEN,
                     |dst| {
                         let (k, tr) = dst.split_at_mut(key.len());
@@ -123,7 +124,9 @@ impl MemTable {
         seq: SequenceNumber,
     ) -> Option<(ValueKind, SequenceNumber, &[u8])> {
         let target = pack_trailer(seq.min(MAX_SEQUENCE), KIND_FOR_SEEK);
-        let n = self.list.seek_ge(|k| compare_to_parts(k, user_key, target))?;
+        let n = self
+            .list
+            .seek_ge(Some(key_prefix(user_key)), |k| compare_to_parts(k, user_key, target))?;
         let p = parse_internal_key(self.list.key(n))?;
         if p.user_key != user_key {
             return None;

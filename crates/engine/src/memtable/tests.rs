@@ -1,5 +1,6 @@
 //! Memtable tests: a `BTreeMap` model, concurrent readers, range tombstones, accounting.
 
+use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 use std::sync::Arc;
@@ -352,4 +353,31 @@ fn bench_insert_get_scan() {
         per(get),
         per(scan)
     );
+}
+
+/// The node prefix orders keys whenever it differs, including short keys and zero bytes.
+#[test]
+fn key_prefix_order_agrees_with_bytewise_order() {
+    use super::skiplist::key_prefix;
+    let mut rng = StdRng::seed_from_u64(3);
+    let alphabet = [0u8, 1, 0x7f, 0x80, 0xff];
+    let keys: Vec<Vec<u8>> = (0..400)
+        .map(|_| {
+            let len = rng.gen_range(0..12);
+            (0..len).map(|_| alphabet[rng.gen_range(0..alphabet.len())]).collect()
+        })
+        .collect();
+    let mut decided = 0;
+    for a in &keys {
+        for b in &keys {
+            match key_prefix(a).cmp(&key_prefix(b)) {
+                Ordering::Equal => {}
+                o => {
+                    decided += 1;
+                    assert_eq!(o, a.cmp(b), "{a:?} vs {b:?}");
+                }
+            }
+        }
+    }
+    assert!(decided > 100_000, "{decided}");
 }

@@ -52,6 +52,38 @@ impl RocksEngine {
         o.set_max_open_files(f.open_files as i32);
         o.set_disable_auto_compactions(f.disable_auto_compactions);
         o.set_compression_type(compression(&f.compression_type)?);
+        o.set_level_compaction_dynamic_level_bytes(f.level_compaction_dynamic_level_bytes);
+        o.set_target_file_size_multiplier(f.target_file_size_multiplier as i32);
+        if f.max_compaction_bytes > 0 {
+            o.set_max_compaction_bytes(f.max_compaction_bytes);
+        }
+        let subcompactions =
+            if f.max_subcompactions > 0 { f.max_subcompactions } else { f.subcompactions };
+        o.set_max_subcompactions(subcompactions as u32);
+        // The crate has no setter for delayed_write_rate: RocksDB keeps its default there.
+        o.set_soft_pending_compaction_bytes_limit(f.soft_pending_compaction_bytes_limit as usize);
+        o.set_hard_pending_compaction_bytes_limit(f.hard_pending_compaction_bytes_limit as usize);
+        if f.rate_limiter_bytes_per_sec > 0 {
+            o.set_ratelimiter(f.rate_limiter_bytes_per_sec as i64, 100_000, 10);
+        }
+        if f.compaction_style == 1 {
+            let mut u = rocksdb::UniversalCompactOptions::default();
+            if f.universal_size_ratio > 0 {
+                u.set_size_ratio(f.universal_size_ratio as i32);
+            }
+            if f.universal_min_merge_width > 0 {
+                u.set_min_merge_width(f.universal_min_merge_width as i32);
+            }
+            if f.universal_max_merge_width > 0 {
+                u.set_max_merge_width(f.universal_max_merge_width as i32);
+            }
+            if f.universal_max_size_amplification_percent > 0 {
+                u.set_max_size_amplification_percent(
+                    f.universal_max_size_amplification_percent as i32,
+                );
+            }
+            o.set_universal_compaction_options(&u);
+        }
         if f.statistics {
             o.enable_statistics();
         }
@@ -61,12 +93,17 @@ impl RocksEngine {
             t.set_bloom_filter(f.bloom_bits as f64, false);
         }
         if f.cache_size > 0 {
-            let mut co = LruCacheOptions::default();
-            co.set_capacity(f.cache_size as usize);
-            if f.cache_numshardbits >= 0 {
-                co.set_num_shard_bits(f.cache_numshardbits as i32);
-            }
-            let cache = Cache::new_lru_cache_opts(&co);
+            let cache = if matches!(f.cache_type.as_str(), "hyper_clock_cache" | "clock_cache") {
+                // 0: the automatic (growing) table, as db_bench's default estimated charge.
+                Cache::new_hyper_clock_cache(f.cache_size as usize, 0)
+            } else {
+                let mut co = LruCacheOptions::default();
+                co.set_capacity(f.cache_size as usize);
+                if f.cache_numshardbits >= 0 {
+                    co.set_num_shard_bits(f.cache_numshardbits as i32);
+                }
+                Cache::new_lru_cache_opts(&co)
+            };
             t.set_block_cache(&cache);
         } else {
             t.disable_cache();
