@@ -59,8 +59,8 @@ mod table;
 
 use std::sync::Arc;
 
-use super::{Cache, CacheKey};
-use table::{hash_key, ClockTable};
+use super::{Cache, CacheKey, Priority};
+use table::{hash_key, ClockTable, INITIAL_COUNTDOWN, MAX_COUNTDOWN};
 
 /// RocksDB's load factor for the fixed table: slots per expected entry is 1 / 0.7.
 const LOAD_FACTOR: f64 = 0.7;
@@ -132,9 +132,11 @@ impl<V: Send + Sync> Cache<V> for HyperClockCache<V> {
         let h = hash_key(key);
         self.shard(h).lookup(h, key)
     }
-    fn insert(&self, key: CacheKey, value: Arc<V>, charge: usize) {
+    fn insert_with_priority(&self, key: CacheKey, value: Arc<V>, charge: usize, pri: Priority) {
         let h = hash_key(key);
-        self.shard(h).insert(h, key, value, charge);
+        // RocksDB's clock: high priority starts at the top countdown, low one below.
+        let countdown = if pri == Priority::High { MAX_COUNTDOWN } else { INITIAL_COUNTDOWN };
+        self.shard(h).insert(h, key, value, charge, countdown);
     }
     fn erase(&self, key: CacheKey) {
         let h = hash_key(key);
@@ -145,6 +147,14 @@ impl<V: Send + Sync> Cache<V> for HyperClockCache<V> {
     }
     fn capacity(&self) -> usize {
         self.capacity
+    }
+    fn name(&self) -> &'static str {
+        "HyperClockCache"
+    }
+    fn for_each_entry(&self, f: &mut dyn FnMut(&Arc<V>, usize)) {
+        for s in self.shards.iter() {
+            s.for_each(f);
+        }
     }
 }
 

@@ -146,7 +146,7 @@ impl Db {
         let inner = self.inner();
         let seq = inner.read_sequence(opts);
         let sv = inner.super_version.load_full();
-        keys.iter().map(|k| inner.get_in(&sv, k.as_ref(), seq, opts.fill_cache)).collect()
+        inner.multi_get_in(&sv, keys, seq, opts.fill_cache)
     }
 
     /// A snapshot of the current state.
