@@ -36,12 +36,17 @@
 //!
 //! # Referenced entries and a full table
 //!
-//! Because [`Cache::lookup`] returns an owned `Arc<V>`, the slot reference is held only while
-//! the `Arc` is cloned; a reader holding a value never pins a slot, and an evicted or erased
-//! value lives on in its readers' `Arc`s. So "a table full of referenced entries" exists only for
-//! instants: when every entry the hand visits (four rounds) is referenced, or every slot is
-//! taken, the insert gives up and the new value is not cached (`insert` returns nothing to
-//! report it; `usage` and the counts are unchanged). Lookups and erases never block or fail.
+//! [`Cache::lookup`] returns an owned `Arc<V>`; the slot reference is held only while the `Arc`
+//! is cloned. An entry whose value is still held outside the cache (`Arc::strong_count > 1`) is
+//! *pinned*: the clock hand, having taken the slot, sees the extra holders and puts the entry
+//! back (countdown zero) instead of freeing it, so a block a reader or a table reader holds
+//! stays charged to the cache. Erasing or replacing a key still removes it at once (the holders
+//! keep their value). When every entry the hand visits (four rounds) is referenced or pinned,
+//! or every slot is taken, the insert gives up and the new value is not cached (`insert`
+//! returns nothing to report it; `usage` and the counts are unchanged) or, without
+//! `strict_capacity_limit`, usage stays above capacity by the pinned charges. Lookups and
+//! erases never block or fail. A cache whose capacity is below what is pinned makes every
+//! insert sweep the table: size the cache above the pinned index and filter blocks.
 //!
 //! Cost of the `Arc` API: a hit also increments the value's `Arc` count, one more cache line
 //! than RocksDB's handle-based lookup touches when the caller does not read the value (in
