@@ -38,9 +38,10 @@
 //!
 //! [`Cache::lookup`] returns an owned `Arc<V>`; the slot reference is held only while the `Arc`
 //! is cloned. An entry whose value is still held outside the cache (`Arc::strong_count > 1`) is
-//! *pinned*: the clock hand, having taken the slot, sees the extra holders and puts the entry
-//! back (countdown zero) instead of freeing it, so a block a reader or a table reader holds
-//! stays charged to the cache. Erasing or replacing a key still removes it at once (the holders
+//! *pinned*: the clock hand looks at the value under a slot reference before taking the slot
+//! and passes over a pinned entry, so a block a reader or a table reader holds stays charged to
+//! the cache (an entry pinned in the instant between that look and the take is evicted; its
+//! holder keeps the value). Erasing or replacing a key still removes it at once (the holders
 //! keep their value). When every entry the hand visits (four rounds) is referenced or pinned,
 //! or every slot is taken, the insert gives up and the new value is not cached (`insert`
 //! returns nothing to report it; `usage` and the counts are unchanged) or, without

@@ -137,7 +137,9 @@ impl Db {
         inner.get_in(&sv, key.as_ref(), seq, opts.fill_cache)
     }
 
-    /// The values of several keys, read from one consistent view.
+    /// The values of several keys, read from one consistent view (one sequence number), in
+    /// the order of `keys`. Batched: the keys are sorted, and each table file gets the keys in
+    /// its range at once (one filter fetch, the needed data blocks read together).
     pub fn multi_get<K: AsRef<[u8]>>(
         &self,
         keys: &[K],

@@ -167,6 +167,29 @@ mod tests {
     }
 
     #[test]
+    fn filter_blocks_answer_as_the_owned_filter() {
+        use crate::iter::InternalIterator;
+        use std::sync::Arc;
+        let hashes: Vec<u64> = (0..1000u64).map(|i| filter_hash(&key(i))).collect();
+        let bytes = build_filter(&hashes, 10);
+        let owned = BloomFilter::new(bytes.clone(), "t", 0).unwrap();
+        let block = Arc::new(crate::sst::Block::new_filter(bytes, Arc::from("t"), 9).unwrap());
+        assert_eq!(block.role(), crate::sst::BlockRole::Filter);
+        for i in 0..5000u64 {
+            let h = filter_hash(&key(i));
+            assert_eq!(block.may_contain(h), owned.may_contain_hash(h), "key {i}");
+        }
+        // A filter block has no entries: iterating it is a corruption, not a panic.
+        let mut it = block.iter();
+        it.seek_to_first();
+        assert!(!it.valid());
+        it.seek(b"abcdefgh12345678");
+        it.seek_to_last();
+        assert!(it.status().is_err());
+        assert!(crate::sst::Block::new_filter(vec![0; 64], Arc::from("t"), 9).is_err());
+    }
+
+    #[test]
     fn bad_filters_are_corruption() {
         assert!(BloomFilter::new(vec![], "t", 0).is_err());
         assert!(BloomFilter::new(vec![0; 65], "t", 0).is_err());

@@ -417,10 +417,12 @@ impl<V> ClockTable<V> {
     /// One look of the clock hand at slot `i`: lowers the countdown of an unreferenced visible
     /// entry, or takes ownership (returns true) of an unreferenced entry whose countdown is zero
     /// or that is invisible. A visible entry whose value is held outside the cache
-    /// (`Arc::strong_count > 1`: pinned) is not taken; it is republished with countdown zero.
+    /// (`Arc::strong_count > 1`: pinned) is left alone: the hand looks at the value under a
+    /// slot reference first (so lookups keep finding a pinned entry; an entry pinned between
+    /// that look and the take is evicted, its holder keeping the value).
     fn clock_update(&self, i: usize) -> bool {
         let slot = self.slot(i);
-        let meta = slot.meta.load(Relaxed);
+        let mut meta = slot.meta.load(Relaxed);
         let st = state(meta);
         if (st != VISIBLE && st != INVISIBLE) || refcount(meta) != 0 {
             return false;
@@ -432,50 +434,29 @@ impl<V> ClockTable<V> {
             let _ = slot.meta.compare_exchange(meta, lowered, Relaxed, Relaxed);
             return false;
         }
-        if slot.meta.compare_exchange(meta, CONSTRUCTION << STATE_SHIFT, Acquire, Relaxed).is_err()
-        {
-            return false;
-        }
-        if st == VISIBLE && self.value_pinned(slot) {
-            slot.meta.store(shareable_meta(VISIBLE, 0), Release);
-            return false;
-        }
-        true
-    }
-
-    /// True if the slot's value has holders besides the slot. The caller owns the slot or holds
-    /// a reference on it (so the value cannot be dropped meanwhile).
-    fn value_pinned(&self, slot: &Slot<V>) -> bool {
-        let p = slot.value.load(Relaxed);
-        if p.is_null() {
-            return false;
-        }
-        // SAFETY: `p` is the slot's own `Arc::into_raw` reference, alive while the caller owns
-        // or references the slot; `ManuallyDrop` keeps the count unchanged.
-        let v = std::mem::ManuallyDrop::new(unsafe { Arc::from_raw(p) });
-        Arc::strong_count(&v) > 1
-    }
-
-    /// Calls `f(value, charge)` for each visible entry, holding a slot reference during the call
-    /// (which neither counts as a use nor pins the value).
-    pub(super) fn for_each(&self, f: &mut dyn FnMut(&Arc<V>, usize)) {
-        for i in 0..self.slots.len() {
-            let slot = self.slot(i);
+        if st == VISIBLE {
             let old = slot.meta.fetch_add(ACQUIRE_INC, Acquire);
             match state(old) {
                 VISIBLE => {
-                    let p = slot.value.load(Relaxed);
-                    if !p.is_null() {
-                        // SAFETY: as in `value_pinned`: our reference keeps the value alive.
-                        let v = std::mem::ManuallyDrop::new(unsafe { Arc::from_raw(p) });
-                        f(&v, slot.charge.load(Relaxed));
-                    }
+                    let pinned = self.value_pinned(slot);
                     self.undo_acquire(i);
+                    if pinned {
+                        return false;
+                    }
                 }
-                INVISIBLE => self.undo_acquire(i),
-                _ => {}
+                INVISIBLE => {
+                    self.undo_acquire(i);
+                    return false;
+                }
+                // Not shareable: the owner's store discards our increment.
+                _ => return false,
+            }
+            meta = slot.meta.load(Relaxed);
+            if state(meta) != VISIBLE || refcount(meta) != 0 || acquires(meta) != 0 {
+                return false;
             }
         }
+        slot.meta.compare_exchange(meta, CONSTRUCTION << STATE_SHIFT, Acquire, Relaxed).is_ok()
     }
 
     /// Makes every visible entry for `key` invisible (except slot `skip`), freeing those nobody
@@ -503,6 +484,7 @@ impl<V> ClockTable<V> {
 
 #[cfg(test)]
 mod hooks;
+mod scan;
 
 impl<V> Drop for ClockTable<V> {
     fn drop(&mut self) {
