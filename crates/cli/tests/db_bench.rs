@@ -302,3 +302,43 @@ fn result_line_matcher() {
     assert_eq!(result_line("DB path: [/tmp/x]"), None);
     assert_eq!(result_line("fillseq      : skipped (--use_existing_db is true)"), None);
 }
+
+#[test]
+fn perf_context_and_index_filter_blocks_in_the_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let o = db_bench(&[
+        "--benchmarks=fillrandom,flush,readrandom,multireadrandom,stats",
+        "--num=5000",
+        "--bloom_bits=10",
+        "--batch_size=16",
+        "--cache_size=1048576",
+        "--cache_index_and_filter_blocks=true",
+        "--pin_l0_filter_and_index_blocks_in_cache=true",
+        "--cache_high_pri_pool_ratio=0.5",
+        "--perf_level=2",
+        &format!("--db={}", db.display()),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let perf: Vec<&str> = out
+        .lines()
+        .skip_while(|l| !l.starts_with("readrandom"))
+        .filter(|l| l.contains("block_cache_hit_count"))
+        .collect();
+    assert_eq!(perf.len(), 2, "one PERF_CONTEXT per read benchmark: {out}");
+    assert!(
+        perf[0].contains("bloom_filter_checked = ")
+            && perf[0].contains("get_from_memtable_count = 5000"),
+        "{out}"
+    );
+    assert!(perf[1].contains("multiget_key_count"), "{out}");
+    assert!(out.contains("IndexBlock("), "entry stats in stats: {out}");
+    // Off by default, as in RocksDB's db_bench.
+    let o = db_bench(&["--benchmarks=fillseq,readrandom", "--num=1000"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stdout(&o).contains("PERF_CONTEXT"), "{}", stdout(&o));
+    let o = db_bench(&["--benchmarks=fillseq", "--num=10", "--cache_high_pri_pool_ratio=2"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("--cache_high_pri_pool_ratio"), "{}", stderr(&o));
+}

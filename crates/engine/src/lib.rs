@@ -26,6 +26,7 @@ pub mod iter;
 pub mod key;
 pub mod memtable;
 pub mod options;
+pub mod perf;
 pub mod sst;
 pub mod version;
 pub mod wal;
@@ -36,3 +37,4 @@ pub use error::{Error, Result};
 pub use options::{
     CompactionStyle, CompressionType, Options, ReadOptions, WalRecoveryMode, WriteOptions,
 };
+pub use perf::{perf_context, set_perf_level, PerfContext, PerfLevel};

@@ -210,6 +210,20 @@ pub struct Options {
     pub max_merge_width: usize,
     /// Universal: merge everything once the newer runs exceed this percent of the oldest (200).
     pub max_size_amplification_percent: u32,
+    /// Keep SST index and filter blocks in the block cache, charged to its capacity, instead of
+    /// in each table reader (false, RocksDB's default). See `sst::reader` for the placement.
+    pub cache_index_and_filter_blocks: bool,
+    /// With `cache_index_and_filter_blocks`: the readers of L0 files (level known when the
+    /// reader is opened) pin their index and filter blocks in the cache (false).
+    pub pin_l0_filter_and_index_blocks_in_cache: bool,
+    /// With `cache_index_and_filter_blocks`: pin the top level of partitioned indexes and
+    /// filters (true, RocksDB's default). Talus writes no partitioned indexes or filters, so
+    /// it changes nothing today; accepted so RocksDB configurations open unchanged.
+    pub pin_top_level_index_and_filter: bool,
+    /// `lru_cache` only: share of each shard reserved for high-priority entries (index and
+    /// filter blocks, and entries hit at least once), 0 to 1 (0.5, RocksDB's
+    /// `LRUCacheOptions::high_pri_pool_ratio`).
+    pub high_pri_pool_ratio: f64,
 }
 
 impl Default for Options {
@@ -257,6 +271,10 @@ impl Default for Options {
             min_merge_width: 2,
             max_merge_width: usize::MAX,
             max_size_amplification_percent: 200,
+            cache_index_and_filter_blocks: false,
+            pin_l0_filter_and_index_blocks_in_cache: false,
+            pin_top_level_index_and_filter: true,
+            high_pri_pool_ratio: 0.5,
         }
     }
 }
@@ -352,6 +370,9 @@ impl Options {
         }
         if self.max_background_jobs == 0 {
             return Err(invalid("max_background_jobs", "must be at least 1"));
+        }
+        if !(0.0..=1.0).contains(&self.high_pri_pool_ratio) {
+            return Err(invalid("high_pri_pool_ratio", "must be between 0 and 1"));
         }
         Ok(())
     }

@@ -8,6 +8,8 @@
 //! * no value is dropped twice or leaked: a global count of values created and dropped must match
 //!   exactly once the cache is empty (after erasing everything, and again after dropping it);
 //! * usage returns to zero after erasing every key;
+//! * entries held outside the cache (pinned) are never evicted under pressure, and the pinned
+//!   usage drops to zero with the last handle;
 //! * usage stays within capacity: exactly with `strict_capacity_limit`, else within a slack of one
 //!   in-flight insert per thread and shard (`threads * max_charge * shards`), sampled by a monitor thread.
 
@@ -236,6 +238,81 @@ fn lru_cache_same_workload() {
     };
     // The LRU evicts per shard, so its slack is per shard: give it one shard.
     hammer(Arc::new(LruCache::new(cfg.capacity, 0, cfg.strict)), &cfg);
+}
+
+/// Entries held outside the cache are pinned: under eviction pressure from 8 threads (inserts,
+/// lookups, erases of other keys) every pinned entry stays findable and is the same value; the
+/// pinned usage covers them; once every handle drops and everything is erased, usage is zero and
+/// every value was freed exactly once.
+fn pinned_entries_survive(cache: Arc<dyn Cache<Tracked>>, capacity: usize) {
+    let counters = Arc::new(Counters::default());
+    let threads = 8u64;
+    let workers: Vec<_> = (0..threads)
+        .map(|t| {
+            let (cache, counters) = (Arc::clone(&cache), Arc::clone(&counters));
+            std::thread::spawn(move || {
+                let mut rng = rand::rngs::StdRng::seed_from_u64(100 + t);
+                let pins: Vec<(CacheKey, Arc<Tracked>)> = (0..8u64)
+                    .map(|j| {
+                        let key = (1_000_000 + t, j);
+                        let v = Arc::new(Tracked::new(key, &counters));
+                        cache.insert(key, Arc::clone(&v), 4);
+                        (key, v)
+                    })
+                    .collect();
+                for i in 0..40_000u64 {
+                    let key = (t % 3, rng.gen_range(0..5_000u64));
+                    match rng.gen_range(0..10) {
+                        0..=5 => {
+                            let v = Arc::new(Tracked::new(key, &counters));
+                            cache.insert(key, v, rng.gen_range(1..=16));
+                        }
+                        6..=8 => {
+                            if let Some(v) = cache.lookup(key) {
+                                v.check(key);
+                            }
+                        }
+                        _ => cache.erase(key),
+                    }
+                    if i % 1000 == 0 {
+                        for (k, v) in &pins {
+                            let got = cache.lookup(*k).expect("a pinned entry was evicted");
+                            assert!(Arc::ptr_eq(&got, v), "pinned entry replaced");
+                        }
+                    }
+                }
+                pins
+            })
+        })
+        .collect();
+    let pins: Vec<_> =
+        workers.into_iter().flat_map(|w| w.join().expect("worker panicked")).collect();
+    assert!(cache.pinned_usage() >= pins.len() * 4, "pinned usage {}", cache.pinned_usage());
+    assert!(cache.usage() <= capacity + pins.len() * 4 + threads as usize * 16 * 4);
+    drop(pins);
+    assert_eq!(cache.pinned_usage(), 0, "no pins once every handle dropped");
+    for t in 0..threads {
+        for j in 0..8 {
+            cache.erase((1_000_000 + t, j));
+        }
+    }
+    for s in 0..3 {
+        for k in 0..5_000 {
+            cache.erase((s, k));
+        }
+    }
+    assert_eq!(cache.usage(), 0);
+    assert_eq!(counters.created.load(Ordering::SeqCst), counters.dropped.load(Ordering::SeqCst));
+}
+
+#[test]
+fn clock_cache_pinned_entries_survive_eviction() {
+    pinned_entries_survive(Arc::new(HyperClockCache::new(8 * 1024, 8, 2, false)), 8 * 1024);
+}
+
+#[test]
+fn lru_cache_pinned_entries_survive_eviction() {
+    pinned_entries_survive(Arc::new(LruCache::new(8 * 1024, 2, false)), 8 * 1024);
 }
 
 /// The engine reads through the clock cache: a small cache (constant eviction) and a large one

@@ -133,6 +133,10 @@ define_flags! {
     cache_size: i64 = 8388608; "Block cache capacity in bytes"
     cache_type: String = "lru_cache".to_string(); "Block cache type: lru_cache or hyper_clock_cache (alias clock_cache)"
     cache_numshardbits: i64 = -1; "The block cache has 2^N shards (-1: the engine's default, 6)"
+    cache_index_and_filter_blocks: bool = false; "Keep index and filter blocks in the block cache, charged to it"
+    pin_l0_filter_and_index_blocks_in_cache: bool = false; "With --cache_index_and_filter_blocks: L0 table readers pin their index and filter blocks"
+    cache_high_pri_pool_ratio: f64 = 0.0; "lru_cache: share of the cache for index/filter blocks and hit entries (0 to 1)"
+    perf_level: i64 = 1; "Perf context level: 1 off, 2 counts (printed as PERF_CONTEXT after each benchmark)"
     bloom_bits: i64 = -1; "Bloom filter bits per key (-1 or 0: no filter)"
     block_size: i64 = 4096; "Data block size in bytes"
     compression_type: String = "snappy".to_string(); "Block compression: none, snappy, lz4 or zstd"
@@ -183,10 +187,7 @@ pub const NOOP_FLAGS: &[(&str, &str)] = &[
     ("report_file", "no report file; use --stats_interval_seconds"),
     ("memtablerep", "the memtable is always a skiplist"),
     ("min_level_to_compress", "every level uses --compression_type"),
-    ("pin_l0_filter_and_index_blocks_in_cache", "no block pinning option"),
-    ("cache_index_and_filter_blocks", "index and filter blocks are held by the table reader"),
-    ("cache_high_pri_pool_ratio", "the LRU cache has one pool"),
-    ("cache_low_pri_pool_ratio", "the LRU cache has one pool"),
+    ("cache_low_pri_pool_ratio", "the LRU cache has no low-priority pool"),
     ("max_background_flushes", "use --max_background_jobs"),
     ("max_background_compactions", "use --max_background_jobs"),
     (
@@ -199,7 +200,6 @@ pub const NOOP_FLAGS: &[(&str, &str)] = &[
     ("universal_compression_size_percent", "universal compaction options are engine defaults"),
     ("universal_allow_trivial_move", "universal compaction options are engine defaults"),
     ("compaction_measure_io_stats", "IO stats are always measured"),
-    ("perf_level", "the perf context is always on"),
 ];
 
 /// Benchmarks that run.
@@ -295,6 +295,13 @@ pub fn validate(f: &Flags) -> Result<(), String> {
     range("readwritepercent", f.readwritepercent, 0, 100)?;
     range("cache_size", f.cache_size, 0, i64::MAX)?;
     range("cache_numshardbits", f.cache_numshardbits, -1, 20)?;
+    range("perf_level", f.perf_level, 0, 5)?;
+    if !(0.0..=1.0).contains(&f.cache_high_pri_pool_ratio) {
+        return Err(format!(
+            "invalid value {} for flag --cache_high_pri_pool_ratio: must be between 0 and 1",
+            f.cache_high_pri_pool_ratio
+        ));
+    }
     range("bloom_bits", f.bloom_bits, -1, 100)?;
     range("block_size", f.block_size, 1, 1 << 30)?;
     range("write_buffer_size", f.write_buffer_size, 4096, i64::MAX)?;

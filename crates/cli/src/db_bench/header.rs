@@ -65,7 +65,7 @@ pub fn print(f: &Flags, engine_memtable: &str) {
     let _ = writeln!(out, "Compression: {compression}");
     let _ = writeln!(out, "Compression sampling rate: 0");
     let _ = writeln!(out, "Memtablerep: {engine_memtable}");
-    let _ = writeln!(out, "Perf Level: 1");
+    let _ = writeln!(out, "Perf Level: {}", f.perf_level);
     let _ = writeln!(out, "Engine:     {}", f.engine);
     if cfg!(debug_assertions) {
         let _ = writeln!(out, "WARNING: Optimization is disabled: benchmarks unnecessarily slow");

@@ -166,16 +166,20 @@ pub fn run_benchmark(
         let seed = shared.params.seed_base.wrapping_add(*thread_counter);
         states.push(ThreadState { tid, rng: Rng64::new(seed), stats: Stats::new(cfg) });
     }
+    let perf = std::sync::Mutex::new(talus::PerfContext::default());
     let results: Vec<Result<Stats, String>> = std::thread::scope(|s| {
         let handles: Vec<_> = states
             .into_iter()
             .map(|mut st| {
                 let barrier = &barrier;
+                let perf = &perf;
                 s.spawn(move || {
                     barrier.wait();
+                    talus::perf::reset();
                     st.stats.start(st.tid as i64);
                     let r = super::workloads::run(method, shared, &mut st);
                     st.stats.stop();
+                    perf.lock().unwrap_or_else(|e| e.into_inner()).add(&talus::perf_context());
                     shared.num_done.fetch_add(1, Ordering::AcqRel);
                     if r.is_err() {
                         shared.abort.store(true, Ordering::Relaxed);
@@ -199,6 +203,11 @@ pub fn run_benchmark(
     }
     let line = merged.report(name);
     print!("{line}");
+    if talus::perf::perf_level() == talus::PerfLevel::EnableCount {
+        // RocksDB prints each thread's context; this is their sum.
+        let ctx = perf.into_inner().unwrap_or_else(|e| e.into_inner());
+        println!("PERF_CONTEXT:\n{ctx}");
+    }
     use std::io::Write;
     let _ = std::io::stdout().flush();
     Ok(merged)

@@ -36,12 +36,18 @@
 //!
 //! # Referenced entries and a full table
 //!
-//! Because [`Cache::lookup`] returns an owned `Arc<V>`, the slot reference is held only while
-//! the `Arc` is cloned; a reader holding a value never pins a slot, and an evicted or erased
-//! value lives on in its readers' `Arc`s. So "a table full of referenced entries" exists only for
-//! instants: when every entry the hand visits (four rounds) is referenced, or every slot is
-//! taken, the insert gives up and the new value is not cached (`insert` returns nothing to
-//! report it; `usage` and the counts are unchanged). Lookups and erases never block or fail.
+//! [`Cache::lookup`] returns an owned `Arc<V>`; the slot reference is held only while the `Arc`
+//! is cloned. An entry whose value is still held outside the cache (`Arc::strong_count > 1`) is
+//! *pinned*: the clock hand looks at the value under a slot reference before taking the slot
+//! and passes over a pinned entry, so a block a reader or a table reader holds stays charged to
+//! the cache (an entry pinned in the instant between that look and the take is evicted; its
+//! holder keeps the value). Erasing or replacing a key still removes it at once (the holders
+//! keep their value). When every entry the hand visits (four rounds) is referenced or pinned,
+//! or every slot is taken, the insert gives up and the new value is not cached (`insert`
+//! returns nothing to report it; `usage` and the counts are unchanged) or, without
+//! `strict_capacity_limit`, usage stays above capacity by the pinned charges. Lookups and
+//! erases never block or fail. A cache whose capacity is below what is pinned makes every
+//! insert sweep the table: size the cache above the pinned index and filter blocks.
 //!
 //! Cost of the `Arc` API: a hit also increments the value's `Arc` count, one more cache line
 //! than RocksDB's handle-based lookup touches when the caller does not read the value (in
@@ -59,8 +65,8 @@ mod table;
 
 use std::sync::Arc;
 
-use super::{Cache, CacheKey};
-use table::{hash_key, ClockTable};
+use super::{Cache, CacheKey, Priority};
+use table::{hash_key, ClockTable, INITIAL_COUNTDOWN, MAX_COUNTDOWN};
 
 /// RocksDB's load factor for the fixed table: slots per expected entry is 1 / 0.7.
 const LOAD_FACTOR: f64 = 0.7;
@@ -132,9 +138,11 @@ impl<V: Send + Sync> Cache<V> for HyperClockCache<V> {
         let h = hash_key(key);
         self.shard(h).lookup(h, key)
     }
-    fn insert(&self, key: CacheKey, value: Arc<V>, charge: usize) {
+    fn insert_with_priority(&self, key: CacheKey, value: Arc<V>, charge: usize, pri: Priority) {
         let h = hash_key(key);
-        self.shard(h).insert(h, key, value, charge);
+        // RocksDB's clock: high priority starts at the top countdown, low one below.
+        let countdown = if pri == Priority::High { MAX_COUNTDOWN } else { INITIAL_COUNTDOWN };
+        self.shard(h).insert(h, key, value, charge, countdown);
     }
     fn erase(&self, key: CacheKey) {
         let h = hash_key(key);
@@ -145,6 +153,14 @@ impl<V: Send + Sync> Cache<V> for HyperClockCache<V> {
     }
     fn capacity(&self) -> usize {
         self.capacity
+    }
+    fn name(&self) -> &'static str {
+        "HyperClockCache"
+    }
+    fn for_each_entry(&self, f: &mut dyn FnMut(&Arc<V>, usize)) {
+        for s in self.shards.iter() {
+            s.for_each(f);
+        }
     }
 }
 

@@ -1,12 +1,27 @@
 //! [`LruCache`]: 2^num_shard_bits shards, each a `parking_lot::Mutex` over a hash map from key to
-//! slot and an index-based doubly linked LRU list in a slab of nodes (a lookup moves a node to
+//! slot and index-based doubly linked LRU lists in a slab of nodes (a lookup moves a node to
 //! the front without allocating). Entries are `Arc<V>`: eviction drops the cache's reference
 //! only, so a reader holding a value keeps it alive.
 //!
-//! Capacity is split evenly between shards. Without `strict_capacity_limit` an insert always
-//! succeeds and evicts least-recently-used entries until the shard fits (an entry larger than the
-//! whole shard stays alone until the next insert); with it, an entry larger than the shard's
-//! capacity is refused. Each call locks exactly one shard, except `usage` which visits all.
+//! # Pools
+//!
+//! As RocksDB's `LRUCache`, each shard keeps a high-priority pool of at most
+//! `high_pri_pool_ratio` of its capacity: entries inserted with [`Priority::High`] (index and
+//! filter blocks) and entries that have been hit at least once go to the head of the
+//! high-priority list; others go to the head of the low-priority list. When the high pool is
+//! over its share, its least recently used entries move to the head of the low list.
+//! Eviction takes the tail of the low list first, then the tail of the high list. With ratio
+//! 0 there is one list (plain LRU).
+//!
+//! # Capacity and pinning
+//!
+//! Capacity is split evenly between shards. An entry whose value is held outside the cache
+//! (`Arc::strong_count > 1`) is pinned: eviction passes over it (moving it to the head of its
+//! list). Without `strict_capacity_limit` an insert always succeeds and evicts unpinned
+//! entries until the shard fits (it may stay over capacity by pinned entries, or by the new
+//! entry itself when it is larger than the shard); with it, an insert that cannot fit after
+//! evicting is refused. Each call locks exactly one shard, except `usage`, `pinned_usage` and
+//! `for_each_entry`, which visit the shards one after another.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -14,9 +29,11 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use super::{Cache, CacheKey};
+use super::{Cache, CacheKey, Priority};
 
 const NIL: usize = usize::MAX;
+const HIGH: usize = 0;
+const LOW: usize = 1;
 
 /// A cheap multiplicative hasher for the `(u64, u64)` keys (SipHash is not needed: keys are not
 /// attacker-chosen).
@@ -48,59 +65,92 @@ struct Node<V> {
     charge: usize,
     prev: usize,
     next: usize,
+    /// `HIGH` or `LOW`: the list the node is on.
+    pool: usize,
+    high_pri: bool,
+    hit: bool,
 }
 
 struct Shard<V> {
     map: KeyMap,
     nodes: Vec<Node<V>>,
     free: Vec<usize>,
-    /// Most recently used.
-    head: usize,
-    /// Least recently used.
-    tail: usize,
+    /// Most recently used of each list (`HIGH`, `LOW`).
+    head: [usize; 2],
+    /// Least recently used of each list.
+    tail: [usize; 2],
     usage: usize,
+    high_usage: usize,
     capacity: usize,
+    high_capacity: usize,
+    use_high_pool: bool,
 }
 
 impl<V> Shard<V> {
-    fn new(capacity: usize) -> Self {
+    fn new(capacity: usize, high_pri_pool_ratio: f64) -> Self {
         Shard {
             map: KeyMap::default(),
             nodes: Vec::new(),
             free: Vec::new(),
-            head: NIL,
-            tail: NIL,
+            head: [NIL; 2],
+            tail: [NIL; 2],
             usage: 0,
+            high_usage: 0,
             capacity,
+            high_capacity: (capacity as f64 * high_pri_pool_ratio) as usize,
+            use_high_pool: high_pri_pool_ratio > 0.0,
         }
     }
 
     fn unlink(&mut self, i: usize) {
-        let (prev, next) = match self.nodes.get(i) {
-            Some(n) => (n.prev, n.next),
+        let (prev, next, pool, charge) = match self.nodes.get(i) {
+            Some(n) => (n.prev, n.next, n.pool, n.charge),
             None => return,
         };
         match self.nodes.get_mut(prev) {
             Some(p) => p.next = next,
-            None => self.head = next,
+            None => self.head[pool] = next,
         }
         match self.nodes.get_mut(next) {
             Some(n) => n.prev = prev,
-            None => self.tail = prev,
+            None => self.tail[pool] = prev,
+        }
+        if pool == HIGH {
+            self.high_usage -= charge;
         }
     }
 
-    fn push_front(&mut self, i: usize) {
-        let old = self.head;
-        if let Some(n) = self.nodes.get_mut(i) {
-            n.prev = NIL;
-            n.next = old;
+    fn push_front(&mut self, i: usize, pool: usize) {
+        let old = self.head[pool];
+        let Some(n) = self.nodes.get_mut(i) else { return };
+        n.prev = NIL;
+        n.next = old;
+        n.pool = pool;
+        if pool == HIGH {
+            self.high_usage += n.charge;
         }
         match self.nodes.get_mut(old) {
             Some(o) => o.prev = i,
-            None => self.tail = i,
+            None => self.tail[pool] = i,
         }
-        self.head = i;
+        self.head[pool] = i;
+    }
+
+    /// The list a node goes to when it becomes most recently used (RocksDB's `LRU_Insert`).
+    fn pool_for(&self, i: usize) -> usize {
+        match self.nodes.get(i) {
+            Some(n) if self.use_high_pool && (n.high_pri || n.hit) => HIGH,
+            _ => LOW,
+        }
+    }
+
+    /// Moves the high list's oldest entries to the low list until the pool fits its share.
+    fn maintain_pool(&mut self) {
+        while self.high_usage > self.high_capacity && self.tail[HIGH] != NIL {
+            let t = self.tail[HIGH];
+            self.unlink(t);
+            self.push_front(t, LOW);
+        }
     }
 
     fn remove_slot(&mut self, i: usize) {
@@ -114,21 +164,65 @@ impl<V> Shard<V> {
         }
     }
 
+    fn pinned(&self, i: usize) -> bool {
+        self.nodes.get(i).and_then(|n| n.value.as_ref()).is_some_and(|v| Arc::strong_count(v) > 1)
+    }
+
+    /// Evicts unpinned entries, oldest first, until `usage + extra <= capacity`, never `keep`.
+    /// Each entry is looked at most once (pinned ones move to the head of their list).
+    fn evict(&mut self, extra: usize, keep: usize) {
+        let mut budget = self.map.len();
+        while self.usage + extra > self.capacity && budget > 0 {
+            budget -= 1;
+            let pool = if self.tail[LOW] != NIL { LOW } else { HIGH };
+            let t = self.tail[pool];
+            if t == NIL {
+                return;
+            }
+            if t == keep || self.pinned(t) {
+                self.unlink(t);
+                self.push_front(t, pool);
+                continue;
+            }
+            self.remove_slot(t);
+        }
+    }
+
     fn lookup(&mut self, key: CacheKey) -> Option<Arc<V>> {
         let i = *self.map.get(&key)?;
         self.unlink(i);
-        self.push_front(i);
+        if let Some(n) = self.nodes.get_mut(i) {
+            n.hit = true;
+        }
+        let pool = self.pool_for(i);
+        self.push_front(i, pool);
+        self.maintain_pool();
         self.nodes.get(i).and_then(|n| n.value.clone())
     }
 
-    fn insert(&mut self, key: CacheKey, value: Arc<V>, charge: usize, strict: bool) {
-        if strict && charge > self.capacity {
-            return;
-        }
+    fn insert(&mut self, key: CacheKey, value: Arc<V>, charge: usize, pri: Priority, strict: bool) {
         if let Some(&i) = self.map.get(&key) {
             self.remove_slot(i);
         }
-        let node = Node { key, value: Some(value), charge, prev: NIL, next: NIL };
+        if strict {
+            if charge > self.capacity {
+                return;
+            }
+            self.evict(charge, NIL);
+            if self.usage + charge > self.capacity {
+                return;
+            }
+        }
+        let node = Node {
+            key,
+            value: Some(value),
+            charge,
+            prev: NIL,
+            next: NIL,
+            pool: LOW,
+            high_pri: pri == Priority::High,
+            hit: false,
+        };
         let i = match self.free.pop() {
             Some(i) => {
                 if let Some(slot) = self.nodes.get_mut(i) {
@@ -142,12 +236,11 @@ impl<V> Shard<V> {
             }
         };
         self.map.insert(key, i);
-        self.push_front(i);
+        let pool = self.pool_for(i);
+        self.push_front(i, pool);
         self.usage += charge;
-        while self.usage > self.capacity && self.tail != i && self.tail != NIL {
-            let t = self.tail;
-            self.remove_slot(t);
-        }
+        self.maintain_pool();
+        self.evict(0, i);
     }
 
     fn erase(&mut self, key: CacheKey) {
@@ -155,9 +248,19 @@ impl<V> Shard<V> {
             self.remove_slot(i);
         }
     }
+
+    fn for_each(&self, f: &mut dyn FnMut(&Arc<V>, usize)) {
+        for &i in self.map.values() {
+            if let Some(n) = self.nodes.get(i) {
+                if let Some(v) = &n.value {
+                    f(v, n.charge);
+                }
+            }
+        }
+    }
 }
 
-/// A sharded LRU cache: 2^num_shard_bits shards, each a mutex over a hash map and an LRU list.
+/// A sharded LRU cache: 2^num_shard_bits shards, each a mutex over a hash map and LRU lists.
 pub struct LruCache<V> {
     shards: Box<[Mutex<Shard<V>>]>,
     shard_bits: u32,
@@ -166,12 +269,26 @@ pub struct LruCache<V> {
 }
 
 impl<V: Send + Sync> LruCache<V> {
-    /// A cache of `capacity` bytes in 2^`num_shard_bits` shards (at most 2^20, as the option).
+    /// A cache of `capacity` bytes in 2^`num_shard_bits` shards (at most 2^20, as the option),
+    /// without a high-priority pool.
     pub fn new(capacity: usize, num_shard_bits: u32, strict_capacity_limit: bool) -> Self {
+        LruCache::with_high_pri_pool(capacity, num_shard_bits, strict_capacity_limit, 0.0)
+    }
+
+    /// As [`LruCache::new`], reserving up to `high_pri_pool_ratio` (clamped to 0..=1) of each
+    /// shard for high-priority and hit entries (RocksDB's `LRUCacheOptions::high_pri_pool_ratio`).
+    pub fn with_high_pri_pool(
+        capacity: usize,
+        num_shard_bits: u32,
+        strict_capacity_limit: bool,
+        high_pri_pool_ratio: f64,
+    ) -> Self {
+        let ratio =
+            if high_pri_pool_ratio.is_nan() { 0.0 } else { high_pri_pool_ratio.clamp(0.0, 1.0) };
         let shard_bits = num_shard_bits.min(20);
         let n = 1usize << shard_bits;
         let per_shard = capacity.div_ceil(n);
-        let shards = (0..n).map(|_| Mutex::new(Shard::new(per_shard))).collect();
+        let shards = (0..n).map(|_| Mutex::new(Shard::new(per_shard, ratio))).collect();
         LruCache { shards, shard_bits, capacity, strict: strict_capacity_limit }
     }
 
@@ -191,14 +308,19 @@ impl<V: Send + Sync> LruCache<V> {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+
+    /// Bytes charged by entries in the high-priority pools (all shards).
+    pub fn high_pri_pool_usage(&self) -> usize {
+        self.shards.iter().map(|s| s.lock().high_usage).sum()
+    }
 }
 
 impl<V: Send + Sync> Cache<V> for LruCache<V> {
     fn lookup(&self, key: CacheKey) -> Option<Arc<V>> {
         self.shard(key).lock().lookup(key)
     }
-    fn insert(&self, key: CacheKey, value: Arc<V>, charge: usize) {
-        self.shard(key).lock().insert(key, value, charge, self.strict);
+    fn insert_with_priority(&self, key: CacheKey, value: Arc<V>, charge: usize, pri: Priority) {
+        self.shard(key).lock().insert(key, value, charge, pri, self.strict);
     }
     fn erase(&self, key: CacheKey) {
         self.shard(key).lock().erase(key);
@@ -209,132 +331,15 @@ impl<V: Send + Sync> Cache<V> for LruCache<V> {
     fn capacity(&self) -> usize {
         self.capacity
     }
+    fn name(&self) -> &'static str {
+        "LRUCache"
+    }
+    fn for_each_entry(&self, f: &mut dyn FnMut(&Arc<V>, usize)) {
+        for s in self.shards.iter() {
+            s.lock().for_each(f);
+        }
+    }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use rand::{Rng, SeedableRng};
-
-    #[test]
-    fn key_hash_spreads_aligned_offsets() {
-        use std::hash::BuildHasher;
-        let b = BuildHasherDefault::<KeyHasher>::default();
-        let mut buckets = std::collections::HashSet::new();
-        for i in 0..1024u64 {
-            buckets.insert(b.hash_one((7u64, i * 4096)) & 1023);
-        }
-        assert!(buckets.len() > 500, "{} distinct low-bit buckets", buckets.len());
-    }
-
-    #[test]
-    fn lru_order_and_capacity() {
-        let c: LruCache<u32> = LruCache::new(3, 0, false);
-        for i in 0..3 {
-            c.insert((i, 0), Arc::new(i as u32), 1);
-        }
-        assert_eq!(c.lookup((0, 0)).as_deref(), Some(&0)); // 0 is now most recent
-        c.insert((3, 0), Arc::new(3), 1); // evicts 1
-        assert!(c.lookup((1, 0)).is_none());
-        assert!(c.lookup((0, 0)).is_some());
-        assert!(c.lookup((2, 0)).is_some());
-        assert_eq!(c.usage(), 3);
-        c.insert((4, 0), Arc::new(4), 2); // evicts 3 then 0 (2 was touched after 0)
-        assert!(c.lookup((3, 0)).is_none());
-        assert!(c.lookup((0, 0)).is_none());
-        assert_eq!(c.lookup((2, 0)).as_deref(), Some(&2));
-        assert_eq!(c.usage(), 3);
-        c.erase((2, 0));
-        assert_eq!(c.usage(), 2);
-        assert_eq!(c.len(), 1);
-    }
-
-    #[test]
-    fn replace_and_strict_limit() {
-        let c: LruCache<u32> = LruCache::new(10, 0, true);
-        c.insert((1, 1), Arc::new(1), 4);
-        c.insert((1, 1), Arc::new(2), 6);
-        assert_eq!(c.usage(), 6);
-        assert_eq!(c.lookup((1, 1)).as_deref(), Some(&2));
-        c.insert((2, 2), Arc::new(3), 11);
-        assert!(c.lookup((2, 2)).is_none(), "strict limit refuses oversized entries");
-        let loose: LruCache<u32> = LruCache::new(10, 0, false);
-        loose.insert((2, 2), Arc::new(3), 11);
-        assert!(loose.lookup((2, 2)).is_some());
-    }
-
-    #[test]
-    fn evicted_values_stay_alive_for_holders() {
-        let c: LruCache<Vec<u8>> = LruCache::new(1, 0, false);
-        c.insert((1, 0), Arc::new(vec![1, 2, 3]), 1);
-        let held = c.lookup((1, 0)).unwrap();
-        c.insert((2, 0), Arc::new(vec![4]), 1);
-        assert!(c.lookup((1, 0)).is_none());
-        assert_eq!(*held, vec![1, 2, 3]);
-    }
-
-    #[test]
-    fn matches_a_model() {
-        // One shard so the order is global; compare against a Vec-based LRU model.
-        let c: LruCache<u64> = LruCache::new(50, 0, false);
-        let mut model: Vec<(u64, usize)> = Vec::new(); // (key, charge), most recent last
-        let mut rng = rand::rngs::StdRng::seed_from_u64(1);
-        for _ in 0..20_000 {
-            let k = rng.gen_range(0..40u64);
-            match rng.gen_range(0..3) {
-                0 => {
-                    let charge = rng.gen_range(1..8);
-                    c.insert((k, 0), Arc::new(k), charge);
-                    model.retain(|e| e.0 != k);
-                    model.push((k, charge));
-                    while model.iter().map(|e| e.1).sum::<usize>() > 50 && model.len() > 1 {
-                        model.remove(0);
-                    }
-                }
-                1 => {
-                    let got = c.lookup((k, 0)).map(|v| *v);
-                    let pos = model.iter().position(|e| e.0 == k);
-                    assert_eq!(got, pos.map(|_| k));
-                    if let Some(p) = pos {
-                        let e = model.remove(p);
-                        model.push(e);
-                    }
-                }
-                _ => {
-                    c.erase((k, 0));
-                    model.retain(|e| e.0 != k);
-                }
-            }
-            assert_eq!(c.usage(), model.iter().map(|e| e.1).sum::<usize>());
-        }
-    }
-
-    #[test]
-    fn concurrent_hammering() {
-        let c: Arc<LruCache<u64>> = Arc::new(LruCache::new(1000, 4, false));
-        let threads: Vec<_> = (0..4u64)
-            .map(|t| {
-                let c = Arc::clone(&c);
-                std::thread::spawn(move || {
-                    let mut rng = rand::rngs::StdRng::seed_from_u64(t);
-                    for _ in 0..50_000 {
-                        let k = rng.gen_range(0..2000u64);
-                        if rng.gen_bool(0.5) {
-                            c.insert((k, k), Arc::new(k), rng.gen_range(1..10));
-                        } else if let Some(v) = c.lookup((k, k)) {
-                            assert_eq!(*v, k);
-                        }
-                        if k % 97 == 0 {
-                            c.erase((k, k));
-                        }
-                    }
-                })
-            })
-            .collect();
-        for t in threads {
-            t.join().unwrap();
-        }
-        // Each of 16 shards holds at most ceil(1000/16) = 63 (an entry is at most 9).
-        assert!(c.usage() <= 16 * 63, "usage {}", c.usage());
-    }
-}
+mod tests;

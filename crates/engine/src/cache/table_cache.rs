@@ -5,6 +5,11 @@
 //! path and compaction from any thread; the only lock is the LRU's shard mutex, never held across
 //! IO. Two concurrent `get`s of the same uncached file may both open it; the last insert wins and
 //! both readers are valid.
+//!
+//! Index and filter placement (`cache_index_and_filter_blocks`, `pin_l0_...`) is decided when a
+//! reader is opened: [`TableCache::get_at`] passes the file's level, and a reader opened for
+//! level 0 with `pin_l0_filter_and_index_blocks_in_cache` pins them for its lifetime (as
+//! RocksDB decides at table open). [`TableCache::get`] opens with the level unknown (unpinned).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -12,6 +17,7 @@ use std::sync::Arc;
 use crate::error::Result;
 use crate::filename;
 use crate::fs::Fs;
+use crate::sst::reader::TableReaderOptions;
 use crate::sst::{Block, TableReader};
 
 use super::{Cache, LruCache};
@@ -22,6 +28,8 @@ pub struct TableCache {
     fs: Arc<dyn Fs>,
     block_cache: Option<Arc<dyn Cache<Block>>>,
     readers: LruCache<TableReader>,
+    cache_index_and_filter_blocks: bool,
+    pin_l0: bool,
 }
 
 impl TableCache {
@@ -32,26 +40,57 @@ impl TableCache {
         block_cache: Option<Arc<dyn Cache<Block>>>,
         capacity: Option<usize>,
     ) -> Self {
-        let cap = capacity.unwrap_or(usize::MAX).max(1);
-        TableCache { db_path, fs, block_cache, readers: LruCache::new(cap, 0, false) }
+        TableCache::with_options(db_path, fs, block_cache, capacity, false, false)
     }
 
-    /// The reader of SST `file_number`, opening it if needed.
+    /// As [`TableCache::new`], with index and filter blocks in the block cache if
+    /// `cache_index_and_filter_blocks`, pinned by readers opened for L0 if `pin_l0`.
+    pub fn with_options(
+        db_path: PathBuf,
+        fs: Arc<dyn Fs>,
+        block_cache: Option<Arc<dyn Cache<Block>>>,
+        capacity: Option<usize>,
+        cache_index_and_filter_blocks: bool,
+        pin_l0: bool,
+    ) -> Self {
+        let cap = capacity.unwrap_or(usize::MAX).max(1);
+        TableCache {
+            db_path,
+            fs,
+            block_cache,
+            readers: LruCache::new(cap, 0, false),
+            cache_index_and_filter_blocks,
+            pin_l0,
+        }
+    }
+
+    /// The reader of SST `file_number`, opening it if needed (level unknown).
     pub fn get(&self, file_number: u64) -> Result<Arc<TableReader>> {
+        self.get_at(file_number, None)
+    }
+
+    /// The reader of SST `file_number` of `level`, opening it if needed.
+    pub fn get_at(&self, file_number: u64, level: Option<usize>) -> Result<Arc<TableReader>> {
         let key = (file_number, 0);
         if let Some(r) = self.readers.lookup(key) {
             return Ok(r);
         }
         let path = filename::table_path(&self.db_path, file_number);
         let file = self.fs.open_random(&path)?;
-        let reader = Arc::new(TableReader::open(
-            file,
-            file_number,
-            path.display().to_string(),
-            self.block_cache.clone(),
-        )?);
+        let opts = TableReaderOptions {
+            block_cache: self.block_cache.clone(),
+            cache_index_and_filter_blocks: self.cache_index_and_filter_blocks,
+            pin_index_and_filter: self.pin_l0 && level == Some(0),
+        };
+        let reader =
+            Arc::new(TableReader::open_with(file, file_number, path.display().to_string(), opts)?);
         self.readers.insert(key, Arc::clone(&reader), 1);
         Ok(reader)
+    }
+
+    /// The block cache the readers use.
+    pub fn block_cache(&self) -> Option<&Arc<dyn Cache<Block>>> {
+        self.block_cache.as_ref()
     }
 
     /// Drops the reader of a deleted file.

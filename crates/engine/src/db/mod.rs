@@ -137,7 +137,9 @@ impl Db {
         inner.get_in(&sv, key.as_ref(), seq, opts.fill_cache)
     }
 
-    /// The values of several keys, read from one consistent view.
+    /// The values of several keys, read from one consistent view (one sequence number), in
+    /// the order of `keys`. Batched: the keys are sorted, and each table file gets the keys in
+    /// its range at once (one filter fetch, the needed data blocks read together).
     pub fn multi_get<K: AsRef<[u8]>>(
         &self,
         keys: &[K],
@@ -146,7 +148,7 @@ impl Db {
         let inner = self.inner();
         let seq = inner.read_sequence(opts);
         let sv = inner.super_version.load_full();
-        keys.iter().map(|k| inner.get_in(&sv, k.as_ref(), seq, opts.fill_cache)).collect()
+        inner.multi_get_in(&sv, keys, seq, opts.fill_cache)
     }
 
     /// A snapshot of the current state.

@@ -100,7 +100,9 @@ pub(crate) fn open(path: &Path, opts: Options) -> Result<Arc<DbInner>> {
         opts.block_cache_strict_capacity_limit,
     );
     let block_cache: Arc<dyn Cache<Block>> = match opts.cache_type {
-        CacheType::LruCache => Arc::new(LruCache::new(cap, bits, strict)),
+        CacheType::LruCache => {
+            Arc::new(LruCache::with_high_pri_pool(cap, bits, strict, opts.high_pri_pool_ratio))
+        }
         CacheType::HyperClockCache => {
             let est = if opts.estimated_entry_charge == 0 {
                 opts.block_size
@@ -112,11 +114,13 @@ pub(crate) fn open(path: &Path, opts: Options) -> Result<Arc<DbInner>> {
     };
     let table_capacity =
         if opts.max_open_files < 0 { None } else { Some(opts.max_open_files as usize) };
-    let table_cache = Arc::new(TableCache::new(
+    let table_cache = Arc::new(TableCache::with_options(
         path.to_path_buf(),
         fs.clone(),
         Some(block_cache),
         table_capacity,
+        opts.cache_index_and_filter_blocks,
+        opts.pin_l0_filter_and_index_blocks_in_cache,
     ));
     let current = versions.current();
     let num_levels = opts.num_levels;

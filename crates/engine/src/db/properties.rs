@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use super::stats::format::{self, LevelShape, StatsInput};
 use super::stats::Baseline;
+use crate::cache::BlockCacheStats;
 use crate::compaction::picker;
 
 impl DbInner {
@@ -62,6 +63,14 @@ impl DbInner {
                 Some(if self.write_controller.is_stopped() { "1" } else { "0" }.to_string())
             }
             "recovery-report" => Some(self.recovery_report.lock().clone()),
+            "block-cache-capacity" => Some(self.table_cache.block_cache()?.capacity().to_string()),
+            "block-cache-usage" => Some(self.table_cache.block_cache()?.usage().to_string()),
+            "block-cache-pinned-usage" => {
+                Some(self.table_cache.block_cache()?.pinned_usage().to_string())
+            }
+            "block-cache-entry-stats" => {
+                Some(BlockCacheStats::collect(self.table_cache.block_cache()?.as_ref()).render())
+            }
             "background-errors" => {
                 Some(if self.state.lock().bg_error.is_some() { "1" } else { "0" }.to_string())
             }
@@ -114,7 +123,7 @@ impl DbInner {
             db: self.stats.db_snap(),
         };
         let prev = self.stats.advance_baseline(now.clone());
-        format::render(&StatsInput {
+        let mut text = format::render(&StatsInput {
             shapes: &shapes,
             levels: &now.levels,
             prev_levels: &prev.levels,
@@ -124,6 +133,10 @@ impl DbInner {
             prev_db: prev.db,
             uptime: now.at.duration_since(self.stats.started).as_secs_f64(),
             interval: now.at.duration_since(prev.at).as_secs_f64(),
-        })
+        });
+        if let Some(cache) = self.table_cache.block_cache() {
+            text.push_str(&BlockCacheStats::collect(cache.as_ref()).render());
+        }
+        text
     }
 }

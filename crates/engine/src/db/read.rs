@@ -17,6 +17,9 @@ use crate::iter::range_del::{FragmentedTombstones, RangeTombstone};
 use crate::iter::InternalIterator;
 use crate::key::{SequenceNumber, ValueKind};
 use crate::options::ReadOptions;
+use crate::perf;
+
+mod multi_get;
 
 impl DbInner {
     pub(crate) fn read_sequence(&self, opts: &ReadOptions) -> SequenceNumber {
@@ -39,18 +42,22 @@ impl DbInner {
             let t = FragmentedTombstones::new(sv.mem.range_tombstones());
             max_tomb = t.max_covering_seq(key, read_seq);
         }
-        if let Some((kind, seq, v)) = sv.mem.get(key, read_seq) {
+        let found = sv.mem.get(key, read_seq);
+        perf::memtable_get(found.is_some());
+        if let Some((kind, seq, v)) = found {
             return Ok(visible(kind, seq, max_tomb, v));
         }
         for (imm, tombs) in &sv.imms {
             max_tomb = max_tomb.max(tombs.max_covering_seq(key, read_seq));
-            if let Some((kind, seq, v)) = imm.get(key, read_seq) {
+            let found = imm.get(key, read_seq);
+            perf::memtable_get(found.is_some());
+            if let Some((kind, seq, v)) = found {
                 return Ok(visible(kind, seq, max_tomb, v));
             }
         }
         let mut result: Result<Option<Vec<u8>>> = Ok(None);
-        sv.version.for_each_file_for_key(key, |_level, f| {
-            let reader = match self.table_cache.get(f.number) {
+        sv.version.for_each_file_for_key(key, |level, f| {
+            let reader = match self.table_cache.get_at(f.number, Some(level)) {
                 Ok(r) => r,
                 Err(e) => {
                     result = Err(e);
@@ -92,7 +99,7 @@ impl DbInner {
         }
         let mut open_error = None;
         for f in sv.version.level_files(0) {
-            match self.table_cache.get(f.number) {
+            match self.table_cache.get_at(f.number, Some(0)) {
                 Ok(r) => {
                     tombstones.extend(r.range_tombstones().to_tombstones());
                     children.push(r.iter(opts.fill_cache));
@@ -109,7 +116,7 @@ impl DbInner {
                 if f.num_deletions == 0 {
                     continue;
                 }
-                match self.table_cache.get(f.number) {
+                match self.table_cache.get_at(f.number, Some(level)) {
                     Ok(r) => tombstones.extend(r.range_tombstones().to_tombstones()),
                     Err(e) => open_error = Some(e),
                 }

@@ -25,6 +25,41 @@ use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
 use crate::key::compare_internal;
 
+/// What a block is for: the block cache's per-role statistics and the perf context count by
+/// role, and the high-priority pool of the LRU takes index and filter blocks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BlockRole {
+    /// A data block (key/value entries).
+    Data,
+    /// An index block (separator keys to data-block handles).
+    Index,
+    /// A bloom filter block (raw filter bytes, no entries).
+    Filter,
+    /// Any other meta block (meta-index, properties, range deletions).
+    Other,
+}
+
+impl BlockRole {
+    /// Every role, in the order used by per-role arrays.
+    pub const ALL: [BlockRole; 4] =
+        [BlockRole::Data, BlockRole::Index, BlockRole::Filter, BlockRole::Other];
+
+    /// Position of the role in [`BlockRole::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// RocksDB's name of the role in "Block cache entry stats" (`DataBlock`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            BlockRole::Data => "DataBlock",
+            BlockRole::Index => "IndexBlock",
+            BlockRole::Filter => "FilterBlock",
+            BlockRole::Other => "Misc",
+        }
+    }
+}
+
 /// A decoded (uncompressed) block, shared through the block cache.
 pub struct Block {
     data: Vec<u8>,
@@ -32,6 +67,7 @@ pub struct Block {
     num_restarts: usize,
     file: Arc<str>,
     offset: u64,
+    role: BlockRole,
 }
 
 impl std::fmt::Debug for Block {
@@ -41,6 +77,7 @@ impl std::fmt::Debug for Block {
             .field("offset", &self.offset)
             .field("len", &self.data.len())
             .field("num_restarts", &self.num_restarts)
+            .field("role", &self.role)
             .finish()
     }
 }
@@ -49,6 +86,15 @@ impl Block {
     /// Wraps uncompressed block bytes read from `file` at `offset` (both used in errors),
     /// validating the restart array.
     pub fn new(data: Vec<u8>, file: Arc<str>, offset: u64) -> Result<Block> {
+        Block::with_role(data, file, offset, BlockRole::Data)
+    }
+
+    /// As [`Block::new`], tagged with `role` (which must not be [`BlockRole::Filter`]: use
+    /// [`Block::new_filter`]).
+    pub fn with_role(data: Vec<u8>, file: Arc<str>, offset: u64, role: BlockRole) -> Result<Block> {
+        if role == BlockRole::Filter {
+            return Block::new_filter(data, file, offset);
+        }
         let len = data.len();
         let bad = |d: &str| Error::corruption(&file, offset, format!("block: {d}"));
         let num_restarts = match len.checked_sub(4).and_then(|p| data.get(p..)) {
@@ -64,7 +110,7 @@ impl Block {
             .ok_or_else(|| bad("restart count overflows"))?;
         let restarts_offset =
             len.checked_sub(restarts_len).ok_or_else(|| bad("restart array exceeds block"))?;
-        let block = Block { data, restarts_offset, num_restarts, file, offset };
+        let block = Block { data, restarts_offset, num_restarts, file, offset, role };
         for i in 0..num_restarts {
             match block.restart_point(i) {
                 Some(p) if p <= restarts_offset => {}
@@ -72,6 +118,32 @@ impl Block {
             }
         }
         Ok(block)
+    }
+
+    /// Wraps a bloom filter block (validated by [`super::filter::validate`]); it has no
+    /// entries: an iterator over it reports `Corruption`. Probe it with [`Block::may_contain`].
+    pub fn new_filter(data: Vec<u8>, file: Arc<str>, offset: u64) -> Result<Block> {
+        super::filter::validate(&data, &file, offset)?;
+        Ok(Block {
+            data,
+            restarts_offset: 0,
+            num_restarts: 0,
+            file,
+            offset,
+            role: BlockRole::Filter,
+        })
+    }
+
+    /// What the block is for.
+    pub fn role(&self) -> BlockRole {
+        self.role
+    }
+
+    /// For a filter block: false only if the key with filter hash `h` was certainly not added.
+    /// Any other block answers true (it proves nothing).
+    #[inline]
+    pub fn may_contain(&self, h: u64) -> bool {
+        self.role != BlockRole::Filter || super::filter::may_contain_in(&self.data, h)
     }
 
     /// Bytes charged to the cache for this block.
@@ -138,6 +210,7 @@ impl BlockIter {
     /// A new iterator (not positioned).
     pub fn new(block: Arc<Block>) -> BlockIter {
         let end = block.restarts_offset;
+        let err = (block.num_restarts == 0).then(|| block.corruption("not a key/value block"));
         BlockIter {
             block,
             current: end,
@@ -146,8 +219,24 @@ impl BlockIter {
             key: Vec::with_capacity(48),
             value_start: 0,
             value_len: 0,
-            err: None,
+            err,
         }
+    }
+
+    /// An iterator that is invalid with status `err` (for a block that could not be loaded).
+    pub fn failed(err: Error) -> BlockIter {
+        // One restart point at 0 and no entries: a well-formed empty block.
+        let empty = Block {
+            data: vec![0, 0, 0, 0, 1, 0, 0, 0],
+            restarts_offset: 0,
+            num_restarts: 1,
+            file: Arc::from(""),
+            offset: 0,
+            role: BlockRole::Other,
+        };
+        let mut it = BlockIter::new(Arc::new(empty));
+        it.err = Some(err);
+        it
     }
 
     fn mark_invalid(&mut self) {
@@ -237,7 +326,7 @@ impl BlockIter {
     fn seek_impl(&mut self, target: &[u8], cmp: impl Fn(&[u8], &[u8]) -> Ordering) {
         // Binary search for the last restart point whose key is < target.
         let mut left = 0usize;
-        let mut right = self.block.num_restarts - 1;
+        let mut right = self.block.num_restarts.saturating_sub(1);
         while left < right {
             let mid = left + (right - left).div_ceil(2);
             let Some(k) = self.restart_key(mid) else {
@@ -278,7 +367,7 @@ impl InternalIterator for BlockIter {
     }
 
     fn seek_to_last(&mut self) {
-        if !self.seek_to_restart(self.block.num_restarts - 1) {
+        if !self.seek_to_restart(self.block.num_restarts.saturating_sub(1)) {
             return;
         }
         while self.parse_next() && self.next_offset < self.block.restarts_offset {}

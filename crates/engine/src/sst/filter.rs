@@ -55,6 +55,50 @@ pub fn build_filter(hashes: &[u64], bits_per_key: u32) -> Vec<u8> {
     out
 }
 
+/// Checks a filter block's layout (the probe count byte and whole lines).
+pub fn validate(data: &[u8], file: &str, offset: u64) -> Result<()> {
+    let bad = |d: &str| Error::corruption(file, offset, format!("filter: {d}"));
+    let (&k, lines) = data.split_last().ok_or_else(|| bad("empty"))?;
+    if !(1..=30).contains(&k) {
+        return Err(bad("probe count out of range"));
+    }
+    if lines.len() % LINE_BYTES != 0 {
+        return Err(bad("length is not a whole number of lines"));
+    }
+    Ok(())
+}
+
+/// Probes a whole filter block (`lines | k`, checked by [`validate`]) for hash `h`: false only
+/// if the key was certainly not added. Unvalidated bytes give a wrong answer, never a panic.
+#[inline]
+pub fn may_contain_in(data: &[u8], h: u64) -> bool {
+    let Some((&k, lines)) = data.split_last() else {
+        return true;
+    };
+    probe_lines(lines, (lines.len() / LINE_BYTES) as u64, u32::from(k), h)
+}
+
+#[inline]
+fn probe_lines(data: &[u8], num_lines: u64, k: u32, h: u64) -> bool {
+    if num_lines == 0 {
+        return true;
+    }
+    let base = line_of(h, num_lines) * LINE_BYTES;
+    let Some(line) = data.get(base..base + LINE_BYTES) else {
+        return true;
+    };
+    let mut a = (h >> 32) as u32;
+    for _ in 0..k {
+        a = a.wrapping_mul(GOLDEN);
+        let bit = (a >> 23) as usize;
+        match line.get(bit / 8) {
+            Some(b) if b & (1 << (bit % 8)) != 0 => {}
+            _ => return false,
+        }
+    }
+    true
+}
+
 /// A filter read from a table.
 #[derive(Debug, Clone)]
 pub struct BloomFilter {
@@ -66,37 +110,15 @@ pub struct BloomFilter {
 impl BloomFilter {
     /// Validates the filter block read at `offset` of `file`.
     pub fn new(mut data: Vec<u8>, file: &str, offset: u64) -> Result<BloomFilter> {
-        let bad = |d: &str| Error::corruption(file, offset, format!("filter: {d}"));
-        let k = u32::from(data.pop().ok_or_else(|| bad("empty"))?);
-        if !(1..=30).contains(&k) {
-            return Err(bad("probe count out of range"));
-        }
-        if data.len() / LINE_BYTES * LINE_BYTES != data.len() {
-            return Err(bad("length is not a whole number of lines"));
-        }
+        validate(&data, file, offset)?;
+        let k = u32::from(data.pop().unwrap_or(1));
         let num_lines = (data.len() / LINE_BYTES) as u64;
         Ok(BloomFilter { data, num_lines, k })
     }
 
     /// False only if the key was certainly not added.
     pub fn may_contain_hash(&self, h: u64) -> bool {
-        if self.num_lines == 0 {
-            return true;
-        }
-        let base = line_of(h, self.num_lines) * LINE_BYTES;
-        let Some(line) = self.data.get(base..base + LINE_BYTES) else {
-            return true;
-        };
-        let mut a = (h >> 32) as u32;
-        for _ in 0..self.k {
-            a = a.wrapping_mul(GOLDEN);
-            let bit = (a >> 23) as usize;
-            match line.get(bit / 8) {
-                Some(b) if b & (1 << (bit % 8)) != 0 => {}
-                _ => return false,
-            }
-        }
-        true
+        probe_lines(&self.data, self.num_lines, self.k, h)
     }
 
     /// False only if `user_key` was certainly not added.
@@ -142,6 +164,29 @@ mod tests {
         assert_eq!(build_filter(&[1, 2, 3], 10).len(), 65);
         let empty = BloomFilter::new(build_filter(&[], 10), "t", 0).unwrap();
         assert!(empty.may_contain(b"x"));
+    }
+
+    #[test]
+    fn filter_blocks_answer_as_the_owned_filter() {
+        use crate::iter::InternalIterator;
+        use std::sync::Arc;
+        let hashes: Vec<u64> = (0..1000u64).map(|i| filter_hash(&key(i))).collect();
+        let bytes = build_filter(&hashes, 10);
+        let owned = BloomFilter::new(bytes.clone(), "t", 0).unwrap();
+        let block = Arc::new(crate::sst::Block::new_filter(bytes, Arc::from("t"), 9).unwrap());
+        assert_eq!(block.role(), crate::sst::BlockRole::Filter);
+        for i in 0..5000u64 {
+            let h = filter_hash(&key(i));
+            assert_eq!(block.may_contain(h), owned.may_contain_hash(h), "key {i}");
+        }
+        // A filter block has no entries: iterating it is a corruption, not a panic.
+        let mut it = block.iter();
+        it.seek_to_first();
+        assert!(!it.valid());
+        it.seek(b"abcdefgh12345678");
+        it.seek_to_last();
+        assert!(it.status().is_err());
+        assert!(crate::sst::Block::new_filter(vec![0; 64], Arc::from("t"), 9).is_err());
     }
 
     #[test]

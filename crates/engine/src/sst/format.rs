@@ -139,6 +139,13 @@ pub fn read_block(file: &dyn RandomAccessFile, name: &str, handle: BlockHandle) 
     }
     let mut buf = vec![0u8; (handle.size as usize) + BLOCK_TRAILER_LEN];
     file.read_exact_at(handle.offset, &mut buf)?;
+    decode_block(buf, name, handle)
+}
+
+/// Verifies and uncompresses `buf`, the `handle.size + BLOCK_TRAILER_LEN` bytes stored at
+/// `handle` (read by the caller, e.g. several blocks in one read).
+pub fn decode_block(mut buf: Vec<u8>, name: &str, handle: BlockHandle) -> Result<Vec<u8>> {
+    let bad = |d: String| Error::corruption(name, handle.offset, d);
     let n = handle.size as usize;
     let (type_byte, stored) = match (buf.get(n), buf.get(n + 1..).and_then(decode_fixed32)) {
         (Some(&t), Some(c)) => (t, c),

@@ -55,7 +55,7 @@ pub mod table_iter;
 #[cfg(test)]
 mod tests;
 
-pub use block::{Block, BlockIter};
+pub use block::{Block, BlockIter, BlockRole};
 pub use builder::TableBuilder;
 pub use reader::TableReader;
 

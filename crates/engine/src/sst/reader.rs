@@ -1,8 +1,21 @@
 //! [`TableReader`]: an open SST file. `open` reads and verifies the footer, meta-index, index,
-//! filter, properties and range-deletion blocks and keeps them in memory; data blocks are read on
-//! demand, through the block cache when one is given. A reader is immutable after open and
-//! shared (`Arc`) between any number of threads; it takes no locks of its own (the block cache
-//! locks its shards).
+//! filter, properties and range-deletion blocks; data blocks are read on demand, through the
+//! block cache when one is given. A reader is immutable after open and shared (`Arc`) between
+//! any number of threads; it takes no locks of its own (the block cache locks its shards).
+//!
+//! # Index and filter blocks
+//!
+//! By default ([`TableReaderOptions::cache_index_and_filter_blocks`] false) the reader holds
+//! its index and filter blocks itself, outside the block cache and uncharged (RocksDB's
+//! default). With it true, `open` inserts them into the block cache with high priority
+//! (charged to its capacity) and:
+//! * with [`TableReaderOptions::pin_index_and_filter`] the reader keeps an `Arc` of each: the
+//!   cache cannot evict them while the reader lives (pinned usage), and lookups never miss;
+//! * without it the reader keeps only their handles and looks them up in the cache on every
+//!   read (reading and re-inserting them after an eviction), so that they are evictable and
+//!   memory stays within the capacity.
+//!
+//! Every block fetched is counted in the thread's [`crate::perf`] context by role.
 
 use std::sync::Arc;
 
@@ -13,12 +26,36 @@ use crate::iter::range_del::{FragmentedTombstones, RangeTombstone};
 use crate::iter::InternalIterator;
 use crate::key::{self, SequenceNumber, ValueKind};
 
-use super::block::{Block, BlockIter};
+use crate::cache::Priority;
+use crate::perf;
+
+use super::block::{Block, BlockIter, BlockRole};
 use super::builder::{META_FILTER, META_PROPERTIES, META_RANGEDEL};
-use super::filter::BloomFilter;
-use super::format::{read_block, BlockHandle, Footer, FOOTER_LEN};
+use super::filter::filter_hash;
+use super::format::{read_block, BlockHandle, Footer, BLOCK_TRAILER_LEN, FOOTER_LEN};
 use super::table_iter::TableIter;
 use super::{properties, TableProperties};
+
+mod multi_get;
+
+pub use multi_get::MultiGetKey;
+
+/// How a reader treats the block cache.
+#[derive(Clone, Default)]
+pub struct TableReaderOptions {
+    /// The block cache for data blocks (and index/filter blocks if configured).
+    pub block_cache: Option<Arc<dyn Cache<Block>>>,
+    /// Keep index and filter blocks in the block cache, charged (RocksDB's option).
+    pub cache_index_and_filter_blocks: bool,
+    /// With `cache_index_and_filter_blocks`: hold them for the reader's lifetime (pinned).
+    pub pin_index_and_filter: bool,
+}
+
+/// An index or filter block: held by the reader, or in the block cache at a handle.
+enum MetaBlock {
+    Held(Arc<Block>),
+    Cached(BlockHandle),
+}
 
 /// An open SST file.
 pub struct TableReader {
@@ -26,19 +63,31 @@ pub struct TableReader {
     file_number: u64,
     file_name: Arc<str>,
     block_cache: Option<Arc<dyn Cache<Block>>>,
-    index: Arc<Block>,
-    filter: Option<BloomFilter>,
+    index: MetaBlock,
+    filter: Option<MetaBlock>,
     props: TableProperties,
     tombstones: FragmentedTombstones,
 }
 
 impl TableReader {
-    /// Opens and validates the footer, index, filter, range-deletion and properties blocks.
+    /// Opens and validates the footer, index, filter, range-deletion and properties blocks,
+    /// holding the index and filter itself.
     pub fn open(
         file: Arc<dyn RandomAccessFile>,
         file_number: u64,
         file_name: String,
         block_cache: Option<Arc<dyn Cache<Block>>>,
+    ) -> Result<TableReader> {
+        let opts = TableReaderOptions { block_cache, ..Default::default() };
+        TableReader::open_with(file, file_number, file_name, opts)
+    }
+
+    /// As [`TableReader::open`], with the index and filter placement of `opts`.
+    pub fn open_with(
+        file: Arc<dyn RandomAccessFile>,
+        file_number: u64,
+        file_name: String,
+        opts: TableReaderOptions,
     ) -> Result<TableReader> {
         let name: Arc<str> = file_name.into();
         let size = file.size();
@@ -49,12 +98,11 @@ impl TableReader {
         file.read_exact_at(footer_at, &mut fbuf)?;
         let footer = Footer::decode(&fbuf, &name, footer_at)?;
 
-        let load = |h: BlockHandle| -> Result<Arc<Block>> {
-            let data = read_block(file.as_ref(), &name, h)?;
-            Ok(Arc::new(Block::new(data, Arc::clone(&name), h.offset)?))
+        let load = |h: BlockHandle, role: BlockRole| -> Result<Arc<Block>> {
+            load_block(file.as_ref(), &name, h, role)
         };
-        let metaindex = load(footer.metaindex)?;
-        let index = load(footer.index)?;
+        let metaindex = load(footer.metaindex, BlockRole::Other)?;
+        let index = load(footer.index, BlockRole::Index)?;
 
         let (mut filter_h, mut props_h, mut rangedel_h) = (None, None, None);
         let mut it = metaindex.iter();
@@ -83,20 +131,43 @@ impl TableReader {
         let props_h = props_h.ok_or_else(|| {
             Error::corruption(&name, footer.metaindex.offset, "meta-index: no properties block")
         })?;
-        let mut props = properties::decode(&load(props_h)?, &name)?;
+        let mut props = properties::decode(&load(props_h, BlockRole::Other)?, &name)?;
         props.file_size = size;
 
         let filter = match filter_h {
-            Some(h) => {
-                let data = read_block(file.as_ref(), &name, h)?;
-                Some(BloomFilter::new(data, &name, h.offset)?)
-            }
+            Some(h) => Some(load(h, BlockRole::Filter)?),
             None => None,
         };
 
         let tombstones = match rangedel_h {
-            Some(h) => FragmentedTombstones::new(decode_range_dels(&load(h)?, &name)?),
+            Some(h) => {
+                FragmentedTombstones::new(decode_range_dels(&load(h, BlockRole::Other)?, &name)?)
+            }
             None => FragmentedTombstones::default(),
+        };
+
+        let block_cache = opts.block_cache;
+        let place = |b: Arc<Block>, h: BlockHandle| match &block_cache {
+            Some(cache) if opts.cache_index_and_filter_blocks => {
+                let charge = b.charge();
+                cache.insert_with_priority(
+                    (file_number, h.offset),
+                    Arc::clone(&b),
+                    charge,
+                    Priority::High,
+                );
+                if opts.pin_index_and_filter {
+                    MetaBlock::Held(b)
+                } else {
+                    MetaBlock::Cached(h)
+                }
+            }
+            _ => MetaBlock::Held(b),
+        };
+        let index = place(index, footer.index);
+        let filter = match (filter, filter_h) {
+            (Some(f), Some(h)) => Some(place(f, h)),
+            _ => None,
         };
 
         Ok(TableReader {
@@ -119,11 +190,16 @@ impl TableReader {
         seq: SequenceNumber,
         fill_cache: bool,
     ) -> Result<Option<(ValueKind, SequenceNumber, Vec<u8>)>> {
-        if !self.may_contain(user_key) {
-            return Ok(None);
+        perf::table_get();
+        if let Some(filter) = self.filter_block()? {
+            let may = filter.may_contain(filter_hash(user_key));
+            perf::bloom_checked(may);
+            if !may {
+                return Ok(None);
+            }
         }
         let target = key::seek_key(user_key, seq.min(key::MAX_SEQUENCE));
-        let mut index = self.index.iter();
+        let mut index = self.index_block()?.iter();
         index.seek(&target);
         while index.valid() {
             let handle = self.decode_handle(index.value())?;
@@ -146,9 +222,37 @@ impl TableReader {
         Ok(None)
     }
 
-    /// False only if the bloom filter proves `user_key` absent.
+    /// False only if the bloom filter proves `user_key` absent (true if the filter cannot be
+    /// read).
     pub fn may_contain(&self, user_key: &[u8]) -> bool {
-        self.filter.as_ref().is_none_or(|f| f.may_contain(user_key))
+        match self.filter_block() {
+            Ok(Some(f)) => f.may_contain(filter_hash(user_key)),
+            _ => true,
+        }
+    }
+
+    /// The index block: held, or from the block cache (read and re-inserted on a miss).
+    pub(crate) fn index_block(&self) -> Result<Arc<Block>> {
+        match &self.index {
+            MetaBlock::Held(b) => Ok(Arc::clone(b)),
+            MetaBlock::Cached(h) => self.cached_block(*h, BlockRole::Index, true, Priority::High),
+        }
+    }
+
+    /// The filter block, if the table has one.
+    pub(crate) fn filter_block(&self) -> Result<Option<Arc<Block>>> {
+        match &self.filter {
+            None => Ok(None),
+            Some(MetaBlock::Held(b)) => Ok(Some(Arc::clone(b))),
+            Some(MetaBlock::Cached(h)) => {
+                self.cached_block(*h, BlockRole::Filter, true, Priority::High).map(Some)
+            }
+        }
+    }
+
+    /// True if the reader holds its index and filter blocks (not looked up per read).
+    pub fn holds_index_and_filter(&self) -> bool {
+        matches!(self.index, MetaBlock::Held(_))
     }
 
     /// An iterator over the point entries, holding the reader alive.
@@ -178,7 +282,10 @@ impl TableReader {
 
     /// Approximate byte offset in the file of the data block holding `ikey`.
     pub fn approximate_offset_of(&self, ikey: &[u8]) -> u64 {
-        let mut index = self.index.iter();
+        let Ok(index) = self.index_block() else {
+            return self.props.data_size;
+        };
+        let mut index = index.iter();
         index.seek(ikey);
         if index.valid() {
             if let Ok(h) = self.decode_handle(index.value()) {
@@ -191,8 +298,7 @@ impl TableReader {
     /// Reads every block and checks its checksum.
     pub fn verify_checksums(&self) -> Result<()> {
         for handle in self.data_block_handles()? {
-            let data = read_block(self.file.as_ref(), &self.file_name, handle)?;
-            let block = Arc::new(Block::new(data, Arc::clone(&self.file_name), handle.offset)?);
+            let block = load_block(self.file.as_ref(), &self.file_name, handle, BlockRole::Data)?;
             let mut it = block.iter();
             it.seek_to_first();
             while it.valid() {
@@ -213,7 +319,7 @@ impl TableReader {
     /// The handles of the data blocks, in key order (for tools such as `sst_dump`).
     pub fn data_block_handles(&self) -> Result<Vec<BlockHandle>> {
         let mut out = Vec::new();
-        let mut index = self.index.iter();
+        let mut index = self.index_block()?.iter();
         index.seek_to_first();
         while index.valid() {
             out.push(self.decode_handle(index.value())?);
@@ -227,7 +333,7 @@ impl TableReader {
     /// block's last key) with its handle, in key order (for subcompaction boundaries).
     pub fn index_entries(&self) -> Result<Vec<(Vec<u8>, BlockHandle)>> {
         let mut out = Vec::new();
-        let mut index = self.index.iter();
+        let mut index = self.index_block()?.iter();
         index.seek_to_first();
         while index.valid() {
             out.push((index.key().to_vec(), self.decode_handle(index.value())?));
@@ -242,9 +348,12 @@ impl TableReader {
         self.filter.is_some()
     }
 
-    /// A new iterator over the index block.
+    /// A new iterator over the index block (invalid with the error if it cannot be read).
     pub(crate) fn index_iter(&self) -> BlockIter {
-        self.index.iter()
+        match self.index_block() {
+            Ok(b) => b.iter(),
+            Err(e) => BlockIter::failed(e),
+        }
     }
 
     /// Decodes an index entry's value.
@@ -253,29 +362,66 @@ impl TableReader {
             Some((h, n)) if n == v.len() => Ok(h),
             _ => Err(Error::corruption(
                 &self.file_name,
-                self.index.offset(),
+                self.index_offset(),
                 "index: bad block handle",
             )),
         }
     }
 
+    fn index_offset(&self) -> u64 {
+        match &self.index {
+            MetaBlock::Held(b) => b.offset(),
+            MetaBlock::Cached(h) => h.offset,
+        }
+    }
+
     /// The data block at `handle`, from the block cache if present.
     pub(crate) fn data_block(&self, handle: BlockHandle, fill_cache: bool) -> Result<Arc<Block>> {
+        self.cached_block(handle, BlockRole::Data, fill_cache, Priority::Low)
+    }
+
+    /// Looks the block at `handle` up in the block cache (counting a hit or miss of `role`),
+    /// reading it on a miss and inserting it if `fill_cache`.
+    fn cached_block(
+        &self,
+        handle: BlockHandle,
+        role: BlockRole,
+        fill_cache: bool,
+        pri: Priority,
+    ) -> Result<Arc<Block>> {
         let key = (self.file_number, handle.offset);
         if let Some(cache) = &self.block_cache {
             if let Some(b) = cache.lookup(key) {
+                perf::cache_hit(role);
                 return Ok(b);
             }
+            perf::cache_miss(role);
         }
-        let data = read_block(self.file.as_ref(), &self.file_name, handle)?;
-        let block = Arc::new(Block::new(data, Arc::clone(&self.file_name), handle.offset)?);
+        let block = load_block(self.file.as_ref(), &self.file_name, handle, role)?;
         if fill_cache {
-            if let Some(cache) = &self.block_cache {
-                cache.insert(key, Arc::clone(&block), block.charge());
-            }
+            self.insert_block(&block, handle, pri);
         }
         Ok(block)
     }
+
+    fn insert_block(&self, block: &Arc<Block>, handle: BlockHandle, pri: Priority) {
+        if let Some(cache) = &self.block_cache {
+            let key = (self.file_number, handle.offset);
+            cache.insert_with_priority(key, Arc::clone(block), block.charge(), pri);
+        }
+    }
+}
+
+/// Reads, verifies and wraps the block at `handle`, counting the read in the perf context.
+fn load_block(
+    file: &dyn RandomAccessFile,
+    name: &Arc<str>,
+    handle: BlockHandle,
+    role: BlockRole,
+) -> Result<Arc<Block>> {
+    let data = read_block(file, name, handle)?;
+    perf::block_read(role, handle.size + BLOCK_TRAILER_LEN as u64);
+    Ok(Arc::new(Block::with_role(data, Arc::clone(name), handle.offset, role)?))
 }
 
 fn decode_range_dels(block: &Arc<Block>, file: &str) -> Result<Vec<RangeTombstone>> {

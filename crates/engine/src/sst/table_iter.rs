@@ -132,6 +132,7 @@ impl InternalIterator for TableIter {
     }
 
     fn seek(&mut self, target: &[u8]) {
+        crate::perf::child_seek();
         self.index.seek(target);
         self.init_data_block();
         if let Some(d) = &mut self.data {
@@ -141,6 +142,7 @@ impl InternalIterator for TableIter {
     }
 
     fn seek_for_prev(&mut self, target: &[u8]) {
+        crate::perf::child_seek();
         self.index.seek(target);
         if !self.index.valid() {
             if let Err(e) = self.index.status() {

@@ -40,6 +40,9 @@ pub fn options(f: &Flags) -> EResult<Options> {
         } else {
             f.cache_numshardbits as u32
         },
+        cache_index_and_filter_blocks: f.cache_index_and_filter_blocks,
+        pin_l0_filter_and_index_blocks_in_cache: f.pin_l0_filter_and_index_blocks_in_cache,
+        high_pri_pool_ratio: f.cache_high_pri_pool_ratio,
         max_open_files: f.open_files,
         max_background_jobs: f.max_background_jobs as usize,
         disable_auto_compactions: f.disable_auto_compactions,
@@ -93,6 +96,8 @@ impl TalusEngine {
     pub fn open(f: &Flags, path: &Path) -> EResult<Self> {
         let db =
             Db::open(path, options(f)?).map_err(|e| format!("opening {}: {e}", path.display()))?;
+        // The perf level is process-wide, so it reaches the benchmark's worker threads.
+        talus::set_perf_level(talus::PerfLevel::from_rocksdb(f.perf_level));
         let wo = WriteOptions { sync: f.sync, disable_wal: f.disable_wal };
         let ro = ReadOptions { verify_checksums: f.verify_checksum, ..ReadOptions::default() };
         Ok(TalusEngine { db, wo, ro })

@@ -306,7 +306,15 @@ impl<V> ClockTable<V> {
     /// Inserts `value` under `key`, replacing (making invisible) any entry with the same key.
     /// Returns false if it was refused (strict limit, or no slot could be freed); the value is
     /// then dropped.
-    pub(super) fn insert(&self, hash: u64, key: CacheKey, value: Arc<V>, charge: usize) -> bool {
+    /// The entry starts with CLOCK countdown `countdown` (at most [`MAX_COUNTDOWN`]).
+    pub(super) fn insert(
+        &self,
+        hash: u64,
+        key: CacheKey,
+        value: Arc<V>,
+        charge: usize,
+        countdown: u64,
+    ) -> bool {
         if !self.charge_usage(charge) {
             return false;
         }
@@ -331,7 +339,7 @@ impl<V> ClockTable<V> {
                 slot.key1.store(key.1, Relaxed);
                 slot.charge.store(charge, Relaxed);
                 slot.value.store(p, Relaxed);
-                slot.meta.store(shareable_meta(VISIBLE, INITIAL_COUNTDOWN), Release);
+                slot.meta.store(shareable_meta(VISIBLE, countdown.min(MAX_COUNTDOWN)), Release);
                 placed = Some(i);
                 break;
             }
@@ -408,10 +416,13 @@ impl<V> ClockTable<V> {
 
     /// One look of the clock hand at slot `i`: lowers the countdown of an unreferenced visible
     /// entry, or takes ownership (returns true) of an unreferenced entry whose countdown is zero
-    /// or that is invisible.
+    /// or that is invisible. A visible entry whose value is held outside the cache
+    /// (`Arc::strong_count > 1`: pinned) is left alone: the hand looks at the value under a
+    /// slot reference first (so lookups keep finding a pinned entry; an entry pinned between
+    /// that look and the take is evicted, its holder keeping the value).
     fn clock_update(&self, i: usize) -> bool {
         let slot = self.slot(i);
-        let meta = slot.meta.load(Relaxed);
+        let mut meta = slot.meta.load(Relaxed);
         let st = state(meta);
         if (st != VISIBLE && st != INVISIBLE) || refcount(meta) != 0 {
             return false;
@@ -422,6 +433,28 @@ impl<V> ClockTable<V> {
             // Not aggressive: a failure means the entry was just used.
             let _ = slot.meta.compare_exchange(meta, lowered, Relaxed, Relaxed);
             return false;
+        }
+        if st == VISIBLE {
+            let old = slot.meta.fetch_add(ACQUIRE_INC, Acquire);
+            match state(old) {
+                VISIBLE => {
+                    let pinned = self.value_pinned(slot);
+                    self.undo_acquire(i);
+                    if pinned {
+                        return false;
+                    }
+                }
+                INVISIBLE => {
+                    self.undo_acquire(i);
+                    return false;
+                }
+                // Not shareable: the owner's store discards our increment.
+                _ => return false,
+            }
+            meta = slot.meta.load(Relaxed);
+            if state(meta) != VISIBLE || refcount(meta) != 0 || acquires(meta) != 0 {
+                return false;
+            }
         }
         slot.meta.compare_exchange(meta, CONSTRUCTION << STATE_SHIFT, Acquire, Relaxed).is_ok()
     }
@@ -450,35 +483,8 @@ impl<V> ClockTable<V> {
 }
 
 #[cfg(test)]
-impl<V> ClockTable<V> {
-    /// Test hook: sets both counters of the visible entry for `key` to `count` (to exercise
-    /// overflow correction without 2^29 lookups). Returns false if the key is not found.
-    pub(super) fn set_counters_for_test(&self, hash: u64, key: CacheKey, count: u64) -> bool {
-        for i in probe(hash, self.mask) {
-            let slot = self.slot(i);
-            let meta = slot.meta.load(Acquire);
-            if state(meta) == VISIBLE && slot.key() == key {
-                slot.meta.store(shareable_meta(VISIBLE, count & COUNTER_MASK), Release);
-                return true;
-            }
-        }
-        false
-    }
-
-    /// Test hook: (state, acquire count, release count) of the entry for `key`, if any.
-    pub(super) fn meta_for_test(&self, hash: u64, key: CacheKey) -> Option<(u64, u64, u64)> {
-        probe(hash, self.mask).map(|i| self.slot(i)).find_map(|slot| {
-            let meta = slot.meta.load(Acquire);
-            (state(meta) >= INVISIBLE && slot.key() == key)
-                .then(|| (state(meta), acquires(meta), releases(meta)))
-        })
-    }
-
-    /// Test hook: sum of all displacement counts (zero when the table is empty and quiet).
-    pub(super) fn displacements_for_test(&self) -> u64 {
-        self.slots.iter().map(|s| u64::from(s.displacements.load(Acquire))).sum()
-    }
-}
+mod hooks;
+mod scan;
 
 impl<V> Drop for ClockTable<V> {
     fn drop(&mut self) {

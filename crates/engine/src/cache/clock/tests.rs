@@ -51,7 +51,7 @@ fn replace_keeps_one_entry() {
 }
 
 #[test]
-fn capacity_respected_and_values_outlive_eviction() {
+fn capacity_respected_and_held_values_pinned() {
     let c: HyperClockCache<Vec<u8>> = HyperClockCache::new(1000, 100, 0, false);
     c.insert((0, 0), Arc::new(vec![9; 3]), 100);
     let held = c.lookup((0, 0)).expect("just inserted");
@@ -59,9 +59,21 @@ fn capacity_respected_and_values_outlive_eviction() {
         c.insert((i, 0), Arc::new(vec![1; 8]), 100);
         assert!(c.usage() <= 1000, "usage {} after {i}", c.usage());
     }
-    assert!(c.lookup((0, 0)).is_none(), "the first entry was evicted");
-    assert_eq!(*held, vec![9; 3], "a value evicted while held stays intact");
+    assert_eq!(c.lookup((0, 0)).as_deref(), Some(&vec![9; 3]), "a held entry is not evicted");
+    assert_eq!(c.pinned_usage(), 100);
     assert!(c.len() <= 10);
+    drop(held);
+    assert_eq!(c.pinned_usage(), 0);
+    for i in 200..400u64 {
+        c.insert((i, 0), Arc::new(vec![1; 8]), 100);
+    }
+    assert!(c.lookup((0, 0)).is_none(), "evicted once let go");
+    // An erased entry goes at once even if held; the holder keeps the value.
+    c.insert((7, 7), Arc::new(vec![7]), 100);
+    let h = c.lookup((7, 7)).unwrap();
+    c.erase((7, 7));
+    assert!(c.lookup((7, 7)).is_none());
+    assert_eq!(*h, vec![7]);
 }
 
 #[test]
