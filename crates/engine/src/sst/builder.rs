@@ -253,19 +253,32 @@ impl TableBuilder {
 }
 
 /// A key `k` with `last <= k < next` (both internal keys, `last < next`), short if possible:
-/// when the user keys differ, the shortest user key between them with the largest trailer.
+/// when the user keys differ, the shortest user key `s` with `user(last) < s < user(next)`,
+/// with the largest trailer (so `k` sorts before every entry of `s`). As RocksDB's bytewise
+/// `FindShortestSeparator`: increment the first differing byte of `last` if that stays below
+/// `next`; else keep it and increment the first later byte of `last` that is not 0xff.
 pub fn shortest_separator(last: &[u8], next: &[u8]) -> Vec<u8> {
     let (a, b) = (key::user_key(last), key::user_key(next));
     let common = a.iter().zip(b).take_while(|(x, y)| x == y).count();
-    if common < a.len().min(b.len()) {
-        if let (Some(&x), Some(&y)) = (a.get(common), b.get(common)) {
-            if x < 0xff && x + 1 < y {
-                let mut sep = a.get(..=common).unwrap_or(a).to_vec();
-                if let Some(l) = sep.last_mut() {
-                    *l += 1;
-                }
-                return key::make_internal_key(&sep, MAX_SEQUENCE, key::KIND_FOR_SEEK);
-            }
+    if common >= a.len().min(b.len()) {
+        // One user key is a prefix of the other (or they are equal): nothing shorter fits.
+        return last.to_vec();
+    }
+    let (Some(&x), Some(&y)) = (a.get(common), b.get(common)) else {
+        return last.to_vec();
+    };
+    if x < 0xff && x + 1 < y {
+        let mut sep = a[..=common].to_vec();
+        sep[common] += 1;
+        return key::make_internal_key(&sep, MAX_SEQUENCE, key::KIND_FOR_SEEK);
+    }
+    // `a[..=common]` is below `b` (its last byte is smaller); any key extending it is too. The
+    // first later byte of `a` that can grow gives the shortest key above `a` with that prefix.
+    for i in common + 1..a.len() {
+        if a[i] < 0xff {
+            let mut sep = a[..=i].to_vec();
+            sep[i] += 1;
+            return key::make_internal_key(&sep, MAX_SEQUENCE, key::KIND_FOR_SEEK);
         }
     }
     last.to_vec()

@@ -390,6 +390,49 @@ fn separators_are_between_keys() {
     let a = key::make_internal_key(b"abc", 1, ValueKind::Put);
     let b = key::make_internal_key(b"abx", 1, ValueKind::Put);
     assert_eq!(key::user_key(&shortest_separator(&a, &b)), b"abd");
+    // The differing byte can't grow (0x56 + 1 is the limit's byte): a later byte grows instead.
+    let a = key::make_internal_key(&[0x12, 0x34, 0x56, 0x78, 0x9a], 1, ValueKind::Put);
+    let b = key::make_internal_key(&[0x12, 0x34, 0x57, 0x00], 1, ValueKind::Put);
+    assert_eq!(key::user_key(&shortest_separator(&a, &b)), &[0x12, 0x34, 0x56, 0x79]);
+    let a = key::make_internal_key(&[0x12, 0xff, 0xff, 0x01], 1, ValueKind::Put);
+    let b = key::make_internal_key(&[0x13, 0x00], 1, ValueKind::Put);
+    assert_eq!(key::user_key(&shortest_separator(&a, &b)), &[0x12, 0xff, 0xff, 0x02]);
+    // Nothing shorter: a prefix of the next key, or only 0xff bytes after the difference.
+    let a = key::make_internal_key(b"ab", 1, ValueKind::Put);
+    let b = key::make_internal_key(b"abc", 1, ValueKind::Put);
+    assert_eq!(shortest_separator(&a, &b), a);
+    let a = key::make_internal_key(&[0x01, 0xff], 1, ValueKind::Put);
+    let b = key::make_internal_key(&[0x02], 1, ValueKind::Put);
+    assert_eq!(shortest_separator(&a, &b), a);
+    // Exhaustively over short keys from a small alphabet.
+    let alphabet = [0u8, 1, 2, 0xfe, 0xff];
+    let mut keys: Vec<Vec<u8>> = vec![vec![]];
+    for len in 1..=3 {
+        let mut k = vec![0usize; len];
+        loop {
+            keys.push(k.iter().map(|&i| alphabet[i]).collect());
+            let mut j = 0;
+            while j < len && k[j] == alphabet.len() - 1 {
+                k[j] = 0;
+                j += 1;
+            }
+            if j == len {
+                break;
+            }
+            k[j] += 1;
+        }
+    }
+    keys.sort();
+    for (i, ua) in keys.iter().enumerate() {
+        for ub in &keys[i + 1..] {
+            let a = key::make_internal_key(ua, 7, ValueKind::Put);
+            let b = key::make_internal_key(ub, 9, ValueKind::Put);
+            let s = shortest_separator(&a, &b);
+            assert!(key::compare_internal(&a, &s).is_le(), "{ua:?} {ub:?}");
+            assert!(key::compare_internal(&s, &b).is_lt(), "{ua:?} {ub:?}");
+            assert!(key::user_key(&s).len() <= ua.len(), "{ua:?} {ub:?}");
+        }
+    }
 }
 
 #[test]
