@@ -229,6 +229,12 @@ impl Db {
         self.inner().property(name)
     }
 
+    /// The options the database was opened with (its file system, table and compaction
+    /// settings), e.g. for writing external files with [`crate::SstFileWriter`].
+    pub fn options(&self) -> &Options {
+        &self.handle.inner.opts
+    }
+
     /// The database directory.
     pub fn path(&self) -> &Path {
         &self.handle.inner.path
