@@ -6,7 +6,8 @@
 //! one engine WriteBatch. Locks: `ddl` serializes DDL; `tables` (RwLock) guards the registry;
 //! each table's write lock (see `write`) is taken after `ddl` when DDL changes a live table.
 //! At open, an index still marked building (a crash interrupted `create_index`) is removed:
-//! its key range deleted and its catalog entry dropped, in one batch.
+//! its key range deleted and its catalog entry dropped, in one batch; leftover build files in
+//! `<db>/tmp` are deleted.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -40,6 +41,17 @@ pub(crate) fn index_range(id: u32) -> (Vec<u8>, Vec<u8>) {
     put_index_id(&mut lo, id);
     let hi = prefix_successor(&lo).unwrap_or_else(|| vec![0xFF; 5]);
     (lo, hi)
+}
+
+/// Removes the run and SST files an interrupted `create_index` left in `<db>/tmp` (best effort).
+fn remove_build_leftovers(db: &Db) {
+    let fs = &db.options().fs;
+    let dir = db.path().join("tmp");
+    if let Ok(names) = fs.list_dir(&dir) {
+        for n in names.iter().filter(|n| n.starts_with("talus-index-")) {
+            let _ = fs.remove_file(&dir.join(n));
+        }
+    }
 }
 
 /// State shared by every handle of one catalog.
@@ -116,6 +128,7 @@ impl Catalog {
             }
             tables.insert(name, Arc::new(TableShared::new(meta)));
         }
+        remove_build_leftovers(&db);
         Ok(Catalog {
             inner: Arc::new(CatalogInner {
                 db,

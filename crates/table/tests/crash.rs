@@ -66,6 +66,12 @@ fn power_loss_during_create_index_leaves_no_index_or_a_complete_one() {
         };
         let fs2 = fs.crash(mode);
         let cat = Catalog::open(Db::open(DB, opts(&fs2)).unwrap()).unwrap();
+        let leftovers: Vec<_> = fs2
+            .files()
+            .into_iter()
+            .filter(|p| p.to_string_lossy().contains("talus-index-"))
+            .collect();
+        assert!(leftovers.is_empty(), "n={n}: build files left behind: {leftovers:?}");
         let t = cat.table("t").unwrap();
         let has = t.def().indexes.iter().any(|i| i.name == "by_bc");
         if r.is_ok() {
