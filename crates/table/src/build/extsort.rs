@@ -282,6 +282,8 @@ mod tests {
     }
 
     proptest! {
+        // Each case writes up to a few hundred run files: keep the count fixed.
+        #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
         #[test]
         fn equals_an_in_memory_sort(entries in proptest::collection::vec((proptest::collection::vec(any::<u8>(), 0..8), proptest::collection::vec(any::<u8>(), 0..4)), 0..200), budget in 1usize..4000) {
             let (out, _) = sort_all(&entries, budget);
