@@ -336,3 +336,38 @@ fn verify_indexes_finds_missing_and_stray_entries() {
     cat.db().delete_range(by_a.to_vec()..258u32.to_be_bytes().to_vec()).unwrap();
     assert!(matches!(t.verify_indexes(), Err(TableError::Corruption { .. })));
 }
+
+#[test]
+fn unique_index_on_a_nullable_column_admits_many_nulls() {
+    let dir = tempfile::tempdir().unwrap();
+    let cat = open(dir.path());
+    let mut d = table_def("t");
+    d.indexes = vec![idx("u_a", &["a"], true), idx("u_a_desc", &["a DESC", "b"], true)];
+    let t = cat.create_table(d).unwrap();
+    t.insert(&row(1, None, "x", 1)).unwrap();
+    t.insert(&row(2, None, "x", 2)).unwrap();
+    t.insert(&row(3, Some(5), "x", 3)).unwrap();
+    assert!(
+        matches!(t.insert(&row(4, Some(5), "y", 4)), Err(TableError::DuplicateKey { index, .. }) if index == "u_a")
+    );
+    assert!(t.update(&row(2, Some(6), "x", 2)).unwrap());
+    assert!(t.update(&row(1, Some(7), "x", 1)).unwrap());
+    assert!(t.update(&row(1, None, "x", 1)).unwrap());
+    t.insert(&row(4, Some(7), "y", 4)).unwrap();
+    let got = t.scan_columns("u_a", &[], 10, Direction::Forward, &["a", "id"]).unwrap();
+    assert_eq!(
+        got,
+        vec![
+            vec![Value::Null, Value::I64(1)],
+            vec![Value::I32(5), Value::I64(3)],
+            vec![Value::I32(6), Value::I64(2)],
+            vec![Value::I32(7), Value::I64(4)],
+        ]
+    );
+    let got = t.scan("u_a_desc", &[Value::I32(6)], 2, Direction::Forward).unwrap();
+    assert_eq!((got[0][0].clone(), got[1][0].clone()), (Value::I64(2), Value::I64(3)));
+    check_consistent(&t, &cat);
+    // Building a unique index over a column with NULLs and distinct values works too.
+    cat.create_index("t", idx("u_ac", &["a", "c"], true), &Default::default()).unwrap();
+    check_consistent(&cat.table("t").unwrap(), &cat);
+}
