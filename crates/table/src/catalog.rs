@@ -65,7 +65,12 @@ pub(crate) struct CatalogInner {
     pub clock: AtomicU64,
     /// Begin clocks of open transactions (a multiset), to prune conflict history.
     pub active: Mutex<BTreeMap<u64, usize>>,
+    /// Test hook: called by `create_index` at named points (see [`Catalog::set_build_hook`]).
+    pub build_hook: Mutex<Option<BuildHook>>,
 }
+
+/// A test hook for `create_index`; see [`Catalog::set_build_hook`].
+pub type BuildHook = Arc<dyn Fn(&str) + Send + Sync>;
 
 /// A database of tables on one [`Db`]. Cheap to clone; `Send + Sync`.
 #[derive(Clone)]
@@ -137,6 +142,7 @@ impl Catalog {
                 stats: Counters::default(),
                 clock: AtomicU64::new(0),
                 active: Mutex::new(BTreeMap::new()),
+                build_hook: Mutex::new(None),
             }),
         })
     }
@@ -216,6 +222,15 @@ impl Catalog {
     /// now; writes are buffered and applied as one batch by [`Transaction::commit`].
     pub fn begin(&self) -> Transaction {
         Transaction::begin(self.inner.clone())
+    }
+
+    /// Test hook: `create_index` calls `hook("before_ingest")` after writing its SST files and
+    /// before ingesting them, with no lock held (for non-unique indexes), so a test can run
+    /// writes, flushes and compactions at that point; and `hook("ingest_behind_refused")` when
+    /// it falls back to the catch-up ingestion.
+    #[doc(hidden)]
+    pub fn set_build_hook(&self, hook: Option<BuildHook>) {
+        *self.inner.build_hook.lock() = hook;
     }
 
     /// The cumulative counters.

@@ -406,3 +406,48 @@ fn garbage_rows_and_catalog_records_are_corruption_not_panics() {
     let db = Db::open(dir.path(), Options::default()).unwrap();
     assert!(matches!(Catalog::open(db), Err(TableError::Corruption { .. })));
 }
+
+/// Writes that run during a build and reach the bottommost level before the ingestion make
+/// `ingest_behind` refuse: the build then ingests as newest and replays those writes.
+#[test]
+fn create_index_falls_back_when_the_bottom_level_overlaps() {
+    let dir = tempfile::tempdir().unwrap();
+    let cat = open(dir.path());
+    let t = cat.create_table(table_def("t")).unwrap();
+    let rows: Vec<Row> =
+        (0..2000).map(|i| row(i, Some((i % 10) as i32), &format!("b{}", i % 30), i)).collect();
+    t.insert_many(&rows).unwrap();
+    let (t2, cat2) = (t.clone(), cat.clone());
+    let fired = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let fired2 = fired.clone();
+    let refused = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let refused2 = refused.clone();
+    cat.set_build_hook(Some(Arc::new(move |point: &str| {
+        if point == "ingest_behind_refused" {
+            refused2.store(true, std::sync::atomic::Ordering::SeqCst);
+            return;
+        }
+        assert_eq!(point, "before_ingest");
+        fired2.store(true, std::sync::atomic::Ordering::SeqCst);
+        // Change rows the snapshot saw: deletes, updates (entry moves) and inserts, then push
+        // everything, the new index's entries included, down to the bottommost level.
+        for i in 0..200 {
+            t2.delete(&[Value::I64(i * 10)]).unwrap();
+            t2.update(&row(i * 10 + 1, None, "moved", -i)).unwrap();
+            t2.insert(&row(5000 + i, Some(1), "new", i)).unwrap();
+        }
+        cat2.db().compact_range(None, None).unwrap();
+    })));
+    cat.create_index("t", idx("by_b", &["b"], false), &Default::default()).unwrap();
+    assert!(fired.load(std::sync::atomic::Ordering::SeqCst));
+    assert!(refused.load(std::sync::atomic::Ordering::SeqCst), "the fallback path ran");
+    cat.set_build_hook(None);
+    let t = cat.table("t").unwrap();
+    assert_eq!(check_consistent(&t, &cat).len(), 2000);
+    let moved =
+        t.scan("by_b", &[Value::Varchar("moved".into())], 1000, Direction::Forward).unwrap();
+    assert_eq!(moved.iter().filter(|r| r[2] == Value::Varchar("moved".into())).count(), 200);
+    assert_eq!(moved.len(), 400, "then the 200 'new' rows");
+    cat.db().compact_range(None, None).unwrap();
+    check_consistent(&t, &cat);
+}
