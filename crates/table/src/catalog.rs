@@ -86,7 +86,9 @@ impl std::fmt::Debug for Catalog {
 
 impl Catalog {
     /// Loads the catalog stored in `db` (an empty one if none), dropping any index a crash left
-    /// half built.
+    /// half built. Open one `Catalog` per database and clone it: the write locks that make
+    /// uniqueness checks atomic live in the catalog. Table writes use the engine's default
+    /// `WriteOptions` (WAL on, not synced per write); DDL is synced.
     pub fn open(db: Db) -> Result<Catalog> {
         let next = match db.get(NEXT_ID_KEY)? {
             None => FIRST_USER_ID,
