@@ -99,6 +99,12 @@ fn main() {
     println!("3 secondary indexes (marketsegment, registersegment, pdc):");
     let indexed = load(&cat, &cat.create_table(schema("indexed", true)).unwrap(), n);
     println!("  rate with 3 indexes / rate with none = {:.2}", indexed / plain);
+    if let Some(stats) = cat.db().property("talus.stats") {
+        for l in stats.lines().filter(|l| l.contains("Stall") || l.starts_with("Cumulative writes"))
+        {
+            println!("  {l}");
+        }
+    }
     println!("create_index x3 on the populated 'plain' table:");
     for (name, cols) in indexes() {
         let start = Instant::now();
