@@ -1,5 +1,5 @@
 //! [`Catalog`]: the table definitions stored in the engine, the registry of open tables, and
-//! DDL (create/drop table; create index is in `build`).
+//! DDL (create/drop table, drop index; create index is in `build`).
 //!
 //! Storage (docs/format/table-keys.md, "Catalog"): key `00 00 00 00 'n'` holds the next free
 //! index id (u32 BE); key `00 00 00 00 't' + name` holds a table's record. Every DDL change is
@@ -206,6 +206,43 @@ impl Catalog {
         self.inner.db.write(b, &WriteOptions { sync: true, ..Default::default() })?;
         shared.dropped.store(true, Ordering::Release);
         self.inner.tables.write().remove(name);
+        Ok(())
+    }
+
+    /// Drops the ready secondary index `index` of `table`: its catalog entry and its entries
+    /// go in one batch. [`TableError::NoSuchIndex`] if there is none (or it is still being
+    /// built).
+    pub fn drop_index(&self, table: &str, index: &str) -> Result<()> {
+        let _ddl = self.inner.ddl.lock();
+        let shared = self.inner.tables.read().get(table).cloned();
+        let Some(shared) = shared else {
+            return Err(TableError::NoSuchTable(table.to_string()));
+        };
+        let _w = shared.lock.lock();
+        if shared.dropped.load(Ordering::Acquire) {
+            return Err(TableError::NoSuchTable(table.to_string()));
+        }
+        let meta = shared.meta();
+        let id = match meta.index(index) {
+            Some(ix) if ix.state == IndexState::Ready => ix.id,
+            _ => return Err(TableError::NoSuchIndex(index.to_string())),
+        };
+        let kept: Vec<(IndexDef, (u32, IndexState))> = meta
+            .indexes
+            .iter()
+            .filter(|i| i.id != id)
+            .map(|i| (i.def.clone(), (i.id, i.state)))
+            .collect();
+        let mut def = meta.def.clone();
+        def.indexes = kept.iter().map(|k| k.0.clone()).collect();
+        let ids: Vec<_> = kept.iter().map(|k| k.1).collect();
+        let m = TableMeta::resolve(&def, meta.id, &ids)?;
+        let mut b = WriteBatch::new();
+        let (lo, hi) = index_range(id);
+        b.delete_range(lo, hi);
+        b.put(table_key(table), m.encode());
+        self.inner.db.write(b, &WriteOptions { sync: true, ..Default::default() })?;
+        shared.set_meta(m);
         Ok(())
     }
 

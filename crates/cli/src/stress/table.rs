@@ -1,6 +1,6 @@
 //! `talus stress --workload=table`: random inserts, updates, deletes and small transactions on
-//! a table with two secondary indexes (and, once per run, `create_index` of a third on the
-//! populated table), checking after every (re)open and at the end that every index holds
+//! a table with two secondary indexes (and, once per run, `drop_index` + `create_index` of a
+//! third on the populated table, so kills also hit index builds), checking after every (re)open and at the end that every index holds
 //! exactly the entries derived from the rows (`talus_table::Table::verify_indexes`).
 //!
 //! There is no expected-state oracle for row contents here: the invariant checked is the
@@ -142,20 +142,26 @@ fn thread(
     let mut rng = StdRng::seed_from_u64(seed);
     let mut last_progress = Instant::now();
     let build_at = Instant::now() + Duration::from_millis(500);
-    let mut built = t.def().indexes.iter().any(|x| x.name == BUILT);
+    let mut rebuilt = false;
     for n in 0..cfg.ops_per_thread {
         if stop.load(Ordering::Relaxed) || Instant::now() >= deadline {
             break;
         }
-        if i == 0 && !built && Instant::now() >= build_at {
-            // Build an index on the populated table while the other threads write.
+        if i == 0 && !rebuilt && Instant::now() >= build_at {
+            // Drop and rebuild an index on the populated table while the other threads
+            // write, once per run, so that kills also land in the middle of a build.
+            match cat.drop_index(TABLE, BUILT) {
+                Ok(()) | Err(TableError::NoSuchIndex(_)) => {}
+                Err(e) => return Err(db_err(e)),
+            }
+            println!("stress: building index {BUILT}");
             let def = IndexDef { name: BUILT.into(), columns: vec!["c".into()], unique: false };
             let o = CreateIndexOptions { sort_memory_bytes: 1 << 20, temp_dir: None };
             match cat.create_index(TABLE, def, &o) {
-                Ok(()) | Err(TableError::IndexExists(_)) => println!("stress: index {BUILT} built"),
+                Ok(()) => println!("stress: index {BUILT} built"),
                 Err(e) => return Err(db_err(e)),
             }
-            built = true;
+            rebuilt = true;
         }
         let r = match rng.gen_range(0..100) {
             0..=39 => t.insert(&random_row(&mut rng, cfg.max_key)).map(|_| ()),
