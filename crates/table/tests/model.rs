@@ -1,4 +1,5 @@
-//! Model test: random inserts, updates, deletes, transactions, index builds, scans and reopens
+//! Model test: random inserts, updates, deletes, transactions, index builds and drops, scans
+//! and reopens
 //! against a `BTreeMap` oracle of rows. After every step each secondary index must hold exactly
 //! the entries derived from the primary rows (`common::check_consistent`), the rows must equal
 //! the oracle's, and duplicate-key errors must match the oracle's.
@@ -23,6 +24,7 @@ enum Step {
     Row(RowOp),
     Txn(Vec<RowOp>, bool),
     CreateIndex(u8),
+    DropIndex(u8),
     Scan(Option<Option<i32>>, usize, bool),
     Flush,
     Compact,
@@ -44,7 +46,8 @@ fn step() -> impl Strategy<Value = Step> {
     prop_oneof![
         10 => row_op().prop_map(Step::Row),
         2 => (proptest::collection::vec(row_op(), 1..6), proptest::bool::weighted(0.8)).prop_map(|(o, c)| Step::Txn(o, c)),
-        1 => (0..3u8).prop_map(Step::CreateIndex),
+        2 => (0..3u8).prop_map(Step::CreateIndex),
+        1 => (0..3u8).prop_map(Step::DropIndex),
         2 => (proptest::option::of(proptest::option::weighted(0.8, 0..6i32)), 1..8usize, any::<bool>()).prop_map(|(f, l, r)| Step::Scan(f, l, r)),
         1 => Just(Step::Flush),
         1 => Just(Step::Compact),
@@ -177,6 +180,16 @@ fn run(steps: Vec<Step>) {
                     }
                     Err(e) => panic!("step {i}: {e}"),
                 }
+                t = cat.table("t").unwrap();
+            }
+            Step::DropIndex(k) => {
+                let name = INDEXES[*k as usize].0;
+                match cat.drop_index("t", name) {
+                    Ok(()) => assert!(created[*k as usize], "step {i}: dropped a missing index"),
+                    Err(TableError::NoSuchIndex(_)) => assert!(!created[*k as usize]),
+                    Err(e) => panic!("step {i}: {e}"),
+                }
+                created[*k as usize] = false;
                 t = cat.table("t").unwrap();
             }
             Step::Scan(from, limit, reverse) => {
