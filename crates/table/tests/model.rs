@@ -1,6 +1,5 @@
 //! Model test: random inserts, updates, deletes, transactions, index builds and drops, scans
-//! and reopens
-//! against a `BTreeMap` oracle of rows. After every step each secondary index must hold exactly
+//! and reopens against a `BTreeMap` oracle of rows. After every step each secondary index must hold exactly
 //! the entries derived from the primary rows (`common::check_consistent`), the rows must equal
 //! the oracle's, and duplicate-key errors must match the oracle's.
 
