@@ -1,0 +1,5 @@
+//! TEMP
+/// TEMP
+pub fn run(_args: &[String]) -> i32 {
+    2
+}
