@@ -235,27 +235,36 @@ fn report_intervals(
     let (last_i, last_q) = (AtomicU64::new(0), AtomicU64::new(0));
     let mut last_t = start;
     let mut tick = start + interval;
-    while !finished.load(Relaxed) {
+    loop {
+        let done = finished.load(Relaxed);
         let now = Instant::now();
-        if now < tick {
+        if !done && now < tick {
             std::thread::sleep((tick - now).min(Duration::from_millis(20)));
             continue;
         }
-        let dt = now.duration_since(last_t).as_secs_f64().max(1e-9);
         let ins = counters.inserts.load(Relaxed);
         let q = counters.queries.load(Relaxed);
-        let row = IntervalRow {
-            elapsed_s: now.duration_since(start).as_secs_f64(),
-            ips: (ins - last_i.swap(ins, Relaxed)) as f64 / dt,
-            qps: (q - last_q.swap(q, Relaxed)) as f64 / dt,
-            max_insert_ms: counters.interval_max_insert_us.swap(0, Relaxed) as f64 / 1000.0,
-            max_query_ms: counters.interval_max_query_us.swap(0, Relaxed) as f64 / 1000.0,
-        };
-        println!(
-            "{step}: {:>8.1} {:>10.0} {:>10.0} {:>12.3} {:>12.3}",
-            row.elapsed_s, row.ips, row.qps, row.max_insert_ms, row.max_query_ms
-        );
-        rows.push(row);
+        let dt = now.duration_since(last_t).as_secs_f64();
+        // The last, partial interval counts only if something happened in it or the step was
+        // shorter than one interval (so a short step still has a point).
+        let moved = ins != last_i.load(Relaxed) || q != last_q.load(Relaxed);
+        if !done || (dt > 0.001 && (moved || rows.is_empty())) {
+            let row = IntervalRow {
+                elapsed_s: now.duration_since(start).as_secs_f64(),
+                ips: (ins - last_i.swap(ins, Relaxed)) as f64 / dt.max(1e-9),
+                qps: (q - last_q.swap(q, Relaxed)) as f64 / dt.max(1e-9),
+                max_insert_ms: counters.interval_max_insert_us.swap(0, Relaxed) as f64 / 1000.0,
+                max_query_ms: counters.interval_max_query_us.swap(0, Relaxed) as f64 / 1000.0,
+            };
+            println!(
+                "{step}: {:>8.1} {:>10.0} {:>10.0} {:>12.3} {:>12.3}",
+                row.elapsed_s, row.ips, row.qps, row.max_insert_ms, row.max_query_ms
+            );
+            rows.push(row);
+        }
+        if done {
+            break;
+        }
         last_t = now;
         tick += interval;
     }
