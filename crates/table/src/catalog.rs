@@ -1,0 +1,212 @@
+//! [`Catalog`]: the table definitions stored in the engine, the registry of open tables, and
+//! DDL (create/drop table; create index is in `build`).
+//!
+//! Storage (docs/format/table-keys.md, "Catalog"): key `00 00 00 00 'n'` holds the next free
+//! index id (u32 BE); key `00 00 00 00 't' + name` holds a table's record. Every DDL change is
+//! one engine WriteBatch. Locks: `ddl` serializes DDL; `tables` (RwLock) guards the registry;
+//! each table's write lock (see `write`) is taken after `ddl` when DDL changes a live table.
+//! At open, an index still marked building (a crash interrupted `create_index`) is removed:
+//! its key range deleted and its catalog entry dropped, in one batch.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use parking_lot::{Mutex, RwLock};
+use talus::{Db, ReadOptions, WriteBatch, WriteOptions};
+
+use crate::error::{Result, TableError};
+use crate::keycodec::{prefix_successor, put_index_id};
+use crate::meta::{IndexState, TableMeta, FIRST_USER_ID};
+use crate::stats::{Counters, TableStats};
+use crate::table::Table;
+use crate::txn::Transaction;
+use crate::write::TableShared;
+use crate::{IndexDef, TableDef};
+
+const NEXT_ID_KEY: [u8; 5] = [0, 0, 0, 0, b'n'];
+const TABLE_PREFIX: [u8; 5] = [0, 0, 0, 0, b't'];
+
+/// The catalog record key of table `name`.
+pub(crate) fn table_key(name: &str) -> Vec<u8> {
+    let mut k = TABLE_PREFIX.to_vec();
+    k.extend_from_slice(name.as_bytes());
+    k
+}
+
+/// `[id prefix, successor)`: every key of index `id`.
+pub(crate) fn index_range(id: u32) -> (Vec<u8>, Vec<u8>) {
+    let mut lo = Vec::with_capacity(4);
+    put_index_id(&mut lo, id);
+    let hi = prefix_successor(&lo).unwrap_or_else(|| vec![0xFF; 5]);
+    (lo, hi)
+}
+
+/// State shared by every handle of one catalog.
+pub(crate) struct CatalogInner {
+    pub db: Db,
+    pub tables: RwLock<HashMap<String, Arc<TableShared>>>,
+    /// Serializes DDL and guards the next free index id.
+    pub ddl: Mutex<u32>,
+    pub stats: Counters,
+    /// Commit clock: incremented after each table write lands (conflict detection).
+    pub clock: AtomicU64,
+    /// Begin clocks of open transactions (a multiset), to prune conflict history.
+    pub active: Mutex<BTreeMap<u64, usize>>,
+}
+
+/// A database of tables on one [`Db`]. Cheap to clone; `Send + Sync`.
+#[derive(Clone)]
+pub struct Catalog {
+    pub(crate) inner: Arc<CatalogInner>,
+}
+
+impl std::fmt::Debug for Catalog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Catalog({:?})", self.inner.db)
+    }
+}
+
+impl Catalog {
+    /// Loads the catalog stored in `db` (an empty one if none), dropping any index a crash left
+    /// half built.
+    pub fn open(db: Db) -> Result<Catalog> {
+        let next = match db.get(NEXT_ID_KEY)? {
+            None => FIRST_USER_ID,
+            Some(v) => match <[u8; 4]>::try_from(v.as_slice()) {
+                Ok(a) => u32::from_be_bytes(a),
+                Err(_) => {
+                    return Err(TableError::corrupt(format!("next-id record of {} bytes", v.len())))
+                }
+            },
+        };
+        let mut tables = HashMap::new();
+        let ro = ReadOptions {
+            iterate_lower_bound: Some(TABLE_PREFIX.to_vec()),
+            iterate_upper_bound: prefix_successor(&TABLE_PREFIX),
+            ..ReadOptions::default()
+        };
+        let mut records = Vec::new();
+        for kv in db.iter(&ro) {
+            let (k, v) = kv?;
+            let name = String::from_utf8(k[TABLE_PREFIX.len()..].to_vec())
+                .map_err(|_| TableError::corrupt("catalog: table name is not UTF-8"))?;
+            records.push((name, v));
+        }
+        for (name, v) in records {
+            let mut meta = TableMeta::decode(&name, &v)?;
+            if meta.indexes.iter().any(|i| i.state == IndexState::Building) {
+                let mut b = WriteBatch::new();
+                for i in meta.indexes.iter().filter(|i| i.state == IndexState::Building) {
+                    let (lo, hi) = index_range(i.id);
+                    b.delete_range(lo, hi);
+                }
+                let mut def = meta.def.clone();
+                let kept: Vec<(IndexDef, (u32, IndexState))> = meta
+                    .indexes
+                    .iter()
+                    .filter(|i| i.state == IndexState::Ready)
+                    .map(|i| (i.def.clone(), (i.id, i.state)))
+                    .collect();
+                def.indexes = kept.iter().map(|k| k.0.clone()).collect();
+                let ids: Vec<_> = kept.iter().map(|k| k.1).collect();
+                meta = TableMeta::resolve(&def, meta.id, &ids)?;
+                b.put(table_key(&name), meta.encode());
+                db.write(b, &WriteOptions { sync: true, ..Default::default() })?;
+            }
+            tables.insert(name, Arc::new(TableShared::new(meta)));
+        }
+        Ok(Catalog {
+            inner: Arc::new(CatalogInner {
+                db,
+                tables: RwLock::new(tables),
+                ddl: Mutex::new(next),
+                stats: Counters::default(),
+                clock: AtomicU64::new(0),
+                active: Mutex::new(BTreeMap::new()),
+            }),
+        })
+    }
+
+    /// The engine underneath.
+    pub fn db(&self) -> &Db {
+        &self.inner.db
+    }
+
+    /// Creates a table (and its secondary indexes, empty). Refuses a name that exists
+    /// ([`TableError::TableExists`]) and a definition that does not resolve
+    /// ([`TableError::Schema`] naming the column, [`TableError::IndexExists`]).
+    pub fn create_table(&self, def: TableDef) -> Result<Table> {
+        let mut next = self.inner.ddl.lock();
+        if self.inner.tables.read().contains_key(&def.name) {
+            return Err(TableError::TableExists(def.name));
+        }
+        let n = def.indexes.len() as u32;
+        let id = *next;
+        let ids: Vec<_> = (1..=n).map(|i| (id + i, IndexState::Ready)).collect();
+        let meta = TableMeta::resolve(&def, id, &ids)?;
+        let new_next =
+            id.checked_add(n + 1).ok_or_else(|| TableError::corrupt("index ids exhausted"))?;
+        let mut b = WriteBatch::new();
+        b.put(NEXT_ID_KEY, new_next.to_be_bytes());
+        b.put(table_key(&def.name), meta.encode());
+        self.inner.db.write(b, &WriteOptions { sync: true, ..Default::default() })?;
+        *next = new_next;
+        let shared = Arc::new(TableShared::new(meta));
+        self.inner.tables.write().insert(def.name.clone(), shared.clone());
+        Ok(Table::new(self.inner.clone(), shared))
+    }
+
+    /// A handle on table `name` ([`TableError::NoSuchTable`] if none).
+    pub fn table(&self, name: &str) -> Result<Table> {
+        let shared = self.inner.tables.read().get(name).cloned();
+        match shared {
+            Some(s) => Ok(Table::new(self.inner.clone(), s)),
+            None => Err(TableError::NoSuchTable(name.to_string())),
+        }
+    }
+
+    /// Drops table `name` with its rows and indexes (one batch: the catalog entry and a range
+    /// delete per index). Handles on it then fail with [`TableError::NoSuchTable`].
+    pub fn drop_table(&self, name: &str) -> Result<()> {
+        let _ddl = self.inner.ddl.lock();
+        let shared = self.inner.tables.read().get(name).cloned();
+        let Some(shared) = shared else {
+            return Err(TableError::NoSuchTable(name.to_string()));
+        };
+        let _w = shared.lock.lock();
+        let meta = shared.meta();
+        let mut b = WriteBatch::new();
+        b.delete(table_key(name));
+        for id in std::iter::once(meta.id).chain(meta.indexes.iter().map(|i| i.id)) {
+            let (lo, hi) = index_range(id);
+            b.delete_range(lo, hi);
+        }
+        self.inner.db.write(b, &WriteOptions { sync: true, ..Default::default() })?;
+        shared.dropped.store(true, Ordering::Release);
+        self.inner.tables.write().remove(name);
+        Ok(())
+    }
+
+    /// Builds index `def` on the populated table `table`; see [`crate::CreateIndexOptions`] and
+    /// the `build` module for the steps. Writes continue meanwhile (non-unique indexes).
+    pub fn create_index(
+        &self,
+        table: &str,
+        def: IndexDef,
+        opts: &crate::CreateIndexOptions,
+    ) -> Result<()> {
+        crate::build::create_index(self, table, def, opts)
+    }
+
+    /// Starts a read-committed transaction: reads see its own writes, else the snapshot taken
+    /// now; writes are buffered and applied as one batch by [`Transaction::commit`].
+    pub fn begin(&self) -> Transaction {
+        Transaction::begin(self.inner.clone())
+    }
+
+    /// The cumulative counters.
+    pub fn stats(&self) -> TableStats {
+        self.inner.stats.snapshot()
+    }
+}

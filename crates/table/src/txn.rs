@@ -1,0 +1,176 @@
+//! [`Transaction`]: read-committed transactions with optimistic primary-key conflict
+//! detection.
+//!
+//! `begin` records the catalog's commit clock, then takes an engine snapshot (so every commit
+//! numbered at or below the clock is in the snapshot). Each op is checked at call time against
+//! the snapshot plus the transaction's own earlier ops (that is what its return value and
+//! errors report) and buffered. `commit` hands the ops to `write::commit_ops`, which under the
+//! tables' write locks refuses with [`TableError::Conflict`] if another commit wrote one of the
+//! primary keys after `begin`, then re-runs the ops against the latest state (re-checking
+//! unique indexes) and writes one batch. Dropping an uncommitted transaction rolls it back.
+
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use talus::ReadOptions;
+
+use crate::catalog::CatalogInner;
+use crate::error::{Result, TableError};
+use crate::schema::{Row, Value};
+use crate::table::Table;
+use crate::write::{commit_ops, pk_key, Ctx, Op, TableShared};
+
+enum OwnedOp {
+    Insert(Row),
+    Update(Row),
+    Delete(Vec<Value>),
+}
+
+/// A read-committed transaction; see [`crate::Catalog::begin`].
+pub struct Transaction {
+    cat: Arc<CatalogInner>,
+    ro: ReadOptions,
+    begin: u64,
+    tables: Vec<Arc<TableShared>>,
+    ops: Vec<(usize, OwnedOp)>,
+    overlay: HashMap<Vec<u8>, Option<Vec<u8>>>,
+    registered: bool,
+}
+
+impl std::fmt::Debug for Transaction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Transaction(begin {}, {} ops)", self.begin, self.ops.len())
+    }
+}
+
+impl Transaction {
+    pub(crate) fn begin(cat: Arc<CatalogInner>) -> Transaction {
+        let begin = {
+            let mut a = cat.active.lock();
+            let b = cat.clock.load(Ordering::Acquire);
+            *a.entry(b).or_insert(0) += 1;
+            b
+        };
+        let ro = ReadOptions { snapshot: Some(cat.db.snapshot()), ..ReadOptions::default() };
+        Transaction {
+            cat,
+            ro,
+            begin,
+            tables: Vec::new(),
+            ops: Vec::new(),
+            overlay: HashMap::new(),
+            registered: true,
+        }
+    }
+
+    fn table_pos(&mut self, t: &Table) -> usize {
+        match self.tables.iter().position(|s| Arc::ptr_eq(s, &t.shared)) {
+            Some(i) => i,
+            None => {
+                self.tables.push(t.shared.clone());
+                self.tables.len() - 1
+            }
+        }
+    }
+
+    /// Checks `op` against the snapshot and earlier ops; on success buffers it.
+    fn stage(&mut self, t: &Table, op: Op<'_>, owned: impl FnOnce() -> OwnedOp) -> Result<bool> {
+        if t.shared.dropped.load(Ordering::Acquire) {
+            return Err(TableError::NoSuchTable(t.def().name.clone()));
+        }
+        let pos = self.table_pos(t);
+        let m = t.shared.meta();
+        let mut ctx = Ctx::with_overlay(
+            &self.cat.db,
+            &self.ro,
+            &self.cat.stats,
+            std::mem::take(&mut self.overlay),
+        );
+        let r = ctx.apply(pos, &m, op);
+        self.overlay = ctx.into_overlay();
+        let r = r?;
+        if r {
+            self.ops.push((pos, owned()));
+        }
+        Ok(r)
+    }
+
+    /// Inserts `row` (refused now with [`TableError::DuplicateKey`] if the key exists in the
+    /// snapshot or was inserted by this transaction).
+    pub fn insert(&mut self, table: &Table, row: &Row) -> Result<()> {
+        self.stage(table, Op::Insert(row), || OwnedOp::Insert(row.clone())).map(|_| ())
+    }
+
+    /// Updates the row with `row`'s primary key; false if absent (in this transaction's view).
+    pub fn update(&mut self, table: &Table, row: &Row) -> Result<bool> {
+        self.stage(table, Op::Update(row), || OwnedOp::Update(row.clone()))
+    }
+
+    /// Deletes the row with primary key `pk`; false if absent (in this transaction's view).
+    pub fn delete(&mut self, table: &Table, pk: &[Value]) -> Result<bool> {
+        self.stage(table, Op::Delete(pk), || OwnedOp::Delete(pk.to_vec()))
+    }
+
+    /// The row with primary key `pk`: this transaction's own write if any, else the snapshot's.
+    pub fn get(&self, table: &Table, pk: &[Value]) -> Result<Option<Row>> {
+        let m = table.shared.meta();
+        let key = pk_key(&m, pk)?;
+        // A read-only view: the overlay is cloned only for the keys it holds (one lookup).
+        if let Some(v) = self.overlay.get(&key) {
+            return match v {
+                None => Ok(None),
+                Some(b) => crate::rowcodec::decode_row(b, &m.types).map(Some),
+            };
+        }
+        Ctx::new(&self.cat.db, &self.ro, &self.cat.stats).read_row(&m, &key)
+    }
+
+    /// Applies every buffered op as one batch; [`TableError::Conflict`] (and nothing written) if
+    /// another commit wrote one of these primary keys since `begin`.
+    pub fn commit(mut self) -> Result<()> {
+        let ops: Vec<(usize, Op<'_>)> = self
+            .ops
+            .iter()
+            .map(|(t, o)| {
+                (
+                    *t,
+                    match o {
+                        OwnedOp::Insert(r) => Op::Insert(r),
+                        OwnedOp::Update(r) => Op::Update(r),
+                        OwnedOp::Delete(k) => Op::Delete(k),
+                    },
+                )
+            })
+            .collect();
+        let r = commit_ops(&self.cat, &self.tables, &ops, Some(self.begin)).map(|_| ());
+        drop(ops);
+        self.unregister();
+        r
+    }
+
+    /// Discards the buffered ops.
+    pub fn rollback(mut self) {
+        self.unregister();
+    }
+
+    fn unregister(&mut self) {
+        if !self.registered {
+            return;
+        }
+        self.registered = false;
+        let mut a = self.cat.active.lock();
+        if let Some(c) = a.get_mut(&self.begin) {
+            *c -= 1;
+            if *c == 0 {
+                a.remove(&self.begin);
+            }
+        }
+    }
+}
+
+impl Drop for Transaction {
+    fn drop(&mut self) {
+        self.unregister();
+    }
+}

@@ -1,0 +1,404 @@
+//! Row writes and their index entries: the one place that turns row operations into an engine
+//! WriteBatch, and the per-table write lock that makes check-then-write atomic.
+//!
+//! Callers: [`crate::Table`]'s insert/update/delete (one op, or `insert_many`) and
+//! [`crate::Transaction::commit`] (many ops, maybe several tables), both through
+//! [`commit_ops`]; `Transaction`'s call-time checks and `build` also use [`Ctx`] to evaluate
+//! ops against a snapshot. Locking: [`commit_ops`] takes the write lock of every table
+//! involved, in table-id order, reads what the ops need (primary-key and unique-index checks,
+//! old rows) at the latest state, writes one batch, then bumps the catalog's commit clock and
+//! records the written primary keys (for transaction conflict detection) before unlocking.
+//! On any error nothing is written.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use parking_lot::{Mutex, MutexGuard, RwLock};
+use talus::{Db, ReadOptions, WriteBatch, WriteOptions};
+
+use crate::catalog::CatalogInner;
+use crate::error::{Result, TableError};
+use crate::keycodec::{encode_value, put_index_id};
+use crate::meta::{IndexMeta, IndexState, TableMeta, PRIMARY};
+use crate::rowcodec::{decode_row, encode_row};
+use crate::schema::Value;
+use crate::stats::{Counters, TableStats};
+
+/// Conflict history is pruned once it holds this many keys.
+const RECENT_PRUNE_AT: usize = 1 << 16;
+
+/// One table's shared state: its current metadata and its write lock.
+pub(crate) struct TableShared {
+    meta: RwLock<Arc<TableMeta>>,
+    /// Serializes writers of this table (check + write), and DDL on it.
+    pub lock: Mutex<WriteState>,
+    pub dropped: AtomicBool,
+}
+
+/// What the write lock guards.
+#[derive(Default)]
+pub(crate) struct WriteState {
+    /// Primary key -> commit clock of its last write, for conflict detection.
+    recent: HashMap<Vec<u8>, u64>,
+    /// While an index build runs: the keys of building indexes written meanwhile.
+    pub building_touched: Option<HashSet<Vec<u8>>>,
+}
+
+impl TableShared {
+    pub(crate) fn new(meta: TableMeta) -> TableShared {
+        TableShared {
+            meta: RwLock::new(Arc::new(meta)),
+            lock: Mutex::new(WriteState::default()),
+            dropped: AtomicBool::new(false),
+        }
+    }
+    /// The current metadata.
+    pub(crate) fn meta(&self) -> Arc<TableMeta> {
+        self.meta.read().clone()
+    }
+    /// Replaces the metadata (the caller holds the write lock).
+    pub(crate) fn set_meta(&self, m: TableMeta) {
+        *self.meta.write() = Arc::new(m);
+    }
+}
+
+/// One row operation.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Op<'a> {
+    Insert(&'a [Value]),
+    Update(&'a [Value]),
+    Delete(&'a [Value]),
+}
+
+/// The primary-key entry key of a (checked) row.
+pub(crate) fn pk_key_of_row(m: &TableMeta, row: &[Value]) -> Vec<u8> {
+    let mut k = Vec::with_capacity(16);
+    put_index_id(&mut k, m.id);
+    for (p, c) in m.pk.iter().zip(&m.pk_cols) {
+        encode_value(&mut k, &row[*p], c);
+    }
+    k
+}
+
+/// The primary-key entry key of primary key values, checked against the schema.
+pub(crate) fn pk_key(m: &TableMeta, pk: &[Value]) -> Result<Vec<u8>> {
+    if pk.len() != m.pk.len() {
+        let col = m.def.columns[m.pk[pk.len().min(m.pk.len() - 1)]].name.as_str();
+        return Err(TableError::schema(
+            col,
+            format!("primary key has {} columns, got {}", m.pk.len(), pk.len()),
+        ));
+    }
+    let mut k = Vec::with_capacity(16);
+    put_index_id(&mut k, m.id);
+    for ((p, c), v) in m.pk.iter().zip(&m.pk_cols).zip(pk) {
+        if !v.fits(c.ty) || matches!(v, Value::Null) {
+            return Err(TableError::schema(
+                &m.def.columns[*p].name,
+                format!("{v:?} is not a {:?} key value", c.ty),
+            ));
+        }
+        encode_value(&mut k, v, c);
+    }
+    Ok(k)
+}
+
+/// The entry of index `ix` for a row whose primary key encodes (without index id) to
+/// `pk_enc`: `(key, value, unique_form)`. A unique index without NULLs in the row maps
+/// `index cols -> pk`; otherwise the key is `index cols + pk` with an empty value.
+pub(crate) fn index_entry(
+    ix: &IndexMeta,
+    row: &[Value],
+    pk_enc: &[u8],
+) -> (Vec<u8>, Vec<u8>, bool) {
+    let mut k = Vec::with_capacity(32);
+    put_index_id(&mut k, ix.id);
+    let mut has_null = false;
+    for (p, c) in ix.cols.iter().zip(&ix.key_cols) {
+        has_null |= matches!(row[*p], Value::Null);
+        encode_value(&mut k, &row[*p], c);
+    }
+    if ix.def.unique && !has_null {
+        (k, pk_enc.to_vec(), true)
+    } else {
+        k.extend_from_slice(pk_enc);
+        (k, Vec::new(), false)
+    }
+}
+
+/// A batch under construction over a read view (latest state or a snapshot), with the
+/// batch's own writes overlaid on the reads.
+pub(crate) struct Ctx<'a> {
+    db: &'a Db,
+    ro: &'a ReadOptions,
+    counters: &'a Counters,
+    overlay: HashMap<Vec<u8>, Option<Vec<u8>>>,
+    pub batch: WriteBatch,
+    pub delta: TableStats,
+    /// Primary keys written, with the position of their table in the caller's list.
+    pub pks: Vec<(usize, Vec<u8>)>,
+    /// Keys of building indexes written.
+    pub building: Vec<(usize, Vec<u8>)>,
+}
+
+impl<'a> Ctx<'a> {
+    pub(crate) fn new(db: &'a Db, ro: &'a ReadOptions, counters: &'a Counters) -> Ctx<'a> {
+        Ctx {
+            db,
+            ro,
+            counters,
+            overlay: HashMap::new(),
+            batch: WriteBatch::new(),
+            delta: TableStats::default(),
+            pks: Vec::new(),
+            building: Vec::new(),
+        }
+    }
+
+    /// A context continuing from an earlier one's overlay (a transaction's call-time view).
+    pub(crate) fn with_overlay(
+        db: &'a Db,
+        ro: &'a ReadOptions,
+        counters: &'a Counters,
+        overlay: HashMap<Vec<u8>, Option<Vec<u8>>>,
+    ) -> Ctx<'a> {
+        Ctx { overlay, ..Ctx::new(db, ro, counters) }
+    }
+
+    /// The overlay of the writes staged so far.
+    pub(crate) fn into_overlay(self) -> HashMap<Vec<u8>, Option<Vec<u8>>> {
+        self.overlay
+    }
+
+    /// Reads `key`: the batch's own write if any, else the engine (one counted point read).
+    pub(crate) fn read(&mut self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        if let Some(v) = self.overlay.get(key) {
+            return Ok(v.clone());
+        }
+        self.counters.point_reads.fetch_add(1, Ordering::Relaxed);
+        Ok(self.db.get_opt(key, self.ro)?)
+    }
+
+    fn put(&mut self, key: Vec<u8>, v: Vec<u8>) {
+        self.batch.put(&key, &v);
+        self.overlay.insert(key, Some(v));
+    }
+
+    fn del(&mut self, key: Vec<u8>) {
+        self.batch.delete(&key);
+        self.overlay.insert(key, None);
+    }
+
+    /// Reads and decodes the row stored under primary-key entry `key`.
+    pub(crate) fn read_row(&mut self, m: &TableMeta, key: &[u8]) -> Result<Option<Vec<Value>>> {
+        match self.read(key)? {
+            None => Ok(None),
+            Some(v) => decode_row(&v, &m.types).map(Some).map_err(|e| {
+                TableError::corrupt(format!("table {}: row under key {key:02x?}: {e}", m.def.name))
+            }),
+        }
+    }
+
+    fn write_entry(
+        &mut self,
+        t: usize,
+        ix: &IndexMeta,
+        key: Vec<u8>,
+        val: Option<Vec<u8>>,
+        unique_form: bool,
+    ) {
+        self.delta.index_entries_written += 1;
+        if ix.state == IndexState::Building {
+            self.building.push((t, key.clone()));
+        }
+        if unique_form {
+            match val {
+                Some(v) => self.put(key, v),
+                None => self.del(key),
+            }
+        } else {
+            // Non-unique entries are never read by a write: blind, and not in the overlay.
+            self.delta.blind_index_writes += 1;
+            match val {
+                Some(v) => self.batch.put(&key, &v),
+                None => self.batch.delete(&key),
+            }
+        }
+    }
+
+    /// Checks that unique entry `key` of a ready index is free (owned by nobody, or by `pk_enc`).
+    fn check_unique(
+        &mut self,
+        m: &TableMeta,
+        ix: &IndexMeta,
+        key: &[u8],
+        pk_enc: &[u8],
+    ) -> Result<()> {
+        if ix.state != IndexState::Ready {
+            return Ok(());
+        }
+        match self.read(key)? {
+            Some(owner) if owner != pk_enc => Err(TableError::DuplicateKey {
+                table: m.def.name.clone(),
+                index: ix.def.name.clone(),
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    /// Applies one op of table `m` (at position `t` in the caller's table list): checks first,
+    /// then stages the writes, so a refused op stages nothing. Returns false for an update or
+    /// delete of an absent row.
+    pub(crate) fn apply(&mut self, t: usize, m: &TableMeta, op: Op<'_>) -> Result<bool> {
+        match op {
+            Op::Insert(row) => {
+                m.def.check_row(row)?;
+                let pk = pk_key_of_row(m, row);
+                if self.read(&pk)?.is_some() {
+                    return Err(TableError::DuplicateKey {
+                        table: m.def.name.clone(),
+                        index: PRIMARY.into(),
+                    });
+                }
+                let entries: Vec<_> =
+                    m.indexes.iter().map(|ix| index_entry(ix, row, &pk[4..])).collect();
+                for (ix, (k, _, uf)) in m.indexes.iter().zip(&entries) {
+                    if *uf {
+                        self.check_unique(m, ix, k, &pk[4..])?;
+                    }
+                }
+                for (ix, (k, v, uf)) in m.indexes.iter().zip(entries) {
+                    self.write_entry(t, ix, k, Some(v), uf);
+                }
+                let mut val = Vec::with_capacity(64);
+                encode_row(&mut val, row);
+                self.put(pk.clone(), val);
+                self.pks.push((t, pk));
+                self.delta.rows_inserted += 1;
+                Ok(true)
+            }
+            Op::Update(row) => {
+                m.def.check_row(row)?;
+                let pk = pk_key_of_row(m, row);
+                let Some(old) = self.read_row(m, &pk)? else {
+                    return Ok(false);
+                };
+                let mut changes = Vec::new();
+                for ix in &m.indexes {
+                    let o = index_entry(ix, &old, &pk[4..]);
+                    let n = index_entry(ix, row, &pk[4..]);
+                    if o.0 != n.0 {
+                        if n.2 {
+                            self.check_unique(m, ix, &n.0, &pk[4..])?;
+                        }
+                        changes.push((ix, o, n));
+                    }
+                }
+                for (ix, o, n) in changes {
+                    self.write_entry(t, ix, o.0, None, o.2);
+                    self.write_entry(t, ix, n.0, Some(n.1), n.2);
+                }
+                let mut val = Vec::with_capacity(64);
+                encode_row(&mut val, row);
+                self.put(pk.clone(), val);
+                self.pks.push((t, pk));
+                self.delta.rows_updated += 1;
+                Ok(true)
+            }
+            Op::Delete(pkv) => {
+                let pk = pk_key(m, pkv)?;
+                let Some(old) = self.read_row(m, &pk)? else {
+                    return Ok(false);
+                };
+                for ix in &m.indexes {
+                    let (k, _, uf) = index_entry(ix, &old, &pk[4..]);
+                    self.write_entry(t, ix, k, None, uf);
+                }
+                self.del(pk.clone());
+                self.pks.push((t, pk));
+                self.delta.rows_deleted += 1;
+                Ok(true)
+            }
+        }
+    }
+}
+
+/// The primary-key entry key an op writes (for the conflict check before applying).
+pub(crate) fn op_pk_key(m: &TableMeta, op: Op<'_>) -> Result<Vec<u8>> {
+    match op {
+        Op::Insert(row) | Op::Update(row) => {
+            m.def.check_row(row)?;
+            Ok(pk_key_of_row(m, row))
+        }
+        Op::Delete(pk) => pk_key(m, pk),
+    }
+}
+
+/// Applies `ops` (each naming its table by position in `tables`) as one atomic batch under the
+/// tables' write locks. With `begin = Some(clock)`, first refuses with
+/// [`TableError::Conflict`] if any written primary key was committed by someone after `clock`.
+pub(crate) fn commit_ops(
+    cat: &CatalogInner,
+    tables: &[Arc<TableShared>],
+    ops: &[(usize, Op<'_>)],
+    begin: Option<u64>,
+) -> Result<Vec<bool>> {
+    let mut order: Vec<usize> = (0..tables.len()).collect();
+    let metas_now: Vec<u32> = tables.iter().map(|t| t.meta().id).collect();
+    order.sort_by_key(|&i| metas_now[i]);
+    let mut guards: Vec<Option<MutexGuard<'_, WriteState>>> =
+        (0..tables.len()).map(|_| None).collect();
+    for &i in &order {
+        guards[i] = Some(tables[i].lock.lock());
+    }
+    let metas: Vec<Arc<TableMeta>> = tables.iter().map(|t| t.meta()).collect();
+    for (t, m) in tables.iter().zip(&metas) {
+        if t.dropped.load(Ordering::Acquire) {
+            return Err(TableError::NoSuchTable(m.def.name.clone()));
+        }
+    }
+    if let Some(b) = begin {
+        for &(t, op) in ops {
+            let k = op_pk_key(&metas[t], op)?;
+            if let Some(g) = &guards[t] {
+                if g.recent.get(&k).is_some_and(|&c| c > b) {
+                    return Err(TableError::Conflict { table: metas[t].def.name.clone() });
+                }
+            }
+        }
+    }
+    let ro = ReadOptions::default();
+    let mut ctx = Ctx::new(&cat.db, &ro, &cat.stats);
+    let mut results = Vec::with_capacity(ops.len());
+    for &(t, op) in ops {
+        results.push(ctx.apply(t, &metas[t], op)?);
+    }
+    if ctx.batch.is_empty() {
+        return Ok(results);
+    }
+    let batch = std::mem::take(&mut ctx.batch);
+    cat.db.write(batch, &WriteOptions::default())?;
+    let clock = cat.clock.fetch_add(1, Ordering::AcqRel) + 1;
+    let min_active = cat.active.lock().keys().next().copied();
+    for (t, k) in ctx.pks.drain(..) {
+        if let Some(g) = guards[t].as_mut() {
+            g.recent.insert(k, clock);
+        }
+    }
+    for (t, k) in ctx.building.drain(..) {
+        if let Some(set) = guards[t].as_mut().and_then(|g| g.building_touched.as_mut()) {
+            set.insert(k);
+        }
+    }
+    for g in guards.iter_mut().flatten() {
+        if g.recent.len() > RECENT_PRUNE_AT {
+            match min_active {
+                None => g.recent.clear(),
+                Some(b) => g.recent.retain(|_, c| *c > b),
+            }
+        }
+    }
+    cat.stats.add(&ctx.delta);
+    Ok(results)
+}
