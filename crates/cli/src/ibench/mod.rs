@@ -46,8 +46,7 @@ mod schema;
 mod sqlite;
 mod steps;
 mod summary;
-// TEMP until h-table merges
-// mod talus_backend;
+mod talus_backend;
 
 use backend::IbenchBackend;
 use config::{Config, EngineKind, Step};
@@ -102,7 +101,7 @@ fn run_steps(cfg: &Config, args: &[String]) -> Result<(), String> {
         results::write_run(dir, cfg, args)?;
     }
     let backend: Box<dyn IbenchBackend> = match cfg.engine {
-        EngineKind::Talus => return Err("TEMP".into()),
+        EngineKind::Talus => Box::new(talus_backend::TalusBackend::open(cfg)?),
         EngineKind::Sqlite => {
             Box::new(sqlite::SqliteBackend::open(&cfg.db, cfg.cache_size, cfg.sync)?)
         }

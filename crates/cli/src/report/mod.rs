@@ -56,10 +56,6 @@ pub fn run(args: &[String]) -> i32 {
         eprintln!("report: write {out}: {e}");
         return 1;
     }
-    println!(
-        "report: {} run(s), {} db_bench log(s) -> {out}",
-        data.runs.len(),
-        data.logs.len()
-    );
+    println!("report: {} run(s), {} db_bench log(s) -> {out}", data.runs.len(), data.logs.len());
     0
 }

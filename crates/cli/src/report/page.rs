@@ -99,8 +99,10 @@ pub fn render(data: &Loaded, source: &str) -> String {
 }
 
 fn runs_section(runs: &[Run], h: &mut String) {
-    h.push_str("<h2>Runs</h2><table><tr><th class=\"name\">run</th><th class=\"name\">engine</th>\
-                <th class=\"name\">command line</th><th>l.i1 ips / l.i0 ips</th></tr>");
+    h.push_str(
+        "<h2>Runs</h2><table><tr><th class=\"name\">run</th><th class=\"name\">engine</th>\
+                <th class=\"name\">command line</th><th>l.i1 ips / l.i0 ips</th></tr>",
+    );
     for r in runs {
         let ratio = match (r.num("l.i1", "ips"), r.num("l.i0", "ips")) {
             (Some(a), Some(b)) if b > 0.0 => format!("{:.3}", a / b),
@@ -137,7 +139,11 @@ fn runs_section(runs: &[Run], h: &mut String) {
 }
 
 fn step_section(step: &str, runs: &[Run], h: &mut String) {
-    let _ = write!(h, "<h2 id=\"step-{0}\">Step {0}</h2>\n<table><tr><th class=\"name\">run</th>", esc(step));
+    let _ = write!(
+        h,
+        "<h2 id=\"step-{0}\">Step {0}</h2>\n<table><tr><th class=\"name\">run</th>",
+        esc(step)
+    );
     for (_, head, _) in SUMMARY_COLS {
         let _ = write!(h, "<th>{}</th>", esc(head));
     }
@@ -155,7 +161,10 @@ fn step_section(step: &str, runs: &[Run], h: &mut String) {
         runs.iter()
             .filter_map(|r| {
                 let pts = r.intervals.get(step)?;
-                Some(Series { name: r.name.clone(), points: pts.iter().map(|p| (p[0], p[idx])).collect() })
+                Some(Series {
+                    name: r.name.clone(),
+                    points: pts.iter().map(|p| (p[0], p[idx])).collect(),
+                })
             })
             .collect()
     };
@@ -204,15 +213,19 @@ fn logs_section(logs: &[BenchLog], h: &mut String) {
         .map(|l| {
             let v = benches
                 .iter()
-                .map(|n| l.results.iter().rev().find(|b| &b.name == n).map_or(0.0, |b| b.ops_per_sec))
+                .map(|n| {
+                    l.results.iter().rev().find(|b| &b.name == n).map_or(0.0, |b| b.ops_per_sec)
+                })
                 .collect();
             (l.name.clone(), v)
         })
         .collect();
     h.push_str("<div class=\"charts\">");
     h.push_str(&bar_chart("db_bench ops/sec", "ops/sec", &benches, &series));
-    h.push_str("</div>\n<table><tr><th class=\"name\">log</th><th class=\"name\">benchmark</th>\
-                <th>micros/op</th><th>ops/sec</th></tr>");
+    h.push_str(
+        "</div>\n<table><tr><th class=\"name\">log</th><th class=\"name\">benchmark</th>\
+                <th>micros/op</th><th>ops/sec</th></tr>",
+    );
     for l in logs {
         for b in &l.results {
             let _ = write!(

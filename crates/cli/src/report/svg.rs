@@ -171,7 +171,9 @@ fn legend(names: &[&str], out: &mut String) {
 pub fn line_chart(title: &str, x_label: &str, y_label: &str, series: &[Series]) -> String {
     let mut out = String::new();
     open("line", title, &mut out);
-    let pts = || series.iter().flat_map(|s| s.points.iter()).filter(|p| p.0.is_finite() && p.1.is_finite());
+    let pts = || {
+        series.iter().flat_map(|s| s.points.iter()).filter(|p| p.0.is_finite() && p.1.is_finite())
+    };
     if pts().next().is_none() {
         nodata(&mut out);
         return out;
@@ -284,13 +286,23 @@ mod tests {
     #[test]
     fn escapes_everything_it_is_given() {
         assert_eq!(esc("<a href=\"x\">&'"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
-        let s = line_chart("<t>", "x", "y", &[Series { name: "a&b".into(), points: vec![(0.0, 1.0), (1.0, 2.0)] }]);
+        let s = line_chart(
+            "<t>",
+            "x",
+            "y",
+            &[Series { name: "a&b".into(), points: vec![(0.0, 1.0), (1.0, 2.0)] }],
+        );
         assert!(s.contains("&lt;t&gt;") && s.contains("a&amp;b") && !s.contains("<t>"));
     }
 
     #[test]
     fn line_chart_maps_points_inside_the_plot() {
-        let s = line_chart("t", "x", "y", &[Series { name: "a".into(), points: vec![(1.0, 0.0), (3.0, 10.0)] }]);
+        let s = line_chart(
+            "t",
+            "x",
+            "y",
+            &[Series { name: "a".into(), points: vec![(1.0, 0.0), (3.0, 10.0)] }],
+        );
         let pts = s.split("points=\"").nth(1).unwrap().split('"').next().unwrap();
         let p: Vec<(f64, f64)> = pts
             .split(' ')
