@@ -240,9 +240,9 @@ fn logs_section(logs: &[BenchLog], h: &mut String) {
     }
     h.push_str("</table>\n");
     for l in logs.iter().filter(|l| !l.compaction_stats.is_empty()) {
-        let _ = write!(
+        let _ = writeln!(
             h,
-            "<h3>Compaction stats: {}</h3><pre class=\"compaction-stats\">{}</pre>\n",
+            "<h3>Compaction stats: {}</h3><pre class=\"compaction-stats\">{}</pre>",
             esc(&l.name),
             esc(&l.compaction_stats.join("\n"))
         );
