@@ -9,7 +9,8 @@
 //! ```
 //!
 //! The public API is this file: [`Db`], [`Options`], [`ReadOptions`], [`WriteOptions`],
-//! [`WriteBatch`], [`Snapshot`], [`Iter`], [`RawIter`], [`Error`]. Everything else is internal
+//! [`WriteBatch`], [`Snapshot`], [`Iter`], [`RawIter`], [`Error`], and for bulk loading
+//! [`SstFileWriter`] with [`Db::ingest_external_file`] ([`IngestOptions`]). Everything else is internal
 //! and public only so that the tools (`talus sst_dump`, `ldb manifest_dump`) and the tests can
 //! reach it; it carries no stability promise.
 #![warn(missing_docs)]
@@ -31,8 +32,9 @@ pub mod version;
 pub mod wal;
 
 pub use batch::WriteBatch;
-pub use db::{Db, Iter, RawIter, Snapshot};
+pub use db::{Db, IngestOptions, Iter, RawIter, Snapshot};
 pub use error::{Error, Result};
 pub use options::{
     CompactionStyle, CompressionType, Options, ReadOptions, WalRecoveryMode, WriteOptions,
 };
+pub use sst::{ExternalSstFileInfo, SstFileWriter};

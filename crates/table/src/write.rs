@@ -10,7 +10,7 @@
 //! records the written primary keys (for transaction conflict detection) before unlocking.
 //! On any error nothing is written.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -41,8 +41,9 @@ pub(crate) struct TableShared {
 pub(crate) struct WriteState {
     /// Primary key -> commit clock of its last write, for conflict detection.
     recent: HashMap<Vec<u8>, u64>,
-    /// While an index build runs: the keys of building indexes written meanwhile.
-    pub building_touched: Option<HashSet<Vec<u8>>>,
+    /// While an index build runs: the last write (value, or `None` for a delete) of every key
+    /// of a building index written meanwhile, replayed by the build's catch-up step.
+    pub building_touched: Option<HashMap<Vec<u8>, Option<Vec<u8>>>>,
 }
 
 impl TableShared {
@@ -138,8 +139,8 @@ pub(crate) struct Ctx<'a> {
     pub delta: TableStats,
     /// Primary keys written, with the position of their table in the caller's list.
     pub pks: Vec<(usize, Vec<u8>)>,
-    /// Keys of building indexes written.
-    pub building: Vec<(usize, Vec<u8>)>,
+    /// Writes to building indexes: (table position, key, value or `None` for a delete).
+    pub building: Vec<(usize, Vec<u8>, Option<Vec<u8>>)>,
 }
 
 impl<'a> Ctx<'a> {
@@ -210,7 +211,7 @@ impl<'a> Ctx<'a> {
     ) {
         self.delta.index_entries_written += 1;
         if ix.state == IndexState::Building {
-            self.building.push((t, key.clone()));
+            self.building.push((t, key.clone(), val.clone()));
         }
         if unique_form {
             match val {
@@ -386,9 +387,9 @@ pub(crate) fn commit_ops(
             g.recent.insert(k, clock);
         }
     }
-    for (t, k) in ctx.building.drain(..) {
-        if let Some(set) = guards[t].as_mut().and_then(|g| g.building_touched.as_mut()) {
-            set.insert(k);
+    for (t, k, v) in ctx.building.drain(..) {
+        if let Some(map) = guards[t].as_mut().and_then(|g| g.building_touched.as_mut()) {
+            map.insert(k, v);
         }
     }
     for g in guards.iter_mut().flatten() {

@@ -21,6 +21,7 @@ mod compact;
 pub(crate) mod core;
 pub(crate) mod flush;
 mod info_log;
+mod ingest;
 mod open;
 mod properties;
 mod read;
@@ -29,6 +30,7 @@ mod stats;
 mod write;
 mod write_controller;
 
+pub use ingest::IngestOptions;
 pub use snapshot::Snapshot;
 
 use self::core::DbInner;
@@ -206,10 +208,31 @@ impl Db {
         self.inner().compact_range(begin, end)
     }
 
+    /// Ingests external SST files written by [`crate::SstFileWriter`] (RocksDB's
+    /// `IngestExternalFile`): the files must not overlap each other; each is moved or copied
+    /// into the database, placed in the lowest level where it overlaps nothing at that level or
+    /// above (else L0, with a new sequence number), and all become visible at once with one
+    /// MANIFEST edit. See [`IngestOptions`] and `db/ingest.rs`.
+    pub fn ingest_external_file(
+        &self,
+        paths: &[impl AsRef<Path>],
+        opts: &IngestOptions,
+    ) -> Result<()> {
+        let paths: Vec<std::path::PathBuf> =
+            paths.iter().map(|p| p.as_ref().to_path_buf()).collect();
+        self.inner().ingest_external_files(&paths, opts)
+    }
+
     /// A named property: `talus.stats`, `talus.num-files-at-level<N>`,
     /// `talus.estimate-num-keys`, `talus.cur-size-all-mem-tables`, … (`rocksdb.` works too).
     pub fn property(&self, name: &str) -> Option<String> {
         self.inner().property(name)
+    }
+
+    /// The options the database was opened with (its file system, table and compaction
+    /// settings), e.g. for writing external files with [`crate::SstFileWriter`].
+    pub fn options(&self) -> &Options {
+        &self.handle.inner.opts
     }
 
     /// The database directory.

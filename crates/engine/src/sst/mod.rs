@@ -46,6 +46,7 @@ pub mod block;
 pub mod block_builder;
 pub mod builder;
 pub mod compression;
+pub mod file_writer;
 pub mod filter;
 pub mod format;
 pub mod properties;
@@ -57,6 +58,7 @@ mod tests;
 
 pub use block::{Block, BlockIter};
 pub use builder::TableBuilder;
+pub use file_writer::{ExternalSstFileInfo, SstFileWriter};
 pub use reader::TableReader;
 
 /// What the builder needs to know.

@@ -1,0 +1,317 @@
+//! The table layer's behaviour through its public API: refusals, counters, scans, updates,
+//! transactions, catalog persistence, create_index (also with concurrent writers).
+
+mod common;
+
+use std::sync::Arc;
+
+use common::*;
+use talus_table::*;
+
+fn open(dir: &std::path::Path) -> Catalog {
+    let db = Db::open(dir, Options { create_if_missing: true, ..Default::default() }).unwrap();
+    Catalog::open(db).unwrap()
+}
+
+#[test]
+fn refusals_are_typed_and_write_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let cat = open(dir.path());
+    let mut d = table_def("t");
+    d.indexes.push(idx("u_c", &["c"], true));
+    let t = cat.create_table(d.clone()).unwrap();
+    assert!(matches!(cat.create_table(d), Err(TableError::TableExists(n)) if n == "t"));
+    t.insert(&row(1, Some(1), "x", 10)).unwrap();
+    let before = cat.stats();
+    match t.insert(&row(1, Some(2), "y", 11)) {
+        Err(TableError::DuplicateKey { table, index }) => {
+            assert_eq!((table.as_str(), index.as_str()), ("t", "PRIMARY"))
+        }
+        other => panic!("{other:?}"),
+    }
+    match t.insert(&row(2, Some(2), "y", 10)) {
+        Err(TableError::DuplicateKey { index, .. }) => assert_eq!(index, "u_c"),
+        other => panic!("{other:?}"),
+    }
+    // All or nothing: the second row collides with the first of the same batch.
+    assert!(matches!(
+        t.insert_many(&[row(3, None, "z", 30), row(4, None, "w", 30)]),
+        Err(TableError::DuplicateKey { .. })
+    ));
+    assert_eq!(t.get(&[Value::I64(3)]).unwrap(), None);
+    let after = cat.stats();
+    assert_eq!(after.rows_inserted, before.rows_inserted);
+    assert_eq!(after.index_entries_written, before.index_entries_written);
+    match t.insert(&vec![Value::I64(5), Value::Null, Value::I64(1), Value::I64(1)]) {
+        Err(TableError::Schema { column, .. }) => assert_eq!(column, "b"),
+        other => panic!("{other:?}"),
+    }
+    match t.insert(&vec![Value::Null, Value::Null, Value::Varchar("".into()), Value::I64(1)]) {
+        Err(TableError::Schema { column, .. }) => assert_eq!(column, "id"),
+        other => panic!("{other:?}"),
+    }
+    match cat.create_index("t", idx("bad", &["nope"], false), &CreateIndexOptions::default()) {
+        Err(TableError::Schema { column, .. }) => assert_eq!(column, "nope"),
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(
+        cat.create_index("t", idx("by_a", &["b"], false), &Default::default()),
+        Err(TableError::IndexExists(_))
+    ));
+    assert!(matches!(cat.table("nope"), Err(TableError::NoSuchTable(_))));
+    assert!(matches!(t.scan("nope", &[], 1, Direction::Forward), Err(TableError::NoSuchIndex(_))));
+    check_consistent(&t, &cat);
+}
+
+#[test]
+fn non_unique_index_writes_are_blind() {
+    let dir = tempfile::tempdir().unwrap();
+    let cat = open(dir.path());
+    let mut d = table_def("t");
+    d.indexes.push(idx("by_bc", &["b", "c"], false));
+    let t = cat.create_table(d).unwrap();
+    let s0 = cat.stats();
+    let rows: Vec<Row> =
+        (0..100).map(|i| row(i, Some((i % 7) as i32), &format!("s{}", i % 5), i)).collect();
+    t.insert_many(&rows[..50]).unwrap();
+    for r in &rows[50..] {
+        t.insert(r).unwrap();
+    }
+    let s = cat.stats();
+    assert_eq!(s.rows_inserted - s0.rows_inserted, 100);
+    assert_eq!(s.point_reads - s0.point_reads, 100, "one read per insert: the PK check");
+    assert_eq!(s.blind_index_writes - s0.blind_index_writes, 200);
+    assert_eq!(s.index_entries_written - s0.index_entries_written, 200);
+    // A covering scan needs no point reads; a fetching one needs one per row.
+    let p0 = cat.stats().point_reads;
+    let got = t
+        .scan_columns("by_bc", &[Value::Varchar("s2".into())], 3, Direction::Forward, &["c", "id"])
+        .unwrap();
+    assert_eq!(
+        got,
+        vec![
+            vec![Value::I64(2), Value::I64(2)],
+            vec![Value::I64(7), Value::I64(7)],
+            vec![Value::I64(12), Value::I64(12)]
+        ]
+    );
+    assert_eq!(cat.stats().point_reads, p0);
+    let got = t.scan("by_bc", &[Value::Varchar("s2".into())], 2, Direction::Reverse).unwrap();
+    assert_eq!(got, vec![rows[97].clone(), rows[92].clone()]);
+    assert_eq!(cat.stats().point_reads, p0 + 2);
+    assert_eq!(cat.stats().rows_read_by_scans - s0.rows_read_by_scans, 5);
+    // Reverse from the middle of a prefix, and from past the end.
+    let got = t.scan("PRIMARY", &[Value::I64(10)], 2, Direction::Reverse).unwrap();
+    assert_eq!(got, vec![rows[10].clone(), rows[9].clone()]);
+    let got = t.scan("by_a", &[Value::I32(100)], 1, Direction::Reverse).unwrap();
+    assert_eq!(got[0][1], Value::I32(6));
+    assert_eq!(t.first_pk().unwrap(), Some(vec![Value::I64(0)]));
+    check_consistent(&t, &cat);
+}
+
+#[test]
+fn update_and_delete_fix_index_entries() {
+    let dir = tempfile::tempdir().unwrap();
+    let cat = open(dir.path());
+    let mut d = table_def("t");
+    d.indexes.push(idx("u_c", &["c"], true));
+    let t = cat.create_table(d).unwrap();
+    for i in 0..20 {
+        t.insert(&row(i, Some(i as i32), "b", i * 10)).unwrap();
+    }
+    assert!(t.update(&row(3, None, "bb", 35)).unwrap());
+    assert!(!t.update(&row(300, None, "bb", 1)).unwrap());
+    assert!(matches!(t.update(&row(4, None, "bb", 35)), Err(TableError::DuplicateKey { .. })));
+    assert!(t.update(&row(4, None, "bb", 40)).unwrap(), "same unique value, same row");
+    assert!(t.delete(&[Value::I64(5)]).unwrap());
+    assert!(!t.delete(&[Value::I64(5)]).unwrap());
+    t.insert(&row(21, Some(0), "b", 50)).unwrap(); // c=50 was freed by the delete
+    assert!(matches!(t.delete(&[Value::Varchar("x".into())]), Err(TableError::Schema { .. })));
+    let rows = check_consistent(&t, &cat);
+    assert_eq!(rows.len(), 20);
+    assert_eq!(
+        t.scan("u_c", &[Value::I64(35)], 1, Direction::Forward).unwrap()[0][0],
+        Value::I64(3)
+    );
+}
+
+#[test]
+fn transactions_commit_roll_back_and_detect_conflicts() {
+    let dir = tempfile::tempdir().unwrap();
+    let cat = open(dir.path());
+    let t = cat.create_table(table_def("t")).unwrap();
+    let u = cat.create_table(table_def("u")).unwrap();
+    t.insert(&row(1, Some(1), "one", 1)).unwrap();
+    let mut tx = cat.begin();
+    tx.insert(&t, &row(2, Some(2), "two", 2)).unwrap();
+    tx.insert(&u, &row(2, Some(2), "two", 2)).unwrap();
+    assert!(matches!(
+        tx.insert(&t, &row(2, None, "again", 2)),
+        Err(TableError::DuplicateKey { .. })
+    ));
+    assert!(tx.update(&t, &row(1, Some(9), "nine", 1)).unwrap());
+    assert_eq!(tx.get(&t, &[Value::I64(1)]).unwrap().unwrap()[2], Value::Varchar("nine".into()));
+    assert_eq!(
+        t.get(&[Value::I64(1)]).unwrap().unwrap()[2],
+        Value::Varchar("one".into()),
+        "not before commit"
+    );
+    assert!(tx.delete(&t, &[Value::I64(2)]).unwrap());
+    assert_eq!(tx.get(&t, &[Value::I64(2)]).unwrap(), None);
+    tx.commit().unwrap();
+    assert_eq!(t.get(&[Value::I64(1)]).unwrap().unwrap()[1], Value::I32(9));
+    assert_eq!(t.get(&[Value::I64(2)]).unwrap(), None);
+    assert!(u.get(&[Value::I64(2)]).unwrap().is_some());
+
+    let mut tx = cat.begin();
+    tx.insert(&t, &row(7, None, "seven", 7)).unwrap();
+    tx.rollback();
+    assert_eq!(t.get(&[Value::I64(7)]).unwrap(), None);
+
+    // Write-write conflict on a PK: the second committer fails and writes nothing.
+    let mut a = cat.begin();
+    let mut b = cat.begin();
+    assert!(a.update(&t, &row(1, Some(10), "a", 1)).unwrap());
+    assert!(b.update(&t, &row(1, Some(20), "b", 1)).unwrap());
+    b.insert(&u, &row(50, None, "b-only", 50)).unwrap();
+    a.commit().unwrap();
+    assert!(matches!(b.commit(), Err(TableError::Conflict { table }) if table == "t"));
+    assert_eq!(t.get(&[Value::I64(1)]).unwrap().unwrap()[1], Value::I32(10));
+    assert_eq!(u.get(&[Value::I64(50)]).unwrap(), None);
+    // A plain write also conflicts with a transaction that began before it.
+    let mut c = cat.begin();
+    c.delete(&t, &[Value::I64(1)]).unwrap();
+    t.update(&row(1, Some(11), "plain", 1)).unwrap();
+    assert!(matches!(c.commit(), Err(TableError::Conflict { .. })));
+    // Disjoint keys do not conflict.
+    let mut d = cat.begin();
+    let mut e = cat.begin();
+    d.insert(&t, &row(100, None, "d", 100)).unwrap();
+    e.insert(&t, &row(101, None, "e", 101)).unwrap();
+    d.commit().unwrap();
+    e.commit().unwrap();
+    check_consistent(&t, &cat);
+    check_consistent(&u, &cat);
+}
+
+#[test]
+fn concurrent_inserts_of_one_pk_admit_exactly_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let cat = open(dir.path());
+    let t = cat.create_table(table_def("t")).unwrap();
+    for round in 0..20i64 {
+        let ok: usize = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..4)
+                .map(|i| {
+                    let t = t.clone();
+                    s.spawn(move || t.insert(&row(round, Some(i), "x", i as i64)).is_ok() as usize)
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).sum()
+        });
+        assert_eq!(ok, 1, "round {round}");
+    }
+    check_consistent(&t, &cat);
+}
+
+#[test]
+fn catalog_and_rows_survive_reopen_and_drop_table() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let cat = open(dir.path());
+        let t = cat.create_table(table_def("t")).unwrap();
+        cat.create_table(table_def("gone")).unwrap().insert(&row(1, None, "g", 1)).unwrap();
+        for i in 0..50 {
+            t.insert(&row(i, Some((i % 3) as i32), "v", i)).unwrap();
+        }
+        cat.create_index("t", idx("by_c_desc", &["c DESC"], false), &Default::default()).unwrap();
+        cat.drop_table("gone").unwrap();
+        assert!(matches!(cat.table("gone"), Err(TableError::NoSuchTable(_))));
+    }
+    let cat = open(dir.path());
+    assert!(matches!(cat.table("gone"), Err(TableError::NoSuchTable(_))));
+    let again = cat.create_table(table_def("gone")).unwrap();
+    assert_eq!(again.scan("PRIMARY", &[], 10, Direction::Forward).unwrap(), Vec::<Row>::new());
+    let t = cat.table("t").unwrap();
+    assert_eq!(t.def().indexes.len(), 2);
+    let top = t.scan("by_c_desc", &[], 2, Direction::Forward).unwrap();
+    assert_eq!((top[0][0].clone(), top[1][0].clone()), (Value::I64(49), Value::I64(48)));
+    assert_eq!(check_consistent(&t, &cat).len(), 50);
+}
+
+#[test]
+fn create_index_builds_with_a_small_sort_budget_and_refuses_duplicates() {
+    let dir = tempfile::tempdir().unwrap();
+    let cat = open(dir.path());
+    let t = cat.create_table(table_def("t")).unwrap();
+    let rows: Vec<Row> = (0..3000)
+        .map(|i| {
+            row(
+                i,
+                if i % 10 == 0 { None } else { Some((i * 7919 % 1000) as i32) },
+                &format!("b{}", i % 97),
+                i % 1500,
+            )
+        })
+        .collect();
+    for chunk in rows.chunks(500) {
+        t.insert_many(chunk).unwrap();
+    }
+    let small = CreateIndexOptions { sort_memory_bytes: 8 << 10, temp_dir: None };
+    cat.create_index("t", idx("by_ba", &["b", "a"], false), &small).unwrap();
+    // c repeats: a unique index on it is refused and leaves nothing behind.
+    match cat.create_index("t", idx("u_c", &["c"], true), &small) {
+        Err(TableError::DuplicateKey { index, .. }) => assert_eq!(index, "u_c"),
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(t.scan("u_c", &[], 1, Direction::Forward), Err(TableError::NoSuchIndex(_))));
+    // ... and the name can be used again.
+    cat.create_index("t", idx("u_c", &["id", "c"], true), &small).unwrap();
+    let t = cat.table("t").unwrap();
+    assert_eq!(t.def().indexes.len(), 3);
+    assert_eq!(check_consistent(&t, &cat).len(), 3000);
+    let tmp = dir.path().join("tmp");
+    assert_eq!(std::fs::read_dir(tmp).map(|d| d.count()).unwrap_or(0), 0, "temp files removed");
+}
+
+#[test]
+fn create_index_while_writers_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let cat = open(dir.path());
+    let t = cat.create_table(table_def("t")).unwrap();
+    let rows: Vec<Row> = (0..5000).map(|i| row(i, Some((i % 100) as i32), "init", i)).collect();
+    t.insert_many(&rows).unwrap();
+    cat.db().flush().unwrap();
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writer = {
+        let t = t.clone();
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let mut i = 0i64;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) || i < 3000 {
+                let id = (i * 7) % 6000;
+                match i % 3 {
+                    0 => {
+                        let _ = t.delete(&[Value::I64(id)]);
+                    }
+                    1 => {
+                        let _ = t.update(&row(id, None, &format!("u{i}"), i));
+                    }
+                    _ => {
+                        let _ = t.insert(&row(id, Some(7), "ins", i));
+                    }
+                }
+                i += 1;
+            }
+        })
+    };
+    let small = CreateIndexOptions { sort_memory_bytes: 32 << 10, temp_dir: None };
+    cat.create_index("t", idx("by_b", &["b"], false), &small).unwrap();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    writer.join().unwrap();
+    let t = cat.table("t").unwrap();
+    check_consistent(&t, &cat);
+    // Still consistent after compaction (ingested-behind entries vs newer deletes).
+    cat.db().compact_range(None, None).unwrap();
+    check_consistent(&t, &cat);
+}
