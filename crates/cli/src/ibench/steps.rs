@@ -245,10 +245,10 @@ fn report_intervals(
         let ins = counters.inserts.load(Relaxed);
         let q = counters.queries.load(Relaxed);
         let dt = now.duration_since(last_t).as_secs_f64();
-        // The last, partial interval counts only if something happened in it or the step was
-        // shorter than one interval (so a short step still has a point).
-        let moved = ins != last_i.load(Relaxed) || q != last_q.load(Relaxed);
-        if !done || (dt > 0.001 && (moved || rows.is_empty())) {
+        // The last, partial interval counts only if it is at least half an interval long (a
+        // sliver after the deadline would show a false dip) or the step was shorter than one
+        // interval (so a short step still has a point).
+        if !done || (dt > 0.001 && (dt >= 0.5 * cfg.interval || rows.is_empty())) {
             let row = IntervalRow {
                 elapsed_s: now.duration_since(start).as_secs_f64(),
                 ips: (ins - last_i.swap(ins, Relaxed)) as f64 / dt.max(1e-9),
