@@ -120,7 +120,7 @@ impl Session for SqliteSession {
     fn pk_bounds(&mut self) -> BResult<Option<(i64, i64)>> {
         // Two queries: SQLite answers a lone MIN() or MAX() from the B-tree's edge, but both in
         // one SELECT scan the table.
-        let mut bound = |f: &str| -> BResult<Option<i64>> {
+        let bound = |f: &str| -> BResult<Option<i64>> {
             let sql = format!("SELECT {f}(transactionid) FROM {}", self.table);
             self.conn.query_row(&sql, [], |r| r.get(0)).map_err(|e| err("pk bounds", e))
         };

@@ -130,7 +130,7 @@ fn runs_section(runs: &[Run], h: &mut String) {
             .iter()
             .map(|r| (r.name.clone(), cats.iter().map(|s| r.num(s, col).unwrap_or(0.0)).collect()))
             .collect();
-        h.push_str(&bar_chart(title, col, &cats, &series));
+        h.push_str(&bar_chart(title, col, &cats, &series, false));
     }
     h.push_str("</div>\n");
     for step in &steps {
@@ -192,8 +192,8 @@ fn step_section(step: &str, runs: &[Run], h: &mut String) {
                 (r.name.clone(), v)
             })
             .collect();
-        let title = format!("{step}: {what} by response time");
-        h.push_str(&bar_chart(&title, "count", &cats, &hist));
+        let title = format!("{step}: {what} by response time (log scale)");
+        h.push_str(&bar_chart(&title, "count", &cats, &hist, true));
     }
     h.push_str("</div>\n");
 }
@@ -221,7 +221,7 @@ fn logs_section(logs: &[BenchLog], h: &mut String) {
         })
         .collect();
     h.push_str("<div class=\"charts\">");
-    h.push_str(&bar_chart("db_bench ops/sec", "ops/sec", &benches, &series));
+    h.push_str(&bar_chart("db_bench ops/sec", "ops/sec", &benches, &series, false));
     h.push_str(
         "</div>\n<table><tr><th class=\"name\">log</th><th class=\"name\">benchmark</th>\
                 <th>micros/op</th><th>ops/sec</th></tr>",

@@ -114,8 +114,9 @@ fn nodata(out: &mut String) {
 }
 
 /// Y axis from 0 to a nice maximum >= `max`, with grid lines and labels; returns the maximum.
-fn y_axis(max: f64, label: &str, out: &mut String) -> f64 {
-    let step = nice_step(if max > 0.0 { max } else { 1.0 }, 5.0);
+/// With `log`, the axis is in [`log_units`] and labelled 0, 1, 10, 100, ...
+fn y_axis(max: f64, label: &str, log: bool, out: &mut String) -> f64 {
+    let step = if log { 1.0 } else { nice_step(if max > 0.0 { max } else { 1.0 }, 5.0) };
     let top = (max / step).ceil().max(1.0) * step;
     let h = HEIGHT - TOP - BOTTOM;
     let mut v = 0.0;
@@ -128,7 +129,7 @@ fn y_axis(max: f64, label: &str, out: &mut String) -> f64 {
             WIDTH - RIGHT,
             LEFT - 4.0,
             y + 4.0,
-            esc(&fmt_num(v))
+            esc(&fmt_num(if log && v > 0.0 { 10f64.powf(v - 1.0) } else { v }))
         );
         v += step;
     }
@@ -184,7 +185,7 @@ pub fn line_chart(title: &str, x_label: &str, y_label: &str, series: &[Series]) 
         xmax = xmin + 1.0;
     }
     let ymax = pts().map(|p| p.1).fold(0.0, f64::max);
-    let top = y_axis(ymax, y_label, &mut out);
+    let top = y_axis(ymax, y_label, false, &mut out);
     let (w, h) = (WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM);
     let xs = |x: f64| LEFT + (x - xmin) / (xmax - xmin) * w;
     let ys = |y: f64| TOP + h - (y.max(0.0) / top) * h;
@@ -228,21 +229,34 @@ pub fn line_chart(title: &str, x_label: &str, y_label: &str, series: &[Series]) 
     out
 }
 
+/// A count on a log axis: 0 stays 0, `v >= 1` becomes `log10(v) + 1` (so 1 is one unit up).
+pub fn log_units(v: f64) -> f64 {
+    if v >= 1.0 {
+        v.log10() + 1.0
+    } else {
+        0.0
+    }
+}
+
 /// A grouped bar chart: for each category one bar per series (`values[series][category]`).
+/// With `log`, bar heights are [`log_units`] of the values (for histograms whose tail buckets
+/// would otherwise be invisible next to the first).
 pub fn bar_chart(
     title: &str,
     y_label: &str,
     categories: &[String],
     series: &[(String, Vec<f64>)],
+    log: bool,
 ) -> String {
     let mut out = String::new();
     open("bar", title, &mut out);
+    let scale = |v: f64| if log { log_units(v) } else { v };
     let vals = || series.iter().flat_map(|s| s.1.iter()).filter(|v| v.is_finite());
     if categories.is_empty() || vals().all(|v| *v <= 0.0) {
         nodata(&mut out);
         return out;
     }
-    let top = y_axis(vals().fold(0.0, |a, &b| f64::max(a, b)), y_label, &mut out);
+    let top = y_axis(vals().fold(0.0, |a, &b| f64::max(a, scale(b))), y_label, log, &mut out);
     let (w, h) = (WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM);
     let group = w / categories.len() as f64;
     let bw = (group * 0.8 / series.len().max(1) as f64).max(1.0);
@@ -253,7 +267,7 @@ pub fn bar_chart(
             if !(val.is_finite() && val > 0.0) {
                 continue;
             }
-            let bh = (val / top * h).max(1.0);
+            let bh = (scale(val) / top * h).max(1.0);
             let _ = write!(
                 out,
                 "<rect class=\"bar\" data-series=\"{}\" x=\"{:.1}\" y=\"{:.1}\" width=\"{bw:.1}\" \
@@ -319,9 +333,14 @@ mod tests {
 
     #[test]
     fn bars_and_empty_charts() {
-        let s = bar_chart("t", "y", &["a".into(), "b".into()], &[("e".into(), vec![1.0, 2.0])]);
+        let s =
+            bar_chart("t", "y", &["a".into(), "b".into()], &[("e".into(), vec![1.0, 2.0])], false);
         assert_eq!(s.matches("<rect class=\"bar\"").count(), 2);
-        assert!(bar_chart("t", "y", &[], &[]).contains("class=\"nodata\""));
+        assert!(bar_chart("t", "y", &[], &[], false).contains("class=\"nodata\""));
+        let s =
+            bar_chart("t", "y", &["a".into(), "b".into()], &[("e".into(), vec![1.0, 1e6])], true);
+        assert!(s.contains(">1M<") && s.contains(">100k<"), "log axis labels: {s}");
+        assert_eq!((log_units(0.0), log_units(1.0), log_units(100.0)), (0.0, 1.0, 3.0));
         assert!(line_chart("t", "x", "y", &[]).contains("class=\"nodata\""));
         assert_eq!(nice_step(100.0, 5.0), 20.0);
         assert_eq!(fmt_num(25_000.0), "25k");
