@@ -25,7 +25,15 @@ import tempfile
 COMMON = ["--key_size=16", "--value_size=100", "--compression_type=lz4",
           "--cache_size=1073741824", "--bloom_bits=10", "--threads=1"]
 
-LINE = re.compile(r"^(\w+)\s+:\s+([0-9.]+) micros/op (\d+) ops/sec")
+LINE = re.compile(r"^(\w+)\s+:\s+([0-9.]+) micros/op (\d+) ops/sec.*?(?:([0-9.]+) MB/s)?\s*$")
+PCT = re.compile(r"^Percentiles: P50: ([0-9.]+) P75: [0-9.]+ P99: ([0-9.]+) P99\.9: ([0-9.]+) "
+                 r"P99\.99: ([0-9.]+)")
+MAX = re.compile(r"^Min: \S+\s+Median: \S+\s+Max: ([0-9.]+)")
+STALL = re.compile(r"^Cumulative stall: \S+ H:M:S, ([0-9.]+) percent")
+
+# benchmark.sh's summary columns (tools/benchmark.sh), in its order.
+TSV_COLS = ["ops_sec", "mb_sec", "lsm_sz", "c_wgb", "w_amp", "usec_op", "p50", "p99", "p99.9",
+            "p99.99", "pmax", "stall%", "rss"]
 
 
 def steps(n):
@@ -54,7 +62,8 @@ def du(path):
 
 
 def run_step(binary, engine, n, db, label, benchmarks, extra, existing):
-    args = [binary, "db_bench", f"--engine={engine}", f"--num={n}", f"--db={db}"] + COMMON + extra
+    args = [binary, "db_bench", f"--engine={engine}", f"--num={n}", f"--db={db}",
+            "--histogram=1"] + COMMON + extra
     if engine == "memory" and existing:
         benchmarks = "fillrandom," + benchmarks
         existing = False
@@ -67,26 +76,51 @@ def run_step(binary, engine, n, db, label, benchmarks, extra, existing):
         sys.exit(f"step {label} on {engine} failed:\n{out}")
     want = [b for b in benchmarks.split(",") if b not in ("stats", "compact", "flush")][-1]
     result = None
+    pct = None
+    pmax = None
+    seen_want = False
     for line in out.splitlines():
         m = LINE.match(line)
-        if m and m.group(1) == want:
-            result = (float(m.group(2)), int(m.group(3)))
+        if m:
+            seen_want = m.group(1) == want
+            if seen_want:
+                mb = float(m.group(4)) if m.group(4) else None
+                result = (float(m.group(2)), int(m.group(3)), mb)
+            continue
+        # The histogram printed right after the step's own result line (the first one: a
+        # readwhilewriting's reader histogram precedes its writer's).
+        if seen_want and pct is None and PCT.match(line):
+            pct = [float(x) for x in PCT.match(line).groups()]
+        if seen_want and pmax is None and MAX.match(line):
+            pmax = float(MAX.match(line).group(1))
     wamp = None
+    c_wgb = None
+    stall = None
     wamp_col = None
+    wgb_col = None
     for line in out.splitlines():
         cols = line.split()
-        if "W-Amp" in cols:
-            wamp_col = cols.index("W-Amp") + 1  # the Size column is two tokens ("7.1 MB")
+        if "W-Amp" in cols and cols[0] == "Level":
+            # Size is two tokens ("7.1 MB"), so data columns sit one to the right of the header.
+            wamp_col = cols.index("W-Amp") + 1
+            wgb_col = cols.index("Write(GB)") + 1
         elif cols and cols[0] == "Sum" and wamp_col is not None:
             try:
                 wamp = float(cols[wamp_col])
+                c_wgb = float(cols[wgb_col])
             except (IndexError, ValueError):
                 pass
+        m = STALL.match(line)
+        if m:
+            stall = float(m.group(1))
     rss = int(re.search(r"MAXRSS_KB=(\d+)", out).group(1))
-    return {"usec_op": result[0] if result else None, "ops_sec": result[1] if result else None,
-            "w_amp": wamp, "rss_kb": rss,
-            "db_bytes": du(db) if engine != "memory" and os.path.isdir(db) else None}
-
+    res = {"usec_op": result[0] if result else None, "ops_sec": result[1] if result else None,
+           "mb_sec": result[2] if result else None, "w_amp": wamp, "c_wgb": c_wgb,
+           "stall%": stall, "rss_kb": rss, "pmax": pmax,
+           "db_bytes": du(db) if engine != "memory" and os.path.isdir(db) else None}
+    for k, v in zip(["p50", "p99", "p99.9", "p99.99"], pct or [None] * 4):
+        res[k] = v
+    return res
 
 def main():
     ap = argparse.ArgumentParser()
@@ -118,14 +152,22 @@ def main():
     hdr = f"{'benchmark':<17}" + "".join(f"{e + ' ops/s':>16}" for e in engines)
     hdr += f"{'talus/rocksdb':>15}{'talus/memory':>14}{'W-Amp t/r':>12}{'size MB t/r':>16}{'RSS MB t/r':>14}"
     print(hdr)
-    tsv = ["engine\tbenchmark\tops_sec\tusec_op\tw_amp\tlsm_sz\trss"]
+    tsv = ["engine\tbenchmark\t" + "\t".join(TSV_COLS)]
+    key_of = {"lsm_sz": "db_bytes", "rss": "rss_kb"}
     for label in labels:
         row = f"{label:<17}"
         for e in engines:
             v = med(e, label, "ops_sec")
             row += f"{(f'{v:,.0f}' if v else '-'):>16}"
-            tsv.append(f"{e}\t{label}\t{v}\t{med(e, label, 'usec_op')}\t{med(e, label, 'w_amp')}"
-                       f"\t{med(e, label, 'db_bytes')}\t{med(e, label, 'rss_kb')}")
+            vals = []
+            for c in TSV_COLS:
+                x = med(e, label, key_of.get(c, c))
+                if c == "lsm_sz" and x is not None:
+                    x = f"{x / (1 << 30):.3f}GB"
+                elif c == "rss" and x is not None:
+                    x = f"{x / (1 << 20):.2f}"  # GB, as benchmark.sh's rss column
+                vals.append("" if x is None else str(x))
+            tsv.append(f"{e}\t{label}\t" + "\t".join(vals))
 
         def ratio(x, y, key="ops_sec"):
             a_, b_ = med(x, label, key), med(y, label, key)

@@ -69,3 +69,64 @@ fn failed_compaction_installs_nothing_and_deletes_partial_outputs() {
         }
     }
 }
+
+/// Sequence numbers of every point entry in every SST of `fs`, by user key.
+fn sst_seqs(fs: &Arc<SimFs>) -> BTreeMap<Vec<u8>, Vec<u64>> {
+    use talus::fs::Fs;
+    let mut out: BTreeMap<Vec<u8>, Vec<u64>> = BTreeMap::new();
+    for p in ssts(fs) {
+        let file = fs.open_random(&p).unwrap();
+        let t = Arc::new(
+            talus::sst::TableReader::open(file, 1, p.display().to_string(), None).unwrap(),
+        );
+        let mut it = t.iter(false);
+        it.seek_to_first();
+        while it.valid() {
+            let k = talus::key::parse_internal_key(it.key()).unwrap();
+            out.entry(k.user_key.to_vec()).or_default().push(k.seq);
+            it.next();
+        }
+        it.status().unwrap();
+    }
+    out
+}
+
+/// At the bottommost level the newest version below every snapshot is written with sequence 0
+/// (it compresses better and nothing older can exist beneath it); versions a snapshot still needs
+/// keep theirs, and every read, at the snapshot and now, is unchanged.
+#[test]
+fn bottommost_compaction_zeroes_sequences_below_the_oldest_snapshot() {
+    let fs = Arc::new(SimFs::new());
+    let db = Db::open("/db", options(&fs, 1)).unwrap();
+    for i in 0..2000u32 {
+        db.put(format!("k{i:05}"), format!("v1-{i}")).unwrap();
+    }
+    let snap = db.snapshot();
+    for i in (0..2000u32).step_by(3) {
+        db.put(format!("k{i:05}"), format!("v2-{i}")).unwrap();
+    }
+    let before = contents(&db);
+    db.compact_range(None, None).unwrap();
+    assert_eq!(contents(&db), before);
+    let at_snap = talus::ReadOptions { snapshot: Some(snap.clone()), ..Default::default() };
+    for i in 0..2000u32 {
+        let got = db.get_opt(format!("k{i:05}"), &at_snap).unwrap();
+        assert_eq!(got, Some(format!("v1-{i}").into_bytes()), "k{i:05} at the snapshot");
+    }
+    let seqs = sst_seqs(&fs);
+    assert_eq!(seqs.len(), 2000);
+    for (k, s) in &seqs {
+        let i: u32 = std::str::from_utf8(&k[1..]).unwrap().parse().unwrap();
+        if i.is_multiple_of(3) {
+            // The snapshot's version (zeroed) and the newer one (kept).
+            assert_eq!(s.len(), 2, "{k:?}");
+            assert!(s[0] > 0 && s[1] == 0, "{k:?}: {s:?}");
+        } else {
+            assert_eq!(s, &vec![0], "{k:?}");
+        }
+    }
+    drop(snap);
+    drop(db);
+    let db = Db::open("/db", options(&fs, 1)).unwrap();
+    assert_eq!(contents(&db), before);
+}

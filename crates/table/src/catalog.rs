@@ -6,7 +6,8 @@
 //! one engine WriteBatch. Locks: `ddl` serializes DDL; `tables` (RwLock) guards the registry;
 //! each table's write lock (see `write`) is taken after `ddl` when DDL changes a live table.
 //! At open, an index still marked building (a crash interrupted `create_index`) is removed:
-//! its key range deleted and its catalog entry dropped, in one batch.
+//! its key range deleted and its catalog entry dropped, in one batch; leftover build files in
+//! `<db>/tmp` are deleted.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -42,6 +43,17 @@ pub(crate) fn index_range(id: u32) -> (Vec<u8>, Vec<u8>) {
     (lo, hi)
 }
 
+/// Removes the run and SST files an interrupted `create_index` left in `<db>/tmp` (best effort).
+fn remove_build_leftovers(db: &Db) {
+    let fs = &db.options().fs;
+    let dir = db.path().join("tmp");
+    if let Ok(names) = fs.list_dir(&dir) {
+        for n in names.iter().filter(|n| n.starts_with("talus-index-")) {
+            let _ = fs.remove_file(&dir.join(n));
+        }
+    }
+}
+
 /// State shared by every handle of one catalog.
 pub(crate) struct CatalogInner {
     pub db: Db,
@@ -53,7 +65,12 @@ pub(crate) struct CatalogInner {
     pub clock: AtomicU64,
     /// Begin clocks of open transactions (a multiset), to prune conflict history.
     pub active: Mutex<BTreeMap<u64, usize>>,
+    /// Test hook: called by `create_index` at named points (see [`Catalog::set_build_hook`]).
+    pub build_hook: Mutex<Option<BuildHook>>,
 }
+
+/// A test hook for `create_index`; see [`Catalog::set_build_hook`].
+pub type BuildHook = Arc<dyn Fn(&str) + Send + Sync>;
 
 /// A database of tables on one [`Db`]. Cheap to clone; `Send + Sync`.
 #[derive(Clone)]
@@ -69,7 +86,9 @@ impl std::fmt::Debug for Catalog {
 
 impl Catalog {
     /// Loads the catalog stored in `db` (an empty one if none), dropping any index a crash left
-    /// half built.
+    /// half built. Open one `Catalog` per database and clone it: the write locks that make
+    /// uniqueness checks atomic live in the catalog. Table writes use the engine's default
+    /// `WriteOptions` (WAL on, not synced per write); DDL is synced.
     pub fn open(db: Db) -> Result<Catalog> {
         let next = match db.get(NEXT_ID_KEY)? {
             None => FIRST_USER_ID,
@@ -116,6 +135,7 @@ impl Catalog {
             }
             tables.insert(name, Arc::new(TableShared::new(meta)));
         }
+        remove_build_leftovers(&db);
         Ok(Catalog {
             inner: Arc::new(CatalogInner {
                 db,
@@ -124,6 +144,7 @@ impl Catalog {
                 stats: Counters::default(),
                 clock: AtomicU64::new(0),
                 active: Mutex::new(BTreeMap::new()),
+                build_hook: Mutex::new(None),
             }),
         })
     }
@@ -203,6 +224,15 @@ impl Catalog {
     /// now; writes are buffered and applied as one batch by [`Transaction::commit`].
     pub fn begin(&self) -> Transaction {
         Transaction::begin(self.inner.clone())
+    }
+
+    /// Test hook: `create_index` calls `hook("before_ingest")` after writing its SST files and
+    /// before ingesting them, with no lock held (for non-unique indexes), so a test can run
+    /// writes, flushes and compactions at that point; and `hook("ingest_behind_refused")` when
+    /// it falls back to the catch-up ingestion.
+    #[doc(hidden)]
+    pub fn set_build_hook(&self, hook: Option<BuildHook>) {
+        *self.inner.build_hook.lock() = hook;
     }
 
     /// The cumulative counters.

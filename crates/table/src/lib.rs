@@ -32,7 +32,7 @@
 //! values), `meta` (resolved table metadata and its catalog encoding), `catalog` (the
 //! [`Catalog`] handle and DDL), `write` (row writes and their index entries), `table`
 //! ([`Table`]), `scan`, `txn` ([`Transaction`]), `build` (create index on a populated table:
-//! external sort and ingestion), `stats`.
+//! external sort and ingestion), `stats`, `verify` (index consistency check).
 #![warn(missing_docs)]
 
 mod build;
@@ -46,6 +46,7 @@ mod schema;
 mod stats;
 mod table;
 mod txn;
+mod verify;
 mod write;
 
 pub use build::CreateIndexOptions;

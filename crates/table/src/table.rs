@@ -103,6 +103,13 @@ impl Table {
         crate::scan::scan(self, index, from, limit, dir, Some(columns))
     }
 
+    /// Checks, on one snapshot, that every ready secondary index holds exactly the entries
+    /// derived from the rows; returns the number of rows, or [`crate::TableError::Corruption`]
+    /// naming the first mismatch. Memory: all expected entries of the table.
+    pub fn verify_indexes(&self) -> Result<u64> {
+        crate::verify::verify_indexes(self)
+    }
+
     /// The smallest primary key, if the table has rows.
     pub fn first_pk(&self) -> Result<Option<Vec<Value>>> {
         crate::scan::first_pk(self)

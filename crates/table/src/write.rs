@@ -381,10 +381,14 @@ pub(crate) fn commit_ops(
     let batch = std::mem::take(&mut ctx.batch);
     cat.db.write(batch, &WriteOptions::default())?;
     let clock = cat.clock.fetch_add(1, Ordering::AcqRel) + 1;
+    // With no transaction open, no history is needed: one that begins later reads a clock at
+    // or past `clock` (it takes the clock under the `active` lock, after our increment).
     let min_active = cat.active.lock().keys().next().copied();
-    for (t, k) in ctx.pks.drain(..) {
-        if let Some(g) = guards[t].as_mut() {
-            g.recent.insert(k, clock);
+    if min_active.is_some() {
+        for (t, k) in ctx.pks.drain(..) {
+            if let Some(g) = guards[t].as_mut() {
+                g.recent.insert(k, clock);
+            }
         }
     }
     for (t, k, v) in ctx.building.drain(..) {
@@ -393,7 +397,7 @@ pub(crate) fn commit_ops(
         }
     }
     for g in guards.iter_mut().flatten() {
-        if g.recent.len() > RECENT_PRUNE_AT {
+        if g.recent.len() > RECENT_PRUNE_AT || (min_active.is_none() && !g.recent.is_empty()) {
             match min_active {
                 None => g.recent.clear(),
                 Some(b) => g.recent.retain(|_, c| *c > b),

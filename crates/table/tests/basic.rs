@@ -315,3 +315,171 @@ fn create_index_while_writers_run() {
     cat.db().compact_range(None, None).unwrap();
     check_consistent(&t, &cat);
 }
+
+#[test]
+fn verify_indexes_finds_missing_and_stray_entries() {
+    let dir = tempfile::tempdir().unwrap();
+    let cat = open(dir.path());
+    let t = cat.create_table(table_def("t")).unwrap();
+    for i in 0..10 {
+        t.insert(&row(i, Some(1), "v", i)).unwrap();
+    }
+    assert_eq!(t.verify_indexes().unwrap(), 10);
+    // The first table gets id 256, its first index 257 (docs/format/table-keys.md).
+    let by_a: [u8; 4] = 257u32.to_be_bytes();
+    let mut stray = by_a.to_vec();
+    stray.extend_from_slice(&[0x01, 0x80, 0, 0, 9, 0x80, 0, 0, 0, 0, 0, 0, 99]);
+    cat.db().put(&stray, b"").unwrap();
+    assert!(matches!(t.verify_indexes(), Err(TableError::Corruption { .. })));
+    cat.db().delete(&stray).unwrap();
+    assert_eq!(t.verify_indexes().unwrap(), 10);
+    cat.db().delete_range(by_a.to_vec()..258u32.to_be_bytes().to_vec()).unwrap();
+    assert!(matches!(t.verify_indexes(), Err(TableError::Corruption { .. })));
+}
+
+#[test]
+fn unique_index_on_a_nullable_column_admits_many_nulls() {
+    let dir = tempfile::tempdir().unwrap();
+    let cat = open(dir.path());
+    let mut d = table_def("t");
+    d.indexes = vec![idx("u_a", &["a"], true), idx("u_a_desc", &["a DESC", "b"], true)];
+    let t = cat.create_table(d).unwrap();
+    t.insert(&row(1, None, "x", 1)).unwrap();
+    t.insert(&row(2, None, "x", 2)).unwrap();
+    t.insert(&row(3, Some(5), "x", 3)).unwrap();
+    assert!(
+        matches!(t.insert(&row(4, Some(5), "y", 4)), Err(TableError::DuplicateKey { index, .. }) if index == "u_a")
+    );
+    assert!(t.update(&row(2, Some(6), "x", 2)).unwrap());
+    assert!(t.update(&row(1, Some(7), "x", 1)).unwrap());
+    assert!(t.update(&row(1, None, "x", 1)).unwrap());
+    t.insert(&row(4, Some(7), "y", 4)).unwrap();
+    let got = t.scan_columns("u_a", &[], 10, Direction::Forward, &["a", "id"]).unwrap();
+    assert_eq!(
+        got,
+        vec![
+            vec![Value::Null, Value::I64(1)],
+            vec![Value::I32(5), Value::I64(3)],
+            vec![Value::I32(6), Value::I64(2)],
+            vec![Value::I32(7), Value::I64(4)],
+        ]
+    );
+    let got = t.scan("u_a_desc", &[Value::I32(6)], 2, Direction::Forward).unwrap();
+    assert_eq!((got[0][0].clone(), got[1][0].clone()), (Value::I64(2), Value::I64(3)));
+    check_consistent(&t, &cat);
+    // Building a unique index over a column with NULLs and distinct values works too.
+    cat.create_index("t", idx("u_ac", &["a", "c"], true), &Default::default()).unwrap();
+    check_consistent(&cat.table("t").unwrap(), &cat);
+}
+
+#[test]
+fn garbage_rows_and_catalog_records_are_corruption_not_panics() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let cat = open(dir.path());
+        let t = cat.create_table(table_def("t")).unwrap();
+        t.insert(&row(1, Some(1), "x", 1)).unwrap();
+        // Overwrite row 1's value (table id 256) with garbage.
+        let mut k = 256u32.to_be_bytes().to_vec();
+        k.extend_from_slice(&[0x80, 0, 0, 0, 0, 0, 0, 1]);
+        cat.db().put(&k, [4, 0, 0xFF]).unwrap();
+        assert!(matches!(t.get(&[Value::I64(1)]), Err(TableError::Corruption { .. })));
+        assert!(matches!(
+            t.scan("PRIMARY", &[], 10, Direction::Forward),
+            Err(TableError::Corruption { .. })
+        ));
+        assert!(matches!(
+            t.scan("by_a", &[], 10, Direction::Forward),
+            Err(TableError::Corruption { .. })
+        ));
+        assert!(matches!(t.update(&row(1, None, "y", 2)), Err(TableError::Corruption { .. })));
+        // A key of the table that is not a valid primary key encoding.
+        let mut bad = 256u32.to_be_bytes().to_vec();
+        bad.push(0x80);
+        cat.db().put(&bad, b"").unwrap();
+        assert!(matches!(t.first_pk(), Err(TableError::Corruption { .. })));
+        // A catalog record cut short.
+        let mut rec = b"\0\0\0\0t".to_vec();
+        rec.extend_from_slice(b"broken");
+        cat.db().put(&rec, [1, 0, 0]).unwrap();
+    }
+    let db = Db::open(dir.path(), Options::default()).unwrap();
+    assert!(matches!(Catalog::open(db), Err(TableError::Corruption { .. })));
+}
+
+/// Writes that run during a build and reach the bottommost level before the ingestion make
+/// `ingest_behind` refuse: the build then ingests as newest and replays those writes.
+#[test]
+fn create_index_falls_back_when_the_bottom_level_overlaps() {
+    let dir = tempfile::tempdir().unwrap();
+    let cat = open(dir.path());
+    let t = cat.create_table(table_def("t")).unwrap();
+    let rows: Vec<Row> =
+        (0..2000).map(|i| row(i, Some((i % 10) as i32), &format!("b{}", i % 30), i)).collect();
+    t.insert_many(&rows).unwrap();
+    let (t2, cat2) = (t.clone(), cat.clone());
+    let fired = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let fired2 = fired.clone();
+    let refused = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let refused2 = refused.clone();
+    cat.set_build_hook(Some(Arc::new(move |point: &str| {
+        if point == "ingest_behind_refused" {
+            refused2.store(true, std::sync::atomic::Ordering::SeqCst);
+            return;
+        }
+        assert_eq!(point, "before_ingest");
+        fired2.store(true, std::sync::atomic::Ordering::SeqCst);
+        // Change rows the snapshot saw: deletes, updates (entry moves) and inserts, then push
+        // everything, the new index's entries included, down to the bottommost level.
+        for i in 0..200 {
+            t2.delete(&[Value::I64(i * 10)]).unwrap();
+            t2.update(&row(i * 10 + 1, None, "moved", -i)).unwrap();
+            t2.insert(&row(5000 + i, Some(1), "new", i)).unwrap();
+        }
+        cat2.db().compact_range(None, None).unwrap();
+    })));
+    cat.create_index("t", idx("by_b", &["b"], false), &Default::default()).unwrap();
+    assert!(fired.load(std::sync::atomic::Ordering::SeqCst));
+    assert!(refused.load(std::sync::atomic::Ordering::SeqCst), "the fallback path ran");
+    cat.set_build_hook(None);
+    let t = cat.table("t").unwrap();
+    assert_eq!(check_consistent(&t, &cat).len(), 2000);
+    let moved =
+        t.scan("by_b", &[Value::Varchar("moved".into())], 1000, Direction::Forward).unwrap();
+    assert_eq!(moved.iter().filter(|r| r[2] == Value::Varchar("moved".into())).count(), 200);
+    assert_eq!(moved.len(), 400, "then the 200 'new' rows");
+    cat.db().compact_range(None, None).unwrap();
+    check_consistent(&t, &cat);
+}
+
+/// Writes during a build that stay above the bottommost level: `ingest_behind` places the
+/// snapshot's entries under them, so the newer writes (deletes included) win.
+#[test]
+fn create_index_ingests_behind_concurrent_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let cat = open(dir.path());
+    let t = cat.create_table(table_def("t")).unwrap();
+    let rows: Vec<Row> =
+        (0..2000).map(|i| row(i, Some((i % 10) as i32), &format!("b{}", i % 30), i)).collect();
+    t.insert_many(&rows).unwrap();
+    cat.db().flush().unwrap();
+    let t2 = t.clone();
+    let points = Arc::new(parking_lot::Mutex::new(Vec::<String>::new()));
+    let points2 = points.clone();
+    cat.set_build_hook(Some(Arc::new(move |point: &str| {
+        points2.lock().push(point.to_string());
+        if point == "before_ingest" {
+            for i in 0..300 {
+                t2.delete(&[Value::I64(i * 5)]).unwrap();
+                t2.update(&row(i * 5 + 2, None, "moved", -i)).unwrap();
+            }
+        }
+    })));
+    cat.create_index("t", idx("by_b", &["b"], false), &Default::default()).unwrap();
+    cat.set_build_hook(None);
+    assert_eq!(*points.lock(), vec!["before_ingest".to_string()], "no fallback");
+    let t = cat.table("t").unwrap();
+    assert_eq!(check_consistent(&t, &cat).len(), 1700);
+    cat.db().compact_range(None, None).unwrap();
+    assert_eq!(check_consistent(&t, &cat).len(), 1700);
+}

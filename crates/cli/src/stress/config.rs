@@ -48,6 +48,7 @@ const VALUES: &[&str] = &[
     "intra_l0_compaction",
     "max_open_files",
     "wal_recovery_mode",
+    "workload",
     // Driver only.
     "cycles",
     "kill_min_ms",
@@ -73,6 +74,8 @@ worker: --threads=8 --max_key=100000 --ops_per_thread=1000000000 --duration=60 -
   --target_file_size_base=2097152 --max_bytes_for_level_base=8388608
   --level0_file_num_compaction_trigger=4 --max_background_jobs=2 --compaction_style=level
   --max_open_files=-1 --wal_recovery_mode=point_in_time
+  --workload=kv|table  (table: rows + 2 secondary indexes + an index build, checked for
+                        index consistency after every reopen)
 crash driver: --duration=600 (seconds) --cycles=N (stop after N) --kill_min_ms=2000
   --kill_max_ms=10000 --expected_state=<db>.expected --seed=N --threads --max_key
   --destroy_db_initially=1
@@ -150,6 +153,8 @@ pub struct Config {
     pub max_open_files: i64,
     /// `wal_recovery_mode`.
     pub wal_recovery_mode: WalRecoveryMode,
+    /// `--workload=table`: the table-layer workload (`table.rs`) instead of key-value ops.
+    pub table_workload: bool,
 }
 
 /// Names of the op mix entries, in `Config::mix` order.
@@ -200,6 +205,7 @@ impl Config {
             intra_l0_compaction: true,
             max_open_files: -1,
             wal_recovery_mode: WalRecoveryMode::PointInTimeRecovery,
+            table_workload: false,
         }
     }
 
@@ -275,6 +281,7 @@ impl Config {
         if let Some(s) = p.value("wal_recovery_mode") {
             c.wal_recovery_mode = parse_recovery_mode(s)?;
         }
+        c.table_workload = parse_workload(p.value("workload"))?;
         Ok(c)
     }
 
@@ -356,6 +363,9 @@ impl Config {
         if self.verify_only {
             a.push("--verify_only".into());
         }
+        if self.table_workload {
+            a.push("--workload=table".into());
+        }
         a
     }
 
@@ -401,6 +411,15 @@ fn recovery_mode_name(m: WalRecoveryMode) -> &'static str {
     }
 }
 
+/// `--workload=kv|table` (default kv): true for the table workload.
+pub fn parse_workload(v: Option<&str>) -> Result<bool, String> {
+    match v {
+        None | Some("kv") => Ok(false),
+        Some("table") => Ok(true),
+        Some(other) => Err(format!("workload: unknown workload {other:?} (kv or table)")),
+    }
+}
+
 fn parse_recovery_mode(s: &str) -> Result<WalRecoveryMode, String> {
     Ok(match s {
         "tolerate_corrupted_tail" | "0" => WalRecoveryMode::TolerateCorruptedTailRecords,
@@ -424,6 +443,7 @@ mod tests {
         c.max_open_files = 20;
         c.wal_recovery_mode = WalRecoveryMode::TolerateCorruptedTailRecords;
         c.verify_only = true;
+        c.table_workload = true;
         let args = c.to_args();
         let p = Parsed::parse(&args);
         p.check(&SPEC).unwrap();

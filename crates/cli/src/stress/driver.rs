@@ -85,6 +85,7 @@ fn drive(p: &Parsed) -> Result<Totals, String> {
     };
     let threads = p.number("threads")?.unwrap_or(8).max(1) as usize;
     let max_key = p.number("max_key")?.unwrap_or(100_000);
+    let table_workload = super::config::parse_workload(p.value("workload"))?;
     let destroy = !p.value("destroy_db_initially").is_some_and(|v| v == "0" || v == "false");
     if destroy {
         destroy_db(&db, &expected)?;
@@ -121,6 +122,7 @@ fn drive(p: &Parsed) -> Result<Totals, String> {
         cfg.duration = 3600;
         cfg.seed = rng.gen();
         randomize(&mut cfg, &mut rng);
+        cfg.table_workload = table_workload;
         // One cycle in ten kills early, mostly while the worker recovers and verifies (and
         // writes resolved pending keys back to the expected state).
         let run_ms = if kill_min > 100 && rng.gen_bool(0.1) {
@@ -163,6 +165,7 @@ fn drive(p: &Parsed) -> Result<Totals, String> {
         let mut cfg = Config::new(db.clone(), expected.clone());
         cfg.max_key = max_key;
         cfg.verify_only = true;
+        cfg.table_workload = table_workload;
         let v = verify_run(&exe, &cfg, &mut tot)?;
         println!("final verify-only run: {v}");
     }

@@ -15,12 +15,15 @@
 //! that the driver (`driver.rs`) parses.
 //!
 //! Submodules: `value` (keys, self-checking values), `expected` (the oracle file), `ops` (the
-//! workload threads), `verify` (whole-database verification), `config` (options), `driver`.
+//! workload threads), `verify` (whole-database verification), `config` (options), `driver`,
+//! `table` (`--workload=table`: rows and secondary indexes through `talus-table`, checked for
+//! index consistency after every crash).
 
 mod config;
 mod driver;
 mod expected;
 mod ops;
+mod table;
 mod value;
 mod verify;
 
@@ -83,6 +86,9 @@ pub enum Failure {
 
 /// One worker run: open, verify and reconcile, run the workload, verify again.
 fn worker(cfg: &Config) -> Result<(), Failure> {
+    if cfg.table_workload {
+        return table::worker(cfg);
+    }
     let t0 = Instant::now();
     let mut exp = ExpectedState::open(&cfg.expected_state, cfg.max_key, cfg.value_size_max)
         .map_err(Failure::Db)?;

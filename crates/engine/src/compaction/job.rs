@@ -26,7 +26,9 @@ use crate::fs::rate_limiter::{IoPriority, RateLimitedFile, RateLimiter};
 use crate::fs::Fs;
 use crate::iter::range_del::{FragmentedTombstones, RangeTombstone};
 use crate::iter::InternalIterator;
-use crate::key::{parse_internal_key, SequenceNumber, ValueKind, MAX_SEQUENCE};
+use crate::key::{
+    append_internal_key, parse_internal_key, SequenceNumber, ValueKind, MAX_SEQUENCE,
+};
 use crate::options::Options;
 use crate::sst::TableBuilder;
 use crate::version::FileMetaData;
@@ -166,6 +168,9 @@ pub fn run(
         let mut cur_key: Vec<u8> = Vec::new();
         let mut has_cur = false;
         let mut last_stripe = usize::MAX;
+        // Never in L0, whose files are ordered by their largest sequence number.
+        let zero_seqs = c.bottommost && c.output_level > 0;
+        let mut zeroed: Vec<u8> = Vec::new();
         input.seek_to_first();
         while input.valid() {
             if w.ctx.shutting_down.load(Ordering::Relaxed) {
@@ -207,8 +212,18 @@ pub fn run(
                 if w.cur.is_none() {
                     w.open()?;
                 }
+                // At the bottom, the newest version below every snapshot gets sequence 0 (as
+                // RocksDB does): nothing older can exist beneath it, and an all-zero trailer
+                // compresses far better.
+                let out_key = if zero_seqs && s == 0 && p.kind == ValueKind::Put && p.seq != 0 {
+                    zeroed.clear();
+                    append_internal_key(&mut zeroed, p.user_key, 0, ValueKind::Put);
+                    zeroed.as_slice()
+                } else {
+                    ikey
+                };
                 if let Some(o) = w.cur.as_mut() {
-                    o.builder.add(ikey, input.value())?;
+                    o.builder.add(out_key, input.value())?;
                 }
             }
             input.next();

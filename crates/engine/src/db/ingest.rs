@@ -34,7 +34,9 @@ use crate::version::VersionEdit;
 /// Options of [`crate::Db::ingest_external_file`] (RocksDB's `IngestExternalFileOptions`).
 #[derive(Clone, Debug)]
 pub struct IngestOptions {
-    /// Move (rename) the files into the database instead of copying them.
+    /// Move (rename) the files into the database instead of copying them. A crash before the
+    /// ingestion's MANIFEST edit is durable then loses the moved files (open deletes them as
+    /// unreferenced); the database itself is unchanged.
     pub move_files: bool,
     /// Give the files a fresh sequence number when snapshots are live, so the snapshots do not
     /// see them.

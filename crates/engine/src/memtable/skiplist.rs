@@ -60,6 +60,11 @@ unsafe impl Sync for NodePtr {}
 struct Writer {
     arena: Arena,
     rng: u64,
+    /// The splice of the last insert: at every level, the last node before the inserted key
+    /// (the inserted node itself at the levels it has). Exact, because only this writer links
+    /// nodes. A key that falls between `splice[0]` and its successor is linked with no search
+    /// (RocksDB's `InlineSkipList` splice): sequential inserts cost two key comparisons.
+    splice: [*const Node; MAX_HEIGHT],
 }
 
 /// The skiplist. See the module documentation.
@@ -151,7 +156,11 @@ impl SkipList {
         SkipList {
             head,
             max_height: AtomicUsize::new(1),
-            writer: Mutex::new(Writer { arena, rng: 0x2545_f491_4f6c_dd1d }),
+            writer: Mutex::new(Writer {
+                arena,
+                rng: 0x2545_f491_4f6c_dd1d,
+                splice: [head.as_ptr().cast_const(); MAX_HEIGHT],
+            }),
             memory,
         }
     }
@@ -295,8 +304,11 @@ impl SkipList {
         let entry_len32 = u32::try_from(entry_len).expect("memtable entry longer than 4 GiB");
 
         let mut w = self.writer.lock();
-        let mut prev: [*const Node; MAX_HEIGHT] = [self.head.as_ptr(); MAX_HEIGHT];
-        self.find_before(&cmp, false, Some(&mut prev));
+        let mut prev = w.splice;
+        if !self.splice_fits(prev[0], &cmp) {
+            prev = [self.head.as_ptr(); MAX_HEIGHT];
+            self.find_before(&cmp, false, Some(&mut prev));
+        }
         let height = Self::random_height(&mut w.rng);
         let max_height = self.max_height.load(AtomicOrdering::Relaxed);
         if height > max_height {
@@ -338,6 +350,52 @@ impl SkipList {
             // SAFETY: as above. The Release store publishes the node's contents written above.
             unsafe { link(p, level).store(node_ptr, AtomicOrdering::Release) };
         }
+        for slot in prev.iter_mut().take(height) {
+            *slot = node_ptr;
+        }
+        w.splice = prev;
         drop(w);
+    }
+
+    /// Checks every level: keys strictly increasing and each level a sublist of the one below
+    /// (test support). Returns the number of nodes at level 0.
+    #[cfg(test)]
+    pub(super) fn check_levels(&self, cmp: impl Fn(&[u8], &[u8]) -> Ordering) -> usize {
+        let mut below: Vec<*const Node> = Vec::new();
+        let mut count = 0;
+        for level in 0..MAX_HEIGHT {
+            let mut nodes = Vec::new();
+            let mut x = self.next(self.head.as_ptr(), level);
+            while !x.is_null() {
+                nodes.push(x);
+                x = self.next(x, level);
+            }
+            for w in nodes.windows(2) {
+                assert_eq!(
+                    cmp(self.key_at(w[0]), self.key_at(w[1])),
+                    Ordering::Less,
+                    "level {level}"
+                );
+            }
+            if level == 0 {
+                count = nodes.len();
+            } else {
+                let set: std::collections::HashSet<_> = below.iter().collect();
+                assert!(nodes.iter().all(|n| set.contains(n)), "level {level} not a sublist");
+            }
+            below = nodes;
+        }
+        count
+    }
+
+    /// True if the target `cmp` orders against falls right after `before` at level 0, so the
+    /// last insert's splice (whose level-0 node is `before`) brackets it at every level.
+    #[inline]
+    fn splice_fits(&self, before: *const Node, cmp: &impl Fn(&[u8]) -> Ordering) -> bool {
+        if !ptr::eq(before, self.head.as_ptr()) && cmp(self.key_at(before)) != Ordering::Less {
+            return false;
+        }
+        let after = self.next(before, 0);
+        after.is_null() || cmp(self.key_at(after)) == Ordering::Greater
     }
 }

@@ -120,6 +120,51 @@ fn random_inserts_match_model() {
     assert!(it.status().is_ok());
 }
 
+/// Inserts in runs that hit and miss the last insert's splice (ascending, descending, the same
+/// user key again, random), checking every level of the list and lookups against a model.
+#[test]
+fn splice_hits_and_misses_keep_every_level_sorted() {
+    let mut rng = StdRng::seed_from_u64(7);
+    let mem = Arc::new(MemTable::new());
+    let mut model = BTreeMap::new();
+    let mut seq = 0u64;
+    let mut put = |k: u32, model: &mut BTreeMap<InternalKey, Vec<u8>>| {
+        seq += 1;
+        let key = format!("{k:08}").into_bytes();
+        let value = seq.to_le_bytes().to_vec();
+        mem.add(seq, ValueKind::Put, &key, &value);
+        model.insert(InternalKey::new(&key, seq, ValueKind::Put), value);
+    };
+    for round in 0..40u32 {
+        let base = rng.gen_range(0..100_000u32);
+        let len = rng.gen_range(1..200u32);
+        match round % 4 {
+            0 => (0..len).for_each(|i| put(base + i, &mut model)),
+            1 => (0..len).rev().for_each(|i| put(base + i, &mut model)),
+            2 => (0..len).for_each(|_| put(base, &mut model)),
+            _ => (0..len).for_each(|_| put(rng.gen_range(0..100_000), &mut model)),
+        }
+    }
+    assert_eq!(mem.list.check_levels(compare_internal), model.len());
+    let got: Vec<Vec<u8>> = {
+        let mut it = mem.iter();
+        it.seek_to_first();
+        let mut v = Vec::new();
+        while it.valid() {
+            v.push(it.key().to_vec());
+            it.next();
+        }
+        v
+    };
+    assert!(got.iter().eq(model.keys().map(|k| &k.0)));
+    for k in model.keys().step_by(7) {
+        let p = parse_internal_key(&k.0).unwrap();
+        let (_, s, _) = mem.get(p.user_key, MAX_SEQUENCE).unwrap();
+        let newest = model_get(&model, p.user_key, MAX_SEQUENCE).unwrap();
+        assert_eq!(s, newest.1);
+    }
+}
+
 #[test]
 fn empty_memtable_and_edge_keys() {
     let mem = Arc::new(MemTable::new());

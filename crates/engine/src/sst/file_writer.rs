@@ -5,6 +5,25 @@
 //! see `db/ingest.rs` and docs/format/sst.md, "External files"). User keys must be added in
 //! strictly increasing order; anything else is refused with [`Error::InvalidArgument`] and the
 //! writer stays usable. Single-threaded, no locks; the file goes through `Options::fs`.
+//!
+//! # Examples
+//!
+//! ```
+//! use talus::{Db, IngestOptions, Options, SstFileWriter};
+//! let dir = tempfile::tempdir().unwrap();
+//! let opts = Options { create_if_missing: true, ..Default::default() };
+//! let db = Db::open(dir.path().join("db"), opts.clone()).unwrap();
+//! let path = dir.path().join("bulk.sst");
+//! let mut w = SstFileWriter::open(&path, &opts).unwrap();
+//! for i in 0..100u32 {
+//!     w.put(format!("key{i:03}"), i.to_string()).unwrap();
+//! }
+//! assert!(w.put("key000", "again").is_err(), "keys must increase");
+//! let info = w.finish().unwrap();
+//! assert_eq!((info.entries, info.smallest_key.as_slice()), (100, &b"key000"[..]));
+//! db.ingest_external_file(&[&path], &IngestOptions::default()).unwrap();
+//! assert_eq!(db.get("key042").unwrap().as_deref(), Some(&b"42"[..]));
+//! ```
 
 use std::path::{Path, PathBuf};
 

@@ -281,18 +281,34 @@ mod tests {
         assert!(matches!(s.finish().map(|_| ()), Err(TableError::Corruption { .. })));
     }
 
-    proptest! {
-        #[test]
-        fn equals_an_in_memory_sort(entries in proptest::collection::vec((proptest::collection::vec(any::<u8>(), 0..8), proptest::collection::vec(any::<u8>(), 0..4)), 0..200), budget in 1usize..4000) {
-            let (out, _) = sort_all(&entries, budget);
-            let mut want = entries.clone();
-            want.sort_by(|a, b| a.0.cmp(&b.0));
-            let keys: Vec<_> = out.iter().map(|e| e.0.clone()).collect();
-            let want_keys: Vec<_> = want.iter().map(|e| e.0.clone()).collect();
-            prop_assert_eq!(keys, want_keys);
-            let mut a = out.clone(); a.sort();
-            let mut b = entries.clone(); b.sort();
-            prop_assert_eq!(a, b);
-        }
+    /// Each case writes up to a few hundred run files: a fixed number of cases, whatever
+    /// `PROPTEST_CASES` says.
+    #[test]
+    fn equals_an_in_memory_sort() {
+        let config = proptest::test_runner::Config { cases: 64, ..Default::default() };
+        let mut runner = proptest::test_runner::TestRunner::new(config);
+        let entries = proptest::collection::vec(
+            (
+                proptest::collection::vec(any::<u8>(), 0..8),
+                proptest::collection::vec(any::<u8>(), 0..4),
+            ),
+            0..200,
+        );
+        runner
+            .run(&(entries, 1usize..4000), |(entries, budget)| {
+                let (out, _) = sort_all(&entries, budget);
+                let mut want = entries.clone();
+                want.sort_by(|a, b| a.0.cmp(&b.0));
+                let keys: Vec<_> = out.iter().map(|e| e.0.clone()).collect();
+                let want_keys: Vec<_> = want.iter().map(|e| e.0.clone()).collect();
+                prop_assert_eq!(keys, want_keys);
+                let mut a = out.clone();
+                a.sort();
+                let mut b = entries.clone();
+                b.sort();
+                prop_assert_eq!(a, b);
+                Ok(())
+            })
+            .unwrap();
     }
 }

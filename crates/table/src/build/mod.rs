@@ -247,10 +247,19 @@ fn build(
     if paths.is_empty() {
         return Ok(true);
     }
+    let hook = inner.build_hook.lock().clone();
+    if let Some(h) = &hook {
+        h("before_ingest");
+    }
     let behind = IngestOptions { move_files: true, ingest_behind: true, ..Default::default() };
     match ingest(db, paths, &behind) {
         Ok(()) => Ok(true),
-        Err(talus::Error::InvalidArgument(_)) => Ok(false),
+        Err(talus::Error::InvalidArgument(_)) => {
+            if let Some(h) = &hook {
+                h("ingest_behind_refused");
+            }
+            Ok(false)
+        }
         Err(e) => Err(e.into()),
     }
 }

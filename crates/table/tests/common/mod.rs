@@ -58,6 +58,7 @@ pub fn cmp_row(a: &[Value], b: &[Value]) -> Ordering {
 pub fn check_consistent(t: &Table, cat: &Catalog) -> Vec<Row> {
     let def = cat.table(&t.def().name).unwrap().def().clone();
     let rows = t.scan("PRIMARY", &[], usize::MAX, Direction::Forward).unwrap();
+    assert_eq!(t.verify_indexes().unwrap(), rows.len() as u64);
     for w in rows.windows(2) {
         assert_eq!(cmp_row(&w[0][..1], &w[1][..1]), Ordering::Less, "PK order");
     }
