@@ -194,6 +194,7 @@ fn report_from_both_engines_and_db_bench() {
     let (blue, red) = (count("#1f77b4"), count("#d62728"));
     assert!(blue > 2000 && red > 2000, "chart colors on screen: blue {blue}, red {red}");
     let rows = px.len() / 4 / width;
+    eprintln!("report test: {width}x{rows} screenshot, chart pixels blue {blue} red {red}");
     let non_white = px.chunks(4).filter(|p| p[0] < 240 || p[1] < 240 || p[2] < 240).count();
     assert!(non_white * 50 > width * rows, "page is nearly blank: {non_white} non-white pixels");
 }
