@@ -1,4 +1,5 @@
-//! The `talus` command: `db_bench`, `cache_bench`, `ldb`, `sst_dump`.
+//! The `talus` command: `db_bench`, `cache_bench`, `ldb`, `sst_dump`, `stress`, `ibench`,
+//! `report`.
 //!
 //! `talus <subcommand> [args...]`. Each subcommand is a module with
 //! `run(args: &[String]) -> i32` (the exit code) that gets the arguments after its name; add one
@@ -10,7 +11,9 @@ mod args;
 mod cache_bench;
 mod db_bench;
 mod fmt;
+mod ibench;
 mod ldb;
+mod report;
 mod sst_dump;
 mod stress;
 mod table;
@@ -24,6 +27,8 @@ commands:
   cache_bench  benchmark the block caches (RocksDB cache_bench flags: --cache_type=hyper_clock_cache)
   ldb        inspect and edit a database (RocksDB ldb syntax: talus ldb --db=PATH get KEY)
   sst_dump   inspect SST files (RocksDB sst_dump syntax: talus sst_dump --file=F --command=scan)
+  ibench     the insert benchmark on Talus or SQLite (talus ibench --engine=talus --db=DIR)
+  report     HTML report from ibench/db_bench results (talus report --results=DIR --out=F.html)
   stress     db_stress-style workload with an expected state; --crash runs the kill -9 loop
 
 Run `talus <command> --help` for a command's options.
@@ -41,6 +46,8 @@ fn dispatch(args: &[String]) -> i32 {
         "ldb" => ldb::run(rest),
         "sst_dump" => sst_dump::run(rest),
         "stress" => stress::run(rest),
+        "ibench" => ibench::run(rest),
+        "report" => report::run(rest),
         "help" | "--help" | "-h" => {
             print!("{USAGE}");
             0

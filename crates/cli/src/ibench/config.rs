@@ -1,0 +1,422 @@
+//! `talus ibench` flags: parsed and fully validated before anything touches `--db`.
+//!
+//! Owns [`Config`] and [`parse`]. Called once by [`super::run`]. Every error names the flag it is
+//! about (`invalid value "x" for flag --num: ...`, `Invalid command-line flag bogus`). Engine
+//! options use RocksDB's names and Talus's defaults; with `--engine=sqlite` only `--cache_size`
+//! (the page cache, in bytes, shared by the connections open at once) and `--sync`
+//! (`synchronous=FULL` instead of `NORMAL`) apply, the rest are recorded in `run.json` only.
+//! With `--engine=talus`, `--sync` and `--disable_wal` are refused: talus-table row writes take
+//! no `WriteOptions`, so they could not reach the engine.
+
+use crate::args::{Parsed, Spec};
+
+/// Which engine the benchmark drives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EngineKind {
+    /// Talus through the talus-table layer.
+    Talus,
+    /// SQLite (bundled), one database file per client table, WAL mode.
+    Sqlite,
+}
+
+impl EngineKind {
+    /// The name used on the command line and in results.
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineKind::Talus => "talus",
+            EngineKind::Sqlite => "sqlite",
+        }
+    }
+}
+
+/// One benchmark step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// Insert `--num` rows per client in PK order, no secondary indexes (creates the tables).
+    LoadI0,
+    /// Create the three secondary indexes.
+    CreateIndexes,
+    /// Insert `--num_i1` more rows per client with index maintenance.
+    LoadI1,
+    /// Range queries flat out while a background writer inserts this many rows/s per client.
+    Query(u32),
+}
+
+impl Step {
+    /// The step's name as given in `--steps` (`l.i0`, `q100`, ...).
+    pub fn name(self) -> String {
+        match self {
+            Step::LoadI0 => "l.i0".into(),
+            Step::CreateIndexes => "l.x".into(),
+            Step::LoadI1 => "l.i1".into(),
+            Step::Query(r) => format!("q{r}"),
+        }
+    }
+
+    fn parse(s: &str) -> Option<Step> {
+        match s {
+            "l.i0" => Some(Step::LoadI0),
+            "l.x" => Some(Step::CreateIndexes),
+            "l.i1" => Some(Step::LoadI1),
+            "q100" => Some(Step::Query(100)),
+            "q500" => Some(Step::Query(500)),
+            "q1000" => Some(Step::Query(1000)),
+            _ => None,
+        }
+    }
+}
+
+/// Everything the benchmark was asked to do.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Engine under test.
+    pub engine: EngineKind,
+    /// Database directory.
+    pub db: std::path::PathBuf,
+    /// Steps in the order they run.
+    pub steps: Vec<Step>,
+    /// Rows per client for l.i0.
+    pub num: u64,
+    /// Rows per client for l.i1.
+    pub num_i1: u64,
+    /// Seconds per query step.
+    pub seconds: f64,
+    /// Clients; each has its own table.
+    pub clients: usize,
+    /// Where to keep interval and summary data.
+    pub results: Option<std::path::PathBuf>,
+    /// Rows per insert commit.
+    pub rows_per_commit: usize,
+    /// Distinct cash register ids.
+    pub cashregisters: i32,
+    /// Distinct product ids.
+    pub products: i32,
+    /// Distinct customer ids.
+    pub customers: i32,
+    /// Prices are in `0..max_price`.
+    pub max_price: i32,
+    /// Length of the data column.
+    pub data_length: usize,
+    /// Fraction of the data column that is random (the rest is one repeated byte).
+    pub data_random: f64,
+    /// Seconds between interval lines.
+    pub interval: f64,
+    /// In l.i1 and the q steps, delete as many rows from the PK tail as are inserted.
+    pub delete_per_insert: bool,
+    /// Seed for the row and query generators.
+    pub seed: u64,
+    /// Block cache (talus) or page cache (sqlite) bytes.
+    pub cache_size: u64,
+    /// Compression (`none`, `snappy`, `lz4`, `zstd`).
+    pub compression_type: talus::CompressionType,
+    /// Memtable size.
+    pub write_buffer_size: u64,
+    /// Memtables before writes stall.
+    pub max_write_buffer_number: u64,
+    /// Leveled or universal.
+    pub compaction_style: talus::CompactionStyle,
+    /// Background flush + compaction threads.
+    pub max_background_jobs: u64,
+    /// Bloom filter bits per key (0 = none).
+    pub bloom_bits: u64,
+    /// Data block size.
+    pub block_size: u64,
+    /// SST target size.
+    pub target_file_size_base: u64,
+    /// L1 target size.
+    pub max_bytes_for_level_base: u64,
+    /// fsync each commit.
+    pub sync: bool,
+    /// Skip the WAL (talus).
+    pub disable_wal: bool,
+    /// Sort memory for l.x's external sort (talus).
+    pub sort_memory_bytes: u64,
+}
+
+const VALUES: &[&str] = &[
+    "engine",
+    "db",
+    "steps",
+    "num",
+    "num_i1",
+    "seconds",
+    "clients",
+    "results",
+    "rows_per_commit",
+    "cashregisters",
+    "products",
+    "customers",
+    "max_price",
+    "data_length",
+    "data_random",
+    "interval",
+    "seed",
+    "cache_size",
+    "compression_type",
+    "write_buffer_size",
+    "max_write_buffer_number",
+    "compaction_style",
+    "max_background_jobs",
+    "bloom_bits",
+    "block_size",
+    "target_file_size_base",
+    "max_bytes_for_level_base",
+    "sort_memory_bytes",
+];
+const FLAGS: &[&str] = &["delete_per_insert", "sync", "disable_wal", "help"];
+
+/// The options that only the talus engine uses (warned about with sqlite when given).
+pub const TALUS_ONLY: &[&str] = &[
+    "compression_type",
+    "write_buffer_size",
+    "max_write_buffer_number",
+    "compaction_style",
+    "max_background_jobs",
+    "bloom_bits",
+    "block_size",
+    "target_file_size_base",
+    "max_bytes_for_level_base",
+    "disable_wal",
+    "sort_memory_bytes",
+];
+
+/// The `--help` text.
+pub const HELP: &str = "\
+usage: talus ibench --engine=talus|sqlite --db=DIR [options]
+
+  --steps=l.i0,l.x,l.i1,q100,q500   steps to run, in order (also q1000)
+  --num=1000000         rows per client loaded by l.i0 (PK order, no secondary index)
+  --num_i1=100000       rows per client inserted by l.i1 (3 secondary indexes maintained)
+  --seconds=60          seconds per query step
+  --clients=1           clients; each has its own table
+  --results=DIR         keep run.json, summary.csv and <step>.intervals.csv here
+  --rows_per_commit=1000  --cashregisters=1000  --products=10000  --customers=100000
+  --max_price=500  --data_length=10  --data_random=0.5  --interval=1  --seed=0
+  --delete_per_insert   l.i1 and q steps delete as many rows from the PK tail as they insert
+engine options (RocksDB names, Talus defaults):
+  --cache_size=33554432 --compression_type=lz4 --write_buffer_size=67108864
+  --max_write_buffer_number=2 --compaction_style=level|universal|0|1 --max_background_jobs=2
+  --bloom_bits=10 --block_size=4096 --target_file_size_base=67108864
+  --max_bytes_for_level_base=268435456 --sync --disable_wal --sort_memory_bytes=67108864
+with --engine=sqlite only --cache_size (page cache bytes) and --sync apply; with
+--engine=talus, --sync and --disable_wal are refused (talus-table writes take no WriteOptions).
+";
+
+fn bad(name: &str, v: &str, what: &str) -> String {
+    format!("invalid value {v:?} for flag --{name}: expected {what}")
+}
+
+fn num<T: std::str::FromStr>(p: &Parsed, name: &str, default: T, what: &str) -> Result<T, String> {
+    match p.value(name) {
+        None => Ok(default),
+        Some(v) => v.trim().parse().map_err(|_| bad(name, v, what)),
+    }
+}
+
+fn positive(p: &Parsed, name: &str, default: u64) -> Result<u64, String> {
+    let v: u64 = num(p, name, default, "a positive integer")?;
+    if v == 0 {
+        return Err(bad(name, "0", "a positive integer"));
+    }
+    Ok(v)
+}
+
+fn positive_i32(p: &Parsed, name: &str, default: i32) -> Result<i32, String> {
+    let v: i32 = num(p, name, default, "a positive 32-bit integer")?;
+    if v <= 0 {
+        return Err(bad(name, &v.to_string(), "a positive 32-bit integer"));
+    }
+    Ok(v)
+}
+
+fn seconds(p: &Parsed, name: &str, default: f64) -> Result<f64, String> {
+    let v: f64 = num(p, name, default, "a positive number of seconds")?;
+    if !(v.is_finite() && v > 0.0) {
+        return Err(bad(name, p.value(name).unwrap_or(""), "a positive number of seconds"));
+    }
+    Ok(v)
+}
+
+/// Parses and validates `args`; `Ok(None)` means `--help` was asked for.
+pub fn parse(args: &[String]) -> Result<Option<Config>, String> {
+    let p = Parsed::parse(args);
+    p.check(&Spec { values: VALUES, flags: FLAGS })?;
+    if let Some(w) = p.positional.first() {
+        return Err(format!("unexpected argument {w:?} (options are --name=value)"));
+    }
+    if p.flag("help") {
+        return Ok(None);
+    }
+    let engine = match p.value("engine") {
+        Some("talus") | None => EngineKind::Talus,
+        Some("sqlite") => EngineKind::Sqlite,
+        Some(v) => return Err(bad("engine", v, "talus or sqlite")),
+    };
+    let db = match p.value("db") {
+        Some(d) if !d.is_empty() => std::path::PathBuf::from(d),
+        _ => return Err("flag --db is required (--db=DIR)".into()),
+    };
+    let steps_s = p.value("steps").unwrap_or("l.i0,l.x,l.i1,q100,q500");
+    let mut steps = Vec::new();
+    for s in steps_s.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        steps.push(
+            Step::parse(s)
+                .ok_or_else(|| bad("steps", s, "a list of l.i0, l.x, l.i1, q100, q500, q1000"))?,
+        );
+    }
+    if steps.is_empty() {
+        return Err(bad("steps", steps_s, "at least one step"));
+    }
+    let data_random: f64 = num(&p, "data_random", 0.5, "a fraction in [0, 1]")?;
+    if !(0.0..=1.0).contains(&data_random) {
+        return Err(bad("data_random", &data_random.to_string(), "a fraction in [0, 1]"));
+    }
+    let compression_type = {
+        let v = p.value("compression_type").unwrap_or("lz4");
+        talus::CompressionType::parse(v)
+            .map_err(|_| bad("compression_type", v, "none, snappy, lz4 or zstd"))?
+    };
+    let compaction_style = match p.value("compaction_style").unwrap_or("level") {
+        "level" | "0" => talus::CompactionStyle::Level,
+        "universal" | "1" => talus::CompactionStyle::Universal,
+        v => return Err(bad("compaction_style", v, "level, universal, 0 or 1")),
+    };
+    let clients = positive(&p, "clients", 1)?;
+    if clients > 1024 {
+        return Err(bad("clients", &clients.to_string(), "at most 1024"));
+    }
+    let rows_per_commit = positive(&p, "rows_per_commit", 1000)?;
+    let data_length: u64 = num(&p, "data_length", 10, "a length in bytes")?;
+    if data_length > 1 << 20 {
+        return Err(bad("data_length", &data_length.to_string(), "at most 1048576"));
+    }
+    let cfg = Config {
+        engine,
+        db,
+        steps,
+        num: num(&p, "num", 1_000_000, "a number of rows")?,
+        num_i1: num(&p, "num_i1", 100_000, "a number of rows")?,
+        seconds: seconds(&p, "seconds", 60.0)?,
+        clients: clients as usize,
+        results: p.value("results").map(std::path::PathBuf::from),
+        rows_per_commit: rows_per_commit as usize,
+        cashregisters: positive_i32(&p, "cashregisters", 1000)?,
+        products: positive_i32(&p, "products", 10_000)?,
+        customers: positive_i32(&p, "customers", 100_000)?,
+        max_price: positive_i32(&p, "max_price", 500)?,
+        data_length: data_length as usize,
+        data_random,
+        interval: seconds(&p, "interval", 1.0)?,
+        delete_per_insert: p.flag("delete_per_insert"),
+        seed: num(&p, "seed", 0, "an unsigned integer")?,
+        cache_size: num(&p, "cache_size", 32 << 20, "a size in bytes")?,
+        compression_type,
+        write_buffer_size: positive(&p, "write_buffer_size", 64 << 20)?,
+        max_write_buffer_number: positive(&p, "max_write_buffer_number", 2)?,
+        compaction_style,
+        max_background_jobs: positive(&p, "max_background_jobs", 2)?,
+        bloom_bits: num(&p, "bloom_bits", 10, "bits per key")?,
+        block_size: positive(&p, "block_size", 4096)?,
+        target_file_size_base: positive(&p, "target_file_size_base", 64 << 20)?,
+        max_bytes_for_level_base: positive(&p, "max_bytes_for_level_base", 256 << 20)?,
+        sync: p.flag("sync"),
+        disable_wal: p.flag("disable_wal"),
+        sort_memory_bytes: positive(&p, "sort_memory_bytes", 64 << 20)?,
+    };
+    if cfg.engine == EngineKind::Talus {
+        // talus-table's row writes take no WriteOptions, so these could not reach the engine;
+        // refusing beats measuring something other than what was asked for.
+        for (name, on) in [("sync", cfg.sync), ("disable_wal", cfg.disable_wal)] {
+            if on {
+                return Err(format!(
+                    "flag --{name} is not supported with --engine=talus yet (talus-table writes \
+                     take no WriteOptions)"
+                ));
+            }
+        }
+    }
+    if cfg.engine == EngineKind::Sqlite {
+        for name in TALUS_ONLY {
+            if p.value(name).is_some() || p.flag(name) {
+                eprintln!("ibench: --{name} does not apply to --engine=sqlite (recorded only)");
+            }
+        }
+    }
+    Ok(Some(cfg))
+}
+
+/// The options as (name, value) pairs, for run.json.
+pub fn describe(c: &Config) -> Vec<(&'static str, String)> {
+    let steps: Vec<String> = c.steps.iter().map(|s| s.name()).collect();
+    vec![
+        ("engine", c.engine.name().into()),
+        ("db", c.db.display().to_string()),
+        ("steps", steps.join(",")),
+        ("num", c.num.to_string()),
+        ("num_i1", c.num_i1.to_string()),
+        ("seconds", c.seconds.to_string()),
+        ("clients", c.clients.to_string()),
+        ("rows_per_commit", c.rows_per_commit.to_string()),
+        ("cashregisters", c.cashregisters.to_string()),
+        ("products", c.products.to_string()),
+        ("customers", c.customers.to_string()),
+        ("max_price", c.max_price.to_string()),
+        ("data_length", c.data_length.to_string()),
+        ("data_random", c.data_random.to_string()),
+        ("interval", c.interval.to_string()),
+        ("delete_per_insert", c.delete_per_insert.to_string()),
+        ("seed", c.seed.to_string()),
+        ("cache_size", c.cache_size.to_string()),
+        ("compression_type", c.compression_type.name().into()),
+        ("write_buffer_size", c.write_buffer_size.to_string()),
+        ("max_write_buffer_number", c.max_write_buffer_number.to_string()),
+        ("compaction_style", format!("{:?}", c.compaction_style).to_lowercase()),
+        ("max_background_jobs", c.max_background_jobs.to_string()),
+        ("bloom_bits", c.bloom_bits.to_string()),
+        ("block_size", c.block_size.to_string()),
+        ("target_file_size_base", c.target_file_size_base.to_string()),
+        ("max_bytes_for_level_base", c.max_bytes_for_level_base.to_string()),
+        ("sync", c.sync.to_string()),
+        ("disable_wal", c.disable_wal.to_string()),
+        ("sort_memory_bytes", c.sort_memory_bytes.to_string()),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn defaults_and_steps() {
+        let c = parse(&args(&["--db=/x", "--steps=l.i0,q1000"])).unwrap().unwrap();
+        assert_eq!(c.engine, EngineKind::Talus);
+        assert_eq!(c.steps, vec![Step::LoadI0, Step::Query(1000)]);
+        assert_eq!(c.rows_per_commit, 1000);
+        assert_eq!(c.customers, 100_000);
+        assert_eq!(Step::Query(500).name(), "q500");
+    }
+
+    #[test]
+    fn errors_name_the_flag() {
+        for (a, want) in [
+            ("--bogus=1", "bogus"),
+            ("--num=ten", "--num"),
+            ("--steps=l.i0,q7", "--steps"),
+            ("--engine=mysql", "--engine"),
+            ("--data_random=2", "--data_random"),
+            ("--compression_type=brotli", "--compression_type"),
+            ("--interval=0", "--interval"),
+            ("--clients=0", "--clients"),
+            ("--compaction_style=fifo", "--compaction_style"),
+            ("--sync", "--sync"),
+        ] {
+            let e = parse(&args(&["--db=/x", a])).unwrap_err();
+            assert!(e.contains(want), "{a}: {e}");
+        }
+        assert!(parse(&args(&["--num=1"])).unwrap_err().contains("--db"));
+    }
+}

@@ -1,0 +1,124 @@
+//! `talus ibench`: the insert benchmark (Mark Callaghan's iibench / insert benchmark) on Talus
+//! (through talus-table) and on SQLite, with the same schema, indexes and steps.
+//!
+//! `talus ibench --engine=talus|sqlite --db=DIR --steps=l.i0,l.x,l.i1,q100,q500 --num=N
+//! --num_i1=M --seconds=S --clients=C --results=DIR [...]` (all flags: [`config::HELP`]).
+//! Every flag is checked before `--db` is touched; an error names the flag and exits 1. When the
+//! steps include `l.i0` the `--db` directory must be missing or empty (l.i0 creates the tables).
+//!
+//! Steps (each client has its own table `purchases_index_<c>`, see [`schema`]):
+//! - `l.i0`: insert `--num` rows per client in PK order, `--rows_per_commit` per commit, no
+//!   secondary index.
+//! - `l.x`: create the indexes marketsegment, registersegment and pdc.
+//! - `l.i1`: insert `--num_i1` more rows per client maintaining the indexes (with
+//!   `--delete_per_insert`, each commit also deletes as many rows from the PK tail).
+//! - `q100`, `q500`, `q1000`: for `--seconds`, per client one query thread runs flat out (pick
+//!   one of the 3 indexes and a random start value, read 10 rows in index order, only the
+//!   index's columns: covering) while a writer inserts (and deletes) 100/500/1000 rows/s.
+//!
+//! Output: a line per `--interval` (ips, qps, max insert and query response time in it) and per
+//! step the `summary` line plus the two histogram lines (see [`summary::Summary::lines`]).
+//!
+//! `--results=DIR` files (read by `talus report`):
+//! - `run.json`: `{"tool", "format_version": 1, "engine", "command_line": [..], "options":
+//!   {flag: value as string}, "started_unix"}`.
+//! - `summary.csv`, one row per step: `step, engine, secs, inserts` (rows), `deletes, queries,
+//!   ips` (rows/s), `qps`, `ins_le256us .. ins_gt16s` (insert commits by response time: <=256µs,
+//!   <=1ms, 4ms, 16ms, 64ms, 256ms, 1s, 4s, 16s, >16s), `ins_max_us`, `q_le256us .. q_gt16s,
+//!   q_max_us` (queries), `reads_per_query, kb_read_per_query, reads_per_insert,
+//!   kb_read_per_insert` (deltas of /proc/self/io `syscr` and `read_bytes` over the step divided
+//!   by queries or inserted rows: the whole process, as iostat would count it),
+//!   `point_reads_per_insert` (talus: engine gets issued by the table layer per inserted row;
+//!   empty for sqlite), `kb_written_per_insert` (/proc/self/io `write_bytes`), `cpu_us_per_op`
+//!   (getrusage user+system over inserted rows + queries), `db_bytes` (files under --db),
+//!   `peak_rss_kb` (VmHWM). A ratio without a denominator is empty.
+//! - `<step>.intervals.csv`: `elapsed_s, ips, qps, max_insert_ms, max_query_ms`, one row per
+//!   interval.
+//!
+//! Called by `main`'s dispatch; runs the steps on the calling thread, each step's threads scoped
+//! to it ([`steps::run_step`]).
+
+mod backend;
+mod config;
+mod metrics;
+mod results;
+mod schema;
+mod sqlite;
+mod steps;
+mod summary;
+mod talus_backend;
+
+use backend::IbenchBackend;
+use config::{Config, EngineKind, Step};
+
+/// Runs `talus ibench` with `args`; returns the exit code.
+pub fn run(args: &[String]) -> i32 {
+    let cfg = match config::parse(args) {
+        Ok(Some(c)) => c,
+        Ok(None) => {
+            print!("{}", config::HELP);
+            return 0;
+        }
+        Err(e) => {
+            eprintln!("ibench: {e}");
+            return 1;
+        }
+    };
+    match run_steps(&cfg, args) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("ibench: {e}");
+            1
+        }
+    }
+}
+
+fn check_db_dir(cfg: &Config) -> Result<(), String> {
+    if !cfg.steps.contains(&Step::LoadI0) {
+        if !cfg.db.is_dir() {
+            return Err(format!("--db={} does not exist (run l.i0 first)", cfg.db.display()));
+        }
+        return Ok(());
+    }
+    match std::fs::read_dir(&cfg.db) {
+        Ok(mut rd) => {
+            if rd.next().is_some() {
+                return Err(format!(
+                    "--db={} is not empty; l.i0 needs a new database (remove it or drop l.i0)",
+                    cfg.db.display()
+                ));
+            }
+            Ok(())
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(format!("--db={}: {e}", cfg.db.display())),
+    }
+}
+
+fn run_steps(cfg: &Config, args: &[String]) -> Result<(), String> {
+    check_db_dir(cfg)?;
+    if let Some(dir) = &cfg.results {
+        results::write_run(dir, cfg, args)?;
+    }
+    let backend: Box<dyn IbenchBackend> = match cfg.engine {
+        EngineKind::Talus => Box::new(talus_backend::TalusBackend::open(cfg)?),
+        EngineKind::Sqlite => {
+            Box::new(sqlite::SqliteBackend::open(&cfg.db, cfg.cache_size, cfg.sync)?)
+        }
+    };
+    println!(
+        "ibench: engine={} db={} clients={} steps={}",
+        cfg.engine.name(),
+        cfg.db.display(),
+        cfg.clients,
+        cfg.steps.iter().map(|s| s.name()).collect::<Vec<_>>().join(",")
+    );
+    for (i, step) in cfg.steps.iter().enumerate() {
+        let (summary, intervals) = steps::run_step(cfg, backend.as_ref(), *step, i as u64 + 1)?;
+        print!("{}", summary.lines());
+        if let Some(dir) = &cfg.results {
+            results::write_step(dir, &summary, &intervals)?;
+        }
+    }
+    backend.close()
+}

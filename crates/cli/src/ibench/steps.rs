@@ -1,0 +1,272 @@
+//! Runs one benchmark step: the client threads, the interval reporter, and the summary.
+//!
+//! Called by [`super::run`] once per step with the shared backend. Threads are scoped to the
+//! step: per client one loader (l.i0, l.i1), one index builder (l.x), or one rate-limited writer
+//! plus one query thread running flat out (q steps). All share one [`StepCounters`]; the first
+//! error stops every thread and is returned. The reporter prints a line per interval and keeps
+//! the rows for `--results`.
+
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::time::{Duration, Instant};
+
+use super::backend::{IbenchBackend, Session};
+use super::config::{Config, Step};
+use super::metrics::{peak_rss_kb, ProcSnap, StepCounters};
+use super::schema::{now_micros, Purchase, RowGen};
+use super::summary::{IntervalRow, Summary};
+
+/// Rows each query returns.
+pub const QUERY_LIMIT: usize = 10;
+
+/// Runs `step`; returns its summary and interval rows.
+pub fn run_step(
+    cfg: &Config,
+    backend: &dyn IbenchBackend,
+    step: Step,
+    salt: u64,
+) -> Result<(Summary, Vec<IntervalRow>), String> {
+    let counters = StepCounters::default();
+    let finished = AtomicBool::new(false);
+    let before = ProcSnap::now();
+    let reads_before = backend.point_reads();
+    let start = Instant::now();
+    let intervals = std::thread::scope(|s| {
+        let reporter = s.spawn(|| report_intervals(cfg, &step.name(), &counters, &finished, start));
+        let mut workers = Vec::new();
+        for c in 0..cfg.clients {
+            let counters = &counters;
+            match step {
+                Step::LoadI0 => workers.push(s.spawn(move || {
+                    backend.create_table(c)?;
+                    load(cfg, backend, c, cfg.num, false, salt, counters)
+                })),
+                Step::LoadI1 => workers.push(s.spawn(move || {
+                    load(cfg, backend, c, cfg.num_i1, cfg.delete_per_insert, salt, counters)
+                })),
+                Step::CreateIndexes => workers.push(s.spawn(move || backend.create_indexes(c))),
+                Step::Query(rate) => {
+                    workers
+                        .push(s.spawn(move || paced_writer(cfg, backend, c, rate, salt, counters)));
+                    workers.push(s.spawn(move || query_loop(cfg, backend, c, salt, counters)));
+                }
+            }
+        }
+        if let Step::Query(_) = step {
+            let deadline = start + Duration::from_secs_f64(cfg.seconds);
+            while !counters.stopped() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(20).min(deadline - Instant::now()));
+            }
+            counters.stop.store(true, Relaxed);
+        }
+        for w in workers {
+            match w.join() {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => counters.fail(e),
+                Err(_) => counters.fail("a client thread panicked".into()),
+            }
+        }
+        finished.store(true, Relaxed);
+        reporter.join().unwrap_or_default()
+    });
+    let secs = start.elapsed().as_secs_f64();
+    if let Some(e) = counters.error.lock().take() {
+        return Err(format!("step {}: {e}", step.name()));
+    }
+    let after = ProcSnap::now();
+    let summary = Summary {
+        step: step.name(),
+        engine: cfg.engine.name().into(),
+        secs,
+        inserts: counters.inserts.load(Relaxed),
+        deletes: counters.deletes.load(Relaxed),
+        queries: counters.queries.load(Relaxed),
+        insert_hist: counters.insert_hist.snapshot(),
+        query_hist: counters.query_hist.snapshot(),
+        syscr: after.syscr.saturating_sub(before.syscr),
+        read_bytes: after.read_bytes.saturating_sub(before.read_bytes),
+        write_bytes: after.write_bytes.saturating_sub(before.write_bytes),
+        cpu_us: after.cpu_us.saturating_sub(before.cpu_us),
+        point_reads: match (reads_before, backend.point_reads()) {
+            (Some(a), Some(b)) => Some(b.saturating_sub(a)),
+            _ => None,
+        },
+        db_bytes: backend.disk_size(),
+        peak_rss_kb: peak_rss_kb(),
+    };
+    Ok((summary, intervals))
+}
+
+/// Where the next row ids come from and which old rows a write deletes.
+struct IdRange {
+    /// Smallest id still in the table.
+    lo: i64,
+    /// Next id to insert.
+    next: i64,
+}
+
+impl IdRange {
+    fn of(s: &mut dyn Session) -> Result<IdRange, String> {
+        Ok(match s.pk_bounds()? {
+            Some((lo, hi)) => IdRange { lo, next: hi + 1 },
+            None => IdRange { lo: 1, next: 1 },
+        })
+    }
+
+    /// Makes `k` rows and the range of old ids to delete with them (empty unless `deletes`).
+    fn batch(
+        &mut self,
+        gen: &mut RowGen,
+        k: u64,
+        deletes: bool,
+    ) -> (Vec<Purchase>, std::ops::Range<i64>) {
+        let now = now_micros();
+        let rows = (0..k as i64).map(|i| gen.row(self.next + i, now)).collect();
+        self.next += k as i64;
+        let del = if deletes {
+            let end = (self.lo + k as i64).min(self.next - k as i64);
+            let r = self.lo..end.max(self.lo);
+            self.lo = r.end;
+            r
+        } else {
+            self.lo..self.lo
+        };
+        (rows, del)
+    }
+}
+
+fn timed_write(
+    s: &mut dyn Session,
+    rows: &[Purchase],
+    del: std::ops::Range<i64>,
+    counters: &StepCounters,
+) -> Result<(), String> {
+    let deleted = (del.end - del.start).max(0) as u64;
+    let t = Instant::now();
+    s.write(rows, del)?;
+    counters.record_commit(rows.len() as u64, deleted, t.elapsed().as_micros() as u64);
+    Ok(())
+}
+
+fn load(
+    cfg: &Config,
+    backend: &dyn IbenchBackend,
+    client: usize,
+    n: u64,
+    deletes: bool,
+    salt: u64,
+    counters: &StepCounters,
+) -> Result<(), String> {
+    let mut s = backend.session(client, cfg.clients)?;
+    let mut ids = IdRange::of(s.as_mut())?;
+    let mut gen = RowGen::new(cfg, client, salt);
+    let mut done = 0;
+    while done < n && !counters.stopped() {
+        let k = (cfg.rows_per_commit as u64).min(n - done);
+        let (rows, del) = ids.batch(&mut gen, k, deletes);
+        timed_write(s.as_mut(), &rows, del, counters)?;
+        done += k;
+    }
+    Ok(())
+}
+
+/// Inserts `rate` rows/s in commits of `rate/10` rows (at least 1, at most --rows_per_commit),
+/// each commit scheduled on a fixed timeline so a slow commit is caught up, not skipped.
+fn paced_writer(
+    cfg: &Config,
+    backend: &dyn IbenchBackend,
+    client: usize,
+    rate: u32,
+    salt: u64,
+    counters: &StepCounters,
+) -> Result<(), String> {
+    let mut s = backend.session(client, 2 * cfg.clients)?;
+    let mut ids = IdRange::of(s.as_mut())?;
+    let mut gen = RowGen::new(cfg, client, salt);
+    let batch = (u64::from(rate) / 10).clamp(1, cfg.rows_per_commit as u64);
+    let start = Instant::now();
+    let mut written = 0u64;
+    while !counters.stopped() {
+        let due = start + Duration::from_secs_f64(written as f64 / f64::from(rate));
+        let now = Instant::now();
+        if due > now {
+            std::thread::sleep((due - now).min(Duration::from_millis(50)));
+            continue;
+        }
+        let (rows, del) = ids.batch(&mut gen, batch, cfg.delete_per_insert);
+        timed_write(s.as_mut(), &rows, del, counters)?;
+        written += batch;
+    }
+    Ok(())
+}
+
+fn query_loop(
+    cfg: &Config,
+    backend: &dyn IbenchBackend,
+    client: usize,
+    salt: u64,
+    counters: &StepCounters,
+) -> Result<(), String> {
+    let mut s = backend.session(client, 2 * cfg.clients)?;
+    let mut gen = RowGen::new(cfg, client, salt ^ 0x5155_4552_5900);
+    while !counters.stopped() {
+        let (index, start) = gen.query();
+        let t = Instant::now();
+        let n = s.query(index, start, QUERY_LIMIT)?;
+        counters.record_query(n as u64, t.elapsed().as_micros() as u64);
+    }
+    Ok(())
+}
+
+/// Prints one line per interval until `finished`; returns the rows.
+fn report_intervals(
+    cfg: &Config,
+    step: &str,
+    counters: &StepCounters,
+    finished: &AtomicBool,
+    start: Instant,
+) -> Vec<IntervalRow> {
+    println!(
+        "{step}: {:>8} {:>10} {:>10} {:>12} {:>12}",
+        "secs", "ips", "qps", "max_ins_ms", "max_q_ms"
+    );
+    let interval = Duration::from_secs_f64(cfg.interval);
+    let mut rows = Vec::new();
+    let (last_i, last_q) = (AtomicU64::new(0), AtomicU64::new(0));
+    let mut last_t = start;
+    let mut tick = start + interval;
+    loop {
+        let done = finished.load(Relaxed);
+        let now = Instant::now();
+        if !done && now < tick {
+            std::thread::sleep((tick - now).min(Duration::from_millis(20)));
+            continue;
+        }
+        let ins = counters.inserts.load(Relaxed);
+        let q = counters.queries.load(Relaxed);
+        let dt = now.duration_since(last_t).as_secs_f64();
+        // The last, partial interval counts only if it is at least half an interval long (a
+        // sliver after the deadline would show a false dip) or the step was shorter than one
+        // interval (so a short step still has a point).
+        if !done || (dt > 0.001 && (dt >= 0.5 * cfg.interval || rows.is_empty())) {
+            let row = IntervalRow {
+                elapsed_s: now.duration_since(start).as_secs_f64(),
+                ips: (ins - last_i.swap(ins, Relaxed)) as f64 / dt.max(1e-9),
+                qps: (q - last_q.swap(q, Relaxed)) as f64 / dt.max(1e-9),
+                max_insert_ms: counters.interval_max_insert_us.swap(0, Relaxed) as f64 / 1000.0,
+                max_query_ms: counters.interval_max_query_us.swap(0, Relaxed) as f64 / 1000.0,
+            };
+            println!(
+                "{step}: {:>8.1} {:>10.0} {:>10.0} {:>12.3} {:>12.3}",
+                row.elapsed_s, row.ips, row.qps, row.max_insert_ms, row.max_query_ms
+            );
+            rows.push(row);
+        }
+        if done {
+            break;
+        }
+        last_t = now;
+        tick += interval;
+    }
+    rows
+}

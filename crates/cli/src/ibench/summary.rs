@@ -1,0 +1,208 @@
+//! One step's results: the per-interval rows and the summary, their CSV columns and the lines
+//! printed to stdout. Pure data and formatting, no IO except through the caller's writer.
+//!
+//! The CSV column names here are the contract with `talus report` (which reads columns by
+//! name) and are listed in the module doc of [`super`].
+
+use super::metrics::BUCKET_NAMES;
+
+/// One reporting interval.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct IntervalRow {
+    /// Seconds since the step started, at the end of the interval.
+    pub elapsed_s: f64,
+    /// Rows inserted per second in the interval.
+    pub ips: f64,
+    /// Queries per second in the interval.
+    pub qps: f64,
+    /// Largest insert commit response time in the interval, ms.
+    pub max_insert_ms: f64,
+    /// Largest query response time in the interval, ms.
+    pub max_query_ms: f64,
+}
+
+/// The CSV header of `<step>.intervals.csv`.
+pub const INTERVAL_HEADER: &str = "elapsed_s,ips,qps,max_insert_ms,max_query_ms";
+
+impl IntervalRow {
+    /// The CSV line (no newline).
+    pub fn csv(&self) -> String {
+        format!(
+            "{:.3},{:.1},{:.1},{:.3},{:.3}",
+            self.elapsed_s, self.ips, self.qps, self.max_insert_ms, self.max_query_ms
+        )
+    }
+}
+
+/// A step's summary.
+#[derive(Debug, Clone, Default)]
+pub struct Summary {
+    /// Step name (`l.i1`).
+    pub step: String,
+    /// Engine name.
+    pub engine: String,
+    /// Wall seconds.
+    pub secs: f64,
+    /// Rows inserted.
+    pub inserts: u64,
+    /// Rows deleted.
+    pub deletes: u64,
+    /// Queries done.
+    pub queries: u64,
+    /// Insert commit histogram and max (µs).
+    pub insert_hist: ([u64; 10], u64),
+    /// Query histogram and max (µs).
+    pub query_hist: ([u64; 10], u64),
+    /// Delta of /proc/self/io syscr.
+    pub syscr: u64,
+    /// Delta of /proc/self/io read_bytes.
+    pub read_bytes: u64,
+    /// Delta of /proc/self/io write_bytes.
+    pub write_bytes: u64,
+    /// Delta of user + system CPU, µs.
+    pub cpu_us: u64,
+    /// Delta of the table layer's point reads (talus).
+    pub point_reads: Option<u64>,
+    /// Database bytes on disk at the end.
+    pub db_bytes: u64,
+    /// Peak RSS (VmHWM) at the end, KiB.
+    pub peak_rss_kb: u64,
+}
+
+fn per(x: f64, n: u64) -> Option<f64> {
+    (n > 0).then(|| x / n as f64)
+}
+
+fn opt(v: Option<f64>, digits: usize) -> String {
+    v.map(|x| format!("{x:.digits$}")).unwrap_or_default()
+}
+
+impl Summary {
+    /// Rows inserted per second.
+    pub fn ips(&self) -> f64 {
+        if self.secs > 0.0 {
+            self.inserts as f64 / self.secs
+        } else {
+            0.0
+        }
+    }
+
+    /// Queries per second.
+    pub fn qps(&self) -> f64 {
+        if self.secs > 0.0 {
+            self.queries as f64 / self.secs
+        } else {
+            0.0
+        }
+    }
+
+    /// (column, value) pairs in CSV order; empty values where a ratio has no denominator.
+    pub fn columns(&self) -> Vec<(String, String)> {
+        let mut c: Vec<(String, String)> = vec![
+            ("step".into(), self.step.clone()),
+            ("engine".into(), self.engine.clone()),
+            ("secs".into(), format!("{:.3}", self.secs)),
+            ("inserts".into(), self.inserts.to_string()),
+            ("deletes".into(), self.deletes.to_string()),
+            ("queries".into(), self.queries.to_string()),
+            ("ips".into(), format!("{:.1}", self.ips())),
+            ("qps".into(), format!("{:.1}", self.qps())),
+        ];
+        for (prefix, (b, max)) in [("ins", &self.insert_hist), ("q", &self.query_hist)] {
+            for (name, n) in BUCKET_NAMES.iter().zip(b.iter()) {
+                c.push((format!("{prefix}_{name}"), n.to_string()));
+            }
+            c.push((format!("{prefix}_max_us"), max.to_string()));
+        }
+        let (q, i) = (self.queries, self.inserts);
+        let kb = |b: u64| b as f64 / 1024.0;
+        c.extend([
+            ("reads_per_query".into(), opt(per(self.syscr as f64, q), 3)),
+            ("kb_read_per_query".into(), opt(per(kb(self.read_bytes), q), 3)),
+            ("reads_per_insert".into(), opt(per(self.syscr as f64, i), 3)),
+            ("kb_read_per_insert".into(), opt(per(kb(self.read_bytes), i), 3)),
+            (
+                "point_reads_per_insert".into(),
+                opt(self.point_reads.and_then(|p| per(p as f64, i)), 3),
+            ),
+            ("kb_written_per_insert".into(), opt(per(kb(self.write_bytes), i), 3)),
+            ("cpu_us_per_op".into(), opt(per(self.cpu_us as f64, i + q), 1)),
+            ("db_bytes".into(), self.db_bytes.to_string()),
+            ("peak_rss_kb".into(), self.peak_rss_kb.to_string()),
+        ]);
+        c
+    }
+
+    /// The lines printed at the end of a step: the numbers, then one line per histogram.
+    pub fn lines(&self) -> String {
+        let cols = self.columns();
+        let get = |n: &str| {
+            cols.iter()
+                .find(|(k, _)| k == n)
+                .map(|(_, v)| if v.is_empty() { "-".to_string() } else { v.clone() })
+                .unwrap_or_default()
+        };
+        let mut s = format!(
+            "summary {} engine={} secs={} rows={} deleted={} queries={} ips={} qps={} \
+             r/q={} rKB/q={} r/i={} rKB/i={} pr/i={} wKB/i={} cpu_us/op={} db_MB={:.1} \
+             rss_MB={:.1}\n",
+            self.step,
+            self.engine,
+            get("secs"),
+            self.inserts,
+            self.deletes,
+            self.queries,
+            get("ips"),
+            get("qps"),
+            get("reads_per_query"),
+            get("kb_read_per_query"),
+            get("reads_per_insert"),
+            get("kb_read_per_insert"),
+            get("point_reads_per_insert"),
+            get("kb_written_per_insert"),
+            get("cpu_us_per_op"),
+            self.db_bytes as f64 / 1048576.0,
+            self.peak_rss_kb as f64 / 1024.0,
+        );
+        for (label, (b, max)) in [("insert_rt", &self.insert_hist), ("query_rt", &self.query_hist)]
+        {
+            s.push_str(&format!("  {} {label}", self.step));
+            for (name, n) in BUCKET_NAMES.iter().zip(b.iter()) {
+                s.push_str(&format!(" {name}={n}"));
+            }
+            s.push_str(&format!(" max_ms={:.3}\n", *max as f64 / 1000.0));
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn columns_and_ratios() {
+        let s = Summary {
+            step: "l.i1".into(),
+            engine: "talus".into(),
+            secs: 2.0,
+            inserts: 1000,
+            syscr: 500,
+            read_bytes: 2048,
+            point_reads: Some(1000),
+            cpu_us: 4000,
+            ..Summary::default()
+        };
+        let c = s.columns();
+        let get = |n: &str| c.iter().find(|(k, _)| k == n).map(|(_, v)| v.as_str());
+        assert_eq!(get("ips"), Some("500.0"));
+        assert_eq!(get("reads_per_insert"), Some("0.500"));
+        assert_eq!(get("kb_read_per_insert"), Some("0.002"));
+        assert_eq!(get("point_reads_per_insert"), Some("1.000"));
+        assert_eq!(get("reads_per_query"), Some(""), "no queries: no ratio");
+        assert_eq!(get("cpu_us_per_op"), Some("4.0"));
+        assert_eq!(c.len(), 8 + 2 * 11 + 9);
+        assert!(s.lines().starts_with("summary l.i1 engine=talus"));
+        assert!(s.lines().contains("r/q=-"));
+    }
+}

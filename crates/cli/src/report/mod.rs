@@ -1,0 +1,61 @@
+//! `talus report --results=DIR --out=FILE.html`: one self-contained HTML page from the results
+//! of `talus ibench --results` runs and db_bench stdout logs found under DIR.
+//!
+//! DIR may be one run folder or hold several (one per engine, in subfolders, up to 3 deep), plus
+//! `*.log` files with db_bench output. The page has: the runs with their command lines and the
+//! l.i1/l.i0 insert-rate ratio; engine-vs-engine bars of inserts/s and queries/s per step; per
+//! step a summary table, inserts/s, queries/s and max response time per interval (one line per
+//! run) and the response-time histograms; for db_bench logs, ops/sec bars, the result lines and
+//! the last per-level compaction stats table. Charts are inline SVG from [`svg`]; no scripts, no
+//! network. Malformed input is skipped and listed at the end of the page and on stderr.
+//! Called by `main`'s dispatch; exit code 0 on success, 1 on an error (named), 2 on bad flags.
+
+mod load;
+mod page;
+mod svg;
+
+use crate::args::{Parsed, Spec};
+
+const HELP: &str = "usage: talus report --results=DIR --out=FILE.html\n";
+
+/// Runs `talus report`; returns the exit code.
+pub fn run(args: &[String]) -> i32 {
+    let p = Parsed::parse(args);
+    if let Err(e) = p.check(&Spec { values: &["results", "out"], flags: &["help"] }) {
+        eprintln!("report: {e}\n{HELP}");
+        return 2;
+    }
+    if p.flag("help") {
+        print!("{HELP}");
+        return 0;
+    }
+    if let Some(w) = p.positional.first() {
+        eprintln!("report: unexpected argument {w:?}\n{HELP}");
+        return 2;
+    }
+    let (Some(results), Some(out)) = (p.value("results"), p.value("out")) else {
+        eprintln!("report: --results and --out are required\n{HELP}");
+        return 2;
+    };
+    let data = match load::load(std::path::Path::new(results)) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("report: {e}");
+            return 1;
+        }
+    };
+    for w in &data.warnings {
+        eprintln!("report: skipped: {w}");
+    }
+    if data.runs.is_empty() && data.logs.is_empty() {
+        eprintln!("report: no ibench results (run.json) or db_bench logs (*.log) under {results}");
+        return 1;
+    }
+    let html = page::render(&data, results);
+    if let Err(e) = std::fs::write(out, html) {
+        eprintln!("report: write {out}: {e}");
+        return 1;
+    }
+    println!("report: {} run(s), {} db_bench log(s) -> {out}", data.runs.len(), data.logs.len());
+    0
+}

@@ -1,0 +1,349 @@
+//! A small SVG writer for the report: line charts (one polyline per series) and grouped bar
+//! charts, with axes, ticks, a title and a legend. Output is a self-contained `<svg>` element
+//! to inline in HTML; every piece of text goes through [`esc`]. Pure functions, no IO.
+//!
+//! Structure the tests rely on: the root is `<svg class="chart" data-kind="line|bar">`, each
+//! series of a line chart is one `<polyline class="series" data-series=NAME>`, each bar is a
+//! `<rect class="bar" data-series=NAME>` with positive height, legend entries are in
+//! `<g class="legend">`, and a chart without data says so in `<text class="nodata">`.
+
+use std::fmt::Write;
+
+/// Chart width in pixels.
+pub const WIDTH: f64 = 560.0;
+/// Chart height in pixels.
+pub const HEIGHT: f64 = 300.0;
+const LEFT: f64 = 70.0;
+const RIGHT: f64 = 20.0;
+const TOP: f64 = 34.0;
+const BOTTOM: f64 = 56.0;
+
+/// Series colors, in order (the report's PNG test looks for these).
+pub const PALETTE: [&str; 6] = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b"];
+
+/// Escapes text for HTML and SVG (element content and quoted attribute values).
+pub fn esc(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&#39;"),
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+/// One line of a line chart.
+#[derive(Debug, Clone)]
+pub struct Series {
+    /// Legend name.
+    pub name: String,
+    /// (x, y) points in x order.
+    pub points: Vec<(f64, f64)>,
+}
+
+/// A "nice" tick step (1, 2 or 5 times a power of ten) giving about `n` ticks over `span`.
+fn nice_step(span: f64, n: f64) -> f64 {
+    if !(span.is_finite() && span > 0.0) {
+        return 1.0;
+    }
+    let raw = span / n;
+    let mag = 10f64.powf(raw.log10().floor());
+    let f = raw / mag;
+    let m = if f <= 1.0 {
+        1.0
+    } else if f <= 2.0 {
+        2.0
+    } else if f <= 5.0 {
+        5.0
+    } else {
+        10.0
+    };
+    m * mag
+}
+
+/// Short tick label: 1.5k, 2M, 0.25.
+pub fn fmt_num(v: f64) -> String {
+    let a = v.abs();
+    if a >= 1e9 {
+        format!("{}G", trim(v / 1e9))
+    } else if a >= 1e6 {
+        format!("{}M", trim(v / 1e6))
+    } else if a >= 1e4 {
+        format!("{}k", trim(v / 1e3))
+    } else {
+        trim(v)
+    }
+}
+
+fn trim(v: f64) -> String {
+    let s = format!("{v:.2}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if s == "-0" {
+        "0".into()
+    } else {
+        s.into()
+    }
+}
+
+fn open(kind: &str, title: &str, out: &mut String) {
+    let _ = write!(
+        out,
+        "<svg class=\"chart\" data-kind=\"{kind}\" xmlns=\"http://www.w3.org/2000/svg\" \
+         width=\"{WIDTH}\" height=\"{HEIGHT}\" viewBox=\"0 0 {WIDTH} {HEIGHT}\" \
+         font-family=\"sans-serif\" font-size=\"11\"><rect x=\"0\" y=\"0\" width=\"{WIDTH}\" \
+         height=\"{HEIGHT}\" fill=\"#ffffff\" stroke=\"#dddddd\"/><text class=\"title\" \
+         x=\"{}\" y=\"18\" text-anchor=\"middle\" font-size=\"13\" font-weight=\"bold\">{}</text>",
+        WIDTH / 2.0,
+        esc(title)
+    );
+}
+
+fn nodata(out: &mut String) {
+    let _ = write!(
+        out,
+        "<text class=\"nodata\" x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#888888\">no \
+         data</text></svg>",
+        WIDTH / 2.0,
+        HEIGHT / 2.0
+    );
+}
+
+/// Y axis from 0 to a nice maximum >= `max`, with grid lines and labels; returns the maximum.
+/// With `log`, the axis is in [`log_units`] and labelled 0, 1, 10, 100, ...
+fn y_axis(max: f64, label: &str, log: bool, out: &mut String) -> f64 {
+    let step = if log { 1.0 } else { nice_step(if max > 0.0 { max } else { 1.0 }, 5.0) };
+    let top = (max / step).ceil().max(1.0) * step;
+    let h = HEIGHT - TOP - BOTTOM;
+    let mut v = 0.0;
+    while v <= top + step * 0.01 {
+        let y = TOP + h - v / top * h;
+        let _ = write!(
+            out,
+            "<line x1=\"{LEFT}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" stroke=\"#eeeeee\"/>\
+             <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
+            WIDTH - RIGHT,
+            LEFT - 4.0,
+            y + 4.0,
+            esc(&fmt_num(if log && v > 0.0 { 10f64.powf(v - 1.0) } else { v }))
+        );
+        v += step;
+    }
+    let _ = write!(
+        out,
+        "<text x=\"14\" y=\"{:.1}\" transform=\"rotate(-90 14 {:.1})\" text-anchor=\"middle\">{}\
+         </text><line x1=\"{LEFT}\" y1=\"{TOP}\" x2=\"{LEFT}\" y2=\"{:.1}\" stroke=\"#333333\"/>\
+         <line x1=\"{LEFT}\" y1=\"{:.1}\" x2=\"{:.1}\" y2=\"{:.1}\" stroke=\"#333333\"/>",
+        TOP + h / 2.0,
+        TOP + h / 2.0,
+        esc(label),
+        TOP + h,
+        TOP + h,
+        WIDTH - RIGHT,
+        TOP + h
+    );
+    top
+}
+
+fn legend(names: &[&str], out: &mut String) {
+    out.push_str("<g class=\"legend\">");
+    let mut x = LEFT;
+    let y = HEIGHT - 12.0;
+    for (i, n) in names.iter().enumerate() {
+        let color = PALETTE[i % PALETTE.len()];
+        let _ = write!(
+            out,
+            "<rect x=\"{x:.1}\" y=\"{:.1}\" width=\"12\" height=\"10\" fill=\"{color}\"/>\
+             <text x=\"{:.1}\" y=\"{y:.1}\">{}</text>",
+            y - 9.0,
+            x + 16.0,
+            esc(n)
+        );
+        x += 24.0 + 7.0 * n.chars().count() as f64;
+    }
+    out.push_str("</g>");
+}
+
+/// A line chart of `series` (x from the smallest to the largest x of all points, y from 0).
+pub fn line_chart(title: &str, x_label: &str, y_label: &str, series: &[Series]) -> String {
+    let mut out = String::new();
+    open("line", title, &mut out);
+    let pts = || {
+        series.iter().flat_map(|s| s.points.iter()).filter(|p| p.0.is_finite() && p.1.is_finite())
+    };
+    if pts().next().is_none() {
+        nodata(&mut out);
+        return out;
+    }
+    let xmin = pts().map(|p| p.0).fold(f64::INFINITY, f64::min);
+    let mut xmax = pts().map(|p| p.0).fold(f64::NEG_INFINITY, f64::max);
+    if xmax <= xmin {
+        xmax = xmin + 1.0;
+    }
+    let ymax = pts().map(|p| p.1).fold(0.0, f64::max);
+    let top = y_axis(ymax, y_label, false, &mut out);
+    let (w, h) = (WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM);
+    let xs = |x: f64| LEFT + (x - xmin) / (xmax - xmin) * w;
+    let ys = |y: f64| TOP + h - (y.max(0.0) / top) * h;
+    let step = nice_step(xmax - xmin, 6.0);
+    let mut t = (xmin / step).ceil() * step;
+    while t <= xmax + step * 0.01 {
+        let _ = write!(
+            out,
+            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
+            xs(t),
+            TOP + h + 14.0,
+            esc(&fmt_num(t))
+        );
+        t += step;
+    }
+    let _ = write!(
+        out,
+        "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
+        LEFT + w / 2.0,
+        TOP + h + 30.0,
+        esc(x_label)
+    );
+    for (i, s) in series.iter().enumerate() {
+        let color = PALETTE[i % PALETTE.len()];
+        let mut points = String::new();
+        for &(x, y) in s.points.iter().filter(|p| p.0.is_finite() && p.1.is_finite()) {
+            let _ = write!(points, "{:.1},{:.1} ", xs(x), ys(y));
+        }
+        let single = s.points.len() == 1;
+        let _ = write!(
+            out,
+            "<polyline class=\"series\" data-series=\"{}\" fill=\"none\" stroke=\"{color}\" \
+             stroke-width=\"{}\" points=\"{}\"/>",
+            esc(&s.name),
+            if single { 6 } else { 2 },
+            points.trim_end()
+        );
+    }
+    legend(&series.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), &mut out);
+    out.push_str("</svg>");
+    out
+}
+
+/// A count on a log axis: 0 stays 0, `v >= 1` becomes `log10(v) + 1` (so 1 is one unit up).
+pub fn log_units(v: f64) -> f64 {
+    if v >= 1.0 {
+        v.log10() + 1.0
+    } else {
+        0.0
+    }
+}
+
+/// A grouped bar chart: for each category one bar per series (`values[series][category]`).
+/// With `log`, bar heights are [`log_units`] of the values (for histograms whose tail buckets
+/// would otherwise be invisible next to the first).
+pub fn bar_chart(
+    title: &str,
+    y_label: &str,
+    categories: &[String],
+    series: &[(String, Vec<f64>)],
+    log: bool,
+) -> String {
+    let mut out = String::new();
+    open("bar", title, &mut out);
+    let scale = |v: f64| if log { log_units(v) } else { v };
+    let vals = || series.iter().flat_map(|s| s.1.iter()).filter(|v| v.is_finite());
+    if categories.is_empty() || vals().all(|v| *v <= 0.0) {
+        nodata(&mut out);
+        return out;
+    }
+    let top = y_axis(vals().fold(0.0, |a, &b| f64::max(a, scale(b))), y_label, log, &mut out);
+    let (w, h) = (WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM);
+    let group = w / categories.len() as f64;
+    let bw = (group * 0.8 / series.len().max(1) as f64).max(1.0);
+    for (ci, c) in categories.iter().enumerate() {
+        let gx = LEFT + ci as f64 * group + group * 0.1;
+        for (si, (name, v)) in series.iter().enumerate() {
+            let Some(&val) = v.get(ci) else { continue };
+            if !(val.is_finite() && val > 0.0) {
+                continue;
+            }
+            let bh = (scale(val) / top * h).max(1.0);
+            let _ = write!(
+                out,
+                "<rect class=\"bar\" data-series=\"{}\" x=\"{:.1}\" y=\"{:.1}\" width=\"{bw:.1}\" \
+                 height=\"{bh:.1}\" fill=\"{}\"><title>{}: {}</title></rect>",
+                esc(name),
+                gx + si as f64 * bw,
+                TOP + h - bh,
+                PALETTE[si % PALETTE.len()],
+                esc(name),
+                esc(&fmt_num(val))
+            );
+        }
+        let _ = write!(
+            out,
+            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
+            gx + group * 0.4,
+            TOP + h + 14.0,
+            esc(c)
+        );
+    }
+    legend(&series.iter().map(|s| s.0.as_str()).collect::<Vec<_>>(), &mut out);
+    out.push_str("</svg>");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_everything_it_is_given() {
+        assert_eq!(esc("<a href=\"x\">&'"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
+        let s = line_chart(
+            "<t>",
+            "x",
+            "y",
+            &[Series { name: "a&b".into(), points: vec![(0.0, 1.0), (1.0, 2.0)] }],
+        );
+        assert!(s.contains("&lt;t&gt;") && s.contains("a&amp;b") && !s.contains("<t>"));
+    }
+
+    #[test]
+    fn line_chart_maps_points_inside_the_plot() {
+        let s = line_chart(
+            "t",
+            "x",
+            "y",
+            &[Series { name: "a".into(), points: vec![(1.0, 0.0), (3.0, 10.0)] }],
+        );
+        let pts = s.split("points=\"").nth(1).unwrap().split('"').next().unwrap();
+        let p: Vec<(f64, f64)> = pts
+            .split(' ')
+            .map(|xy| {
+                let (x, y) = xy.split_once(',').unwrap();
+                (x.parse().unwrap(), y.parse().unwrap())
+            })
+            .collect();
+        assert_eq!(p.len(), 2);
+        assert_eq!(p[0], (LEFT, HEIGHT - BOTTOM));
+        assert_eq!(p[1].0, WIDTH - RIGHT);
+        assert!(p[1].1 >= TOP && p[1].1 < HEIGHT - BOTTOM);
+    }
+
+    #[test]
+    fn bars_and_empty_charts() {
+        let s =
+            bar_chart("t", "y", &["a".into(), "b".into()], &[("e".into(), vec![1.0, 2.0])], false);
+        assert_eq!(s.matches("<rect class=\"bar\"").count(), 2);
+        assert!(bar_chart("t", "y", &[], &[], false).contains("class=\"nodata\""));
+        let s =
+            bar_chart("t", "y", &["a".into(), "b".into()], &[("e".into(), vec![1.0, 1e6])], true);
+        assert!(s.contains(">1M<") && s.contains(">100k<"), "log axis labels: {s}");
+        assert_eq!((log_units(0.0), log_units(1.0), log_units(100.0)), (0.0, 1.0, 3.0));
+        assert!(line_chart("t", "x", "y", &[]).contains("class=\"nodata\""));
+        assert_eq!(nice_step(100.0, 5.0), 20.0);
+        assert_eq!(fmt_num(25_000.0), "25k");
+        assert_eq!(fmt_num(0.5), "0.5");
+    }
+}

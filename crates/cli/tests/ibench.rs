@@ -1,0 +1,204 @@
+//! Runs `talus ibench` end to end on both engines with tiny sizes: every step runs and writes
+//! its results, the table afterwards holds exactly the rows the steps left (with
+//! `--delete_per_insert`), the Talus secondary indexes hold exactly the entries derived from the
+//! rows, SQLite's file passes its integrity check, and bad flags fail before `--db` is touched.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::{Command, Output};
+
+const NUM: u64 = 3000;
+const BUCKETS: [&str; 10] =
+    ["le256us", "le1ms", "le4ms", "le16ms", "le64ms", "le256ms", "le1s", "le4s", "le16s", "gt16s"];
+/// A scan limit above any table here.
+const ALL: usize = 1_000_000;
+
+fn ibench(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_talus"))
+        .arg("ibench")
+        .args(args)
+        .output()
+        .expect("running talus ibench")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// Runs all steps on `engine` into `db` with results in `res`; returns stdout.
+fn tiny_run(engine: &str, db: &Path, res: &Path) -> String {
+    let o = ibench(&[
+        &format!("--engine={engine}"),
+        &format!("--db={}", db.display()),
+        &format!("--results={}", res.display()),
+        "--steps=l.i0,l.x,l.i1,q100,q500,q1000",
+        &format!("--num={NUM}"),
+        "--num_i1=1000",
+        "--rows_per_commit=100",
+        "--seconds=1",
+        "--interval=0.25",
+        "--delete_per_insert",
+        "--cache_size=1048576",
+        "--write_buffer_size=65536",
+        "--data_length=20",
+    ]);
+    assert!(o.status.success(), "{engine}: {}\n{}", text(&o.stdout), text(&o.stderr));
+    text(&o.stdout)
+}
+
+fn summary(res: &Path) -> Vec<BTreeMap<String, String>> {
+    let t = std::fs::read_to_string(res.join("summary.csv")).unwrap();
+    let mut lines = t.lines();
+    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+    lines
+        .map(|l| head.iter().map(|h| h.to_string()).zip(l.split(',').map(String::from)).collect())
+        .collect()
+}
+
+fn check_results(engine: &str, out: &str, res: &Path) {
+    let rows = summary(res);
+    let steps: Vec<&str> = rows.iter().map(|r| r["step"].as_str()).collect();
+    assert_eq!(steps, ["l.i0", "l.x", "l.i1", "q100", "q500", "q1000"], "{engine}");
+    let num = |r: &BTreeMap<String, String>, c: &str| -> f64 { r[c].parse().unwrap() };
+    assert_eq!(num(&rows[0], "inserts"), NUM as f64);
+    assert_eq!(num(&rows[2], "inserts"), 1000.0);
+    assert_eq!(num(&rows[2], "deletes"), 1000.0);
+    for r in &rows {
+        assert_eq!(r["engine"], engine);
+        assert!(num(r, "db_bytes") > 0.0 && num(r, "peak_rss_kb") > 0.0, "{r:?}");
+        let file = res.join(format!("{}.intervals.csv", r["step"]));
+        let iv = std::fs::read_to_string(&file).unwrap();
+        assert!(iv.starts_with("elapsed_s,ips,qps,max_insert_ms,max_query_ms\n"));
+        assert!(iv.lines().count() >= 2, "{file:?} has no interval");
+        assert!(out.contains(&format!("summary {} engine={engine} ", r["step"])), "{out}");
+    }
+    for r in &rows[3..] {
+        assert!(num(r, "queries") > 0.0 && num(r, "qps") > 0.0, "{r:?}");
+        assert!(num(r, "inserts") > 0.0, "the paced writer inserted nothing: {r:?}");
+        assert_eq!(num(r, "inserts"), num(r, "deletes"), "{r:?}");
+        let hist: f64 = BUCKETS.iter().map(|b| num(r, &format!("q_{b}"))).sum();
+        assert_eq!(hist, num(r, "queries"), "histogram counts every query: {r:?}");
+    }
+    let ins_commits: f64 = BUCKETS.iter().map(|b| num(&rows[0], &format!("ins_{b}"))).sum();
+    assert_eq!(ins_commits, (NUM / 100) as f64, "one histogram entry per commit");
+    let run: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(res.join("run.json")).unwrap()).unwrap();
+    assert_eq!(run["engine"], engine);
+    assert_eq!(run["options"]["rows_per_commit"], "100");
+    assert!(run["command_line"].as_array().unwrap().len() > 5);
+}
+
+fn int(v: &talus_table::Value) -> i64 {
+    match v {
+        talus_table::Value::I64(x) | talus_table::Value::DateTime(x) => *x,
+        talus_table::Value::I32(x) => i64::from(*x),
+        other => panic!("unexpected value {other:?}"),
+    }
+}
+
+#[test]
+fn talus_all_steps_and_indexes_match_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, res) = (dir.path().join("db"), dir.path().join("res"));
+    let out = tiny_run("talus", &db, &res);
+    check_results("talus", &out, &res);
+    let rows = summary(&res);
+    let pr: f64 = rows[0]["point_reads_per_insert"].parse().unwrap();
+    assert!(pr > 0.0 && pr <= 1.0, "l.i0 does at most the PK check per row: {pr}");
+
+    let opts = talus::Options { create_if_missing: false, ..Default::default() };
+    let cat = talus_table::Catalog::open(talus::Db::open(&db, opts).unwrap()).unwrap();
+    let t = cat.table("purchases_index_0").unwrap();
+    let all = t.scan("PRIMARY", &[], ALL, talus_table::Direction::Forward).unwrap();
+    assert_eq!(all.len() as u64, NUM, "deletes kept the table size");
+    let ids: Vec<i64> = all.iter().map(|r| int(&r[0])).collect();
+    assert_eq!(ids.last().unwrap() - ids[0] + 1, NUM as i64, "contiguous PKs: tail deleted");
+    let col = |name: &str| t.def().columns.iter().position(|c| c.name == name).unwrap();
+    for (index, cols) in [
+        ("marketsegment", ["productid", "customerid", "price"]),
+        ("registersegment", ["cashregisterid", "customerid", "price"]),
+        ("pdc", ["price", "dateandtime", "customerid"]),
+    ] {
+        let mut want: Vec<Vec<i64>> = all
+            .iter()
+            .map(|r| {
+                let mut e: Vec<i64> = cols.iter().map(|c| int(&r[col(c)])).collect();
+                e.push(int(&r[0]));
+                e
+            })
+            .collect();
+        want.sort();
+        let mut asked: Vec<&str> = cols.to_vec();
+        asked.push("transactionid");
+        let got: Vec<Vec<i64>> = t
+            .scan_columns(index, &[], ALL, talus_table::Direction::Forward, &asked)
+            .unwrap()
+            .iter()
+            .map(|r| r.iter().map(int).collect())
+            .collect();
+        assert_eq!(got.len(), want.len(), "{index}: entry count");
+        assert!(got == want, "{index}: entries differ from the rows (or are out of order)");
+    }
+}
+
+#[test]
+fn sqlite_all_steps_and_file_is_consistent() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, res) = (dir.path().join("db"), dir.path().join("res"));
+    let out = tiny_run("sqlite", &db, &res);
+    check_results("sqlite", &out, &res);
+    assert_eq!(summary(&res)[0]["point_reads_per_insert"], "", "sqlite has no such counter");
+    let c = rusqlite::Connection::open(db.join("purchases_index_0.sqlite")).unwrap();
+    let ok: String = c.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
+    assert_eq!(ok, "ok");
+    let (n, lo, hi): (i64, i64, i64) = c
+        .query_row(
+            "SELECT count(*), min(transactionid), max(transactionid) FROM purchases_index_0",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap();
+    assert_eq!(n as u64, NUM);
+    assert_eq!(hi - lo + 1, n);
+    let idx: i64 = c
+        .query_row("SELECT count(*) FROM sqlite_master WHERE type = 'index'", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(idx, 3);
+}
+
+#[test]
+fn bad_flags_fail_before_touching_db() {
+    let dir = tempfile::tempdir().unwrap();
+    let fresh = dir.path().join("fresh");
+    for (flag, named) in [
+        ("--bogus=1", "bogus"),
+        ("--num=abc", "--num"),
+        ("--engine=innodb", "--engine"),
+        ("--steps=l.i0,l.y", "--steps"),
+        ("--data_random=1.5", "--data_random"),
+        ("--cache_size=-1", "--cache_size"),
+        ("--sync", "--sync"),
+    ] {
+        let o = ibench(&[&format!("--db={}", fresh.display()), flag]);
+        assert!(!o.status.success(), "{flag} was accepted");
+        assert!(text(&o.stderr).contains(named), "{flag}: {}", text(&o.stderr));
+        assert!(!fresh.exists(), "{flag}: --db was created");
+    }
+    assert!(!ibench(&["--num=5"]).status.success(), "--db is required");
+
+    // l.i0 needs an empty directory; a used one is left as it was.
+    let used = dir.path().join("used");
+    std::fs::create_dir(&used).unwrap();
+    std::fs::write(used.join("keep"), b"x").unwrap();
+    for engine in ["talus", "sqlite"] {
+        let o = ibench(&[&format!("--engine={engine}"), &format!("--db={}", used.display())]);
+        assert!(!o.status.success());
+        assert!(text(&o.stderr).contains("not empty"), "{}", text(&o.stderr));
+        let names: Vec<_> =
+            std::fs::read_dir(&used).unwrap().flatten().map(|e| e.file_name()).collect();
+        assert_eq!(names, ["keep"]);
+    }
+    // Without l.i0 the database must exist.
+    let o = ibench(&[&format!("--db={}", fresh.display()), "--steps=q100"]);
+    assert!(!o.status.success() && !fresh.exists());
+}

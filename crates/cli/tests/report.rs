@@ -1,0 +1,200 @@
+//! `talus report` on real results: tiny `talus ibench` runs on both engines plus a real
+//! `talus db_bench` log. Checks the HTML's structure (self-contained, escaped, every chart an
+//! SVG with its series drawn inside the plot), then renders the page in headless Chromium and
+//! checks that the chart colors are on the screenshot. Without a `chromium` binary the browser
+//! half fails when env `CI` is set and is skipped (with a note) otherwise.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn talus(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_talus")).args(args).output().expect("running talus")
+}
+
+fn ok(o: &std::process::Output, what: &str) -> String {
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(o.status.success(), "{what}: {out}\n{}", String::from_utf8_lossy(&o.stderr));
+    out
+}
+
+/// Results for both engines (the second engine's folder has a name that needs escaping) and a
+/// db_bench log with compaction stats.
+fn make_results(dir: &Path) -> PathBuf {
+    let res = dir.join("results");
+    for (engine, folder) in [("talus", "talus"), ("sqlite", "sqlite <b>&amp;")] {
+        let o = talus(&[
+            "ibench",
+            &format!("--engine={engine}"),
+            &format!("--db={}", dir.join(format!("db-{engine}")).display()),
+            &format!("--results={}", res.join(folder).display()),
+            "--steps=l.i0,l.x,l.i1,q100",
+            "--num=2000",
+            "--num_i1=1000",
+            "--rows_per_commit=100",
+            "--seconds=1.5",
+            "--interval=0.25",
+        ]);
+        ok(&o, engine);
+    }
+    let o = talus(&[
+        "db_bench",
+        "--benchmarks=fillrandom,readrandom,stats",
+        "--num=5000",
+        &format!("--db={}", dir.join("db-bench").display()),
+    ]);
+    let log = ok(&o, "db_bench");
+    std::fs::write(res.join("db_bench_talus.log"), log).unwrap();
+    res
+}
+
+fn attr(tag: &str, name: &str) -> Option<String> {
+    let start = tag.find(&format!(" {name}=\""))? + name.len() + 3;
+    Some(tag[start..].split('"').next()?.to_string())
+}
+
+/// Every `<tag ...>` opening tag in `html`.
+fn tags<'a>(html: &'a str, tag: &str) -> Vec<&'a str> {
+    html.match_indices(&format!("<{tag} "))
+        .map(|(i, _)| &html[i..i + html[i..].find('>').unwrap()])
+        .collect()
+}
+
+fn check_html(html: &str) {
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert!(!html.contains("<script"), "no scripts");
+    for bad in ["src=", "href=", "@import", "url("] {
+        assert!(!html.contains(bad), "external reference {bad}");
+    }
+    assert!(html.contains("sqlite &lt;b&gt;&amp;amp;"), "run name escaped");
+    assert!(!html.contains("<b>"), "raw run name leaked");
+    let svgs = tags(html, "svg");
+    assert_eq!(svgs.len(), html.matches("</svg>").count());
+    assert!(svgs.len() >= 12, "{} charts", svgs.len());
+    let (w, h): (f64, f64) = (
+        attr(svgs[0], "width").unwrap().parse().unwrap(),
+        attr(svgs[0], "height").unwrap().parse().unwrap(),
+    );
+    // Line charts: both runs drawn in q100's queries/s chart, all points inside the chart.
+    let lines = tags(html, "polyline");
+    assert!(lines.len() >= 8, "{} polylines", lines.len());
+    for l in &lines {
+        let pts = attr(l, "points").unwrap();
+        let pts: Vec<(f64, f64)> = pts
+            .split_whitespace()
+            .map(|p| {
+                let (x, y) = p.split_once(',').unwrap();
+                (x.parse().unwrap(), y.parse().unwrap())
+            })
+            .collect();
+        assert!(!pts.is_empty(), "{l}");
+        assert!(pts.iter().all(|&(x, y)| (0.0..=w).contains(&x) && (0.0..=h).contains(&y)), "{l}");
+    }
+    let q100 =
+        html.split("q100: queries/s per interval").nth(1).unwrap().split("</svg>").next().unwrap();
+    for series in ["talus", "sqlite &lt;b&gt;&amp;amp;"] {
+        let poly = tags(q100, "polyline")
+            .into_iter()
+            .find(|t| attr(t, "data-series").as_deref() == Some(series))
+            .unwrap_or_else(|| panic!("no q100 line for {series}"));
+        let n = attr(poly, "points").unwrap().split_whitespace().count();
+        assert!(n >= 3, "q100 of 1.5 s at 0.25 s intervals has {n} points for {series}");
+    }
+    let bars = tags(html, "rect class=\"bar\"");
+    assert!(bars.len() >= 10, "{} bars", bars.len());
+    for b in &bars {
+        let bh: f64 = attr(b, "height").unwrap().parse().unwrap();
+        let y: f64 = attr(b, "y").unwrap().parse().unwrap();
+        assert!(bh > 0.0 && y >= 0.0 && y + bh <= h, "{b}");
+    }
+    assert!(html.contains("db_bench ops/sec") && html.contains(">fillrandom<"));
+    assert!(html.contains("class=\"compaction-stats\""), "compaction stats table");
+    assert!(html.contains("<h2 id=\"step-l.i1\">"));
+}
+
+fn chromium() -> Option<PathBuf> {
+    for name in ["chromium", "chromium-browser"] {
+        for dir in std::env::var("PATH").unwrap_or_default().split(':') {
+            let p = Path::new(dir).join(name);
+            if p.is_file() {
+                return Some(p);
+            }
+        }
+    }
+    None
+}
+
+/// Screenshots `page` with headless Chromium; returns RGBA pixels and the width.
+fn screenshot(bin: &Path, page: &Path, dir: &Path) -> (Vec<u8>, usize) {
+    let png_path = dir.join("shot.png");
+    let mut child = Command::new(bin)
+        .args(["--headless", "--disable-gpu", "--no-sandbox", "--hide-scrollbars"])
+        .arg(format!("--user-data-dir={}", dir.join("profile").display()))
+        .arg(format!("--screenshot={}", png_path.display()))
+        .arg("--window-size=1200,3000")
+        .arg(format!("file://{}", page.display()))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("starting chromium");
+    let deadline = Instant::now() + Duration::from_secs(180);
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("chromium did not finish in 180 s");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let decoder = png::Decoder::new(std::fs::File::open(&png_path).expect("no screenshot"));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    buf.truncate(info.buffer_size());
+    let channels = match info.color_type {
+        png::ColorType::Rgba => 4,
+        png::ColorType::Rgb => 3,
+        other => panic!("unexpected PNG color type {other:?}"),
+    };
+    let rgba = buf.chunks(channels).flat_map(|p| [p[0], p[1], p[2], 255]).collect();
+    (rgba, info.width as usize)
+}
+
+#[test]
+fn report_from_both_engines_and_db_bench() {
+    let dir = tempfile::tempdir().unwrap();
+    let res = make_results(dir.path());
+    let out = dir.path().join("report.html");
+    let o = talus(&[
+        "report",
+        &format!("--results={}", res.display()),
+        &format!("--out={}", out.display()),
+    ]);
+    let msg = ok(&o, "report");
+    assert!(msg.contains("2 run(s), 1 db_bench log(s)"), "{msg}");
+    let html = std::fs::read_to_string(&out).unwrap();
+    check_html(&html);
+
+    let Some(bin) = chromium() else {
+        assert!(std::env::var_os("CI").is_none(), "CI needs chromium (.ci/run installs it)");
+        eprintln!("report test: no chromium binary, skipped the browser check");
+        return;
+    };
+    let (px, width) = screenshot(&bin, &out, dir.path());
+    let count = |hex: &str| {
+        let c: Vec<u8> =
+            (0..3).map(|i| u8::from_str_radix(&hex[1 + 2 * i..3 + 2 * i], 16).unwrap()).collect();
+        px.chunks(4)
+            .filter(|p| (0..3).all(|i| (i32::from(p[i]) - i32::from(c[i])).abs() <= 12))
+            .count()
+    };
+    // The first two series colors are used only by chart lines, bars and legend swatches.
+    let (blue, red) = (count("#1f77b4"), count("#d62728"));
+    assert!(blue > 2000 && red > 2000, "chart colors on screen: blue {blue}, red {red}");
+    let rows = px.len() / 4 / width;
+    eprintln!("report test: {width}x{rows} screenshot, chart pixels blue {blue} red {red}");
+    let non_white = px.chunks(4).filter(|p| p[0] < 240 || p[1] < 240 || p[2] < 240).count();
+    assert!(non_white * 50 > width * rows, "page is nearly blank: {non_white} non-white pixels");
+}
