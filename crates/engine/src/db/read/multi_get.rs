@@ -167,7 +167,7 @@ impl DbInner {
         for &i in batch {
             if let Some(p) = pending.get_mut(i) {
                 p.max_tomb = p.max_tomb.max(tombs.max_covering_seq(p.key, read_seq));
-                mk.push(MultiGetKey { user_key: p.key, hash: p.hash, found: None });
+                mk.push(MultiGetKey { user_key: p.key, hash: p.hash, found: None, error: None });
             }
         }
         if let Err(e) = reader.multi_get(&mut mk, read_seq, fill_cache) {
@@ -175,13 +175,16 @@ impl DbInner {
         }
         let mut settled = 0;
         for (&i, k) in batch.iter().zip(mk) {
-            let (Some(p), Some((kind, seq, v))) = (pending.get_mut(i), k.found) else {
-                continue;
+            let Some(p) = pending.get_mut(i) else { continue };
+            let answer = match (k.error, k.found) {
+                (Some(e), _) => Err(e),
+                (None, Some((kind, seq, v))) => Ok(is_live(kind, seq, p.max_tomb).then_some(v)),
+                (None, None) => continue,
             };
             p.done = true;
             settled += 1;
             if let Some(a) = answers.get_mut(p.pos) {
-                *a = Some(Ok(is_live(kind, seq, p.max_tomb).then_some(v)));
+                *a = Some(answer);
             }
         }
         settled
@@ -198,7 +201,7 @@ fn settle_all_with_error(
     let mut e = Some(e);
     let mut settled = 0;
     for (n, &i) in batch.iter().enumerate() {
-        let this = if n + 1 == batch.len() { e.take() } else { e.as_ref().map(copy_error) };
+        let this = if n + 1 == batch.len() { e.take() } else { e.as_ref().map(Error::duplicate) };
         if let (Some(p), Some(this)) = (pending.get_mut(i), this) {
             p.done = true;
             settled += 1;
@@ -208,21 +211,4 @@ fn settle_all_with_error(
         }
     }
     settled
-}
-
-/// The same error for another key (`Error` is not `Clone`: its IO source is not).
-fn copy_error(e: &Error) -> Error {
-    match e {
-        Error::Io { context, source } => {
-            Error::io(context.clone(), std::io::Error::new(source.kind(), source.to_string()))
-        }
-        Error::Corruption { file, offset, detail } => {
-            Error::corruption(file, *offset, detail.clone())
-        }
-        Error::InvalidArgument(s) => Error::InvalidArgument(s.clone()),
-        Error::Locked(s) => Error::Locked(s.clone()),
-        Error::NotFound(s) => Error::NotFound(s.clone()),
-        Error::BackgroundError(s) => Error::BackgroundError(s.clone()),
-        Error::Busy(s) => Error::Busy(s.clone()),
-    }
 }
