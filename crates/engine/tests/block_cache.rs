@@ -194,3 +194,45 @@ fn multi_get_matches_get_in_caller_order_and_at_a_snapshot() {
         }
     }
 }
+
+#[test]
+fn multi_get_reports_a_bad_block_only_for_its_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = Options { create_if_missing: true, block_size: 512, ..Default::default() };
+    {
+        let db = Db::open(dir.path(), opts.clone()).unwrap();
+        for i in 0..2000 {
+            db.put(key(i), value(i)).unwrap();
+        }
+        db.flush().unwrap();
+    }
+    let sst = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "sst"))
+        .unwrap();
+    let mut bytes = std::fs::read(&sst).unwrap();
+    for b in &mut bytes[3000..3010] {
+        *b ^= 0xff;
+    }
+    std::fs::write(&sst, bytes).unwrap();
+    let db = Db::open(dir.path(), Options { create_if_missing: false, ..opts }).unwrap();
+    let keys: Vec<Vec<u8>> = (0..2000).map(key).collect();
+    let got = db.multi_get(&keys, &ReadOptions::default());
+    let (mut bad, mut good) = (0, 0);
+    for (k, g) in keys.iter().zip(got) {
+        match (g, db.get(k)) {
+            (Ok(a), Ok(b)) => {
+                assert_eq!(a, b);
+                good += 1;
+            }
+            (Err(a), Err(b)) => {
+                assert!(a.is_corruption() && b.is_corruption(), "{a} / {b}");
+                bad += 1;
+            }
+            (a, b) => panic!("multi_get {a:?} but get {b:?}"),
+        }
+    }
+    assert!(bad > 0 && bad < 20, "{bad} keys failed");
+    assert!(good > 1900);
+}

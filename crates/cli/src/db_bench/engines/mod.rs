@@ -107,6 +107,8 @@ pub trait Engine: Send + Sync {
 
 /// Opens the engine `flags.engine` at `path` (created if missing).
 pub fn open(flags: &Flags, path: &Path) -> EResult<Box<dyn Engine>> {
+    // Process-wide, so it reaches the worker threads; only Talus fills the perf context.
+    talus::set_perf_level(talus::PerfLevel::from_rocksdb(flags.perf_level));
     match flags.engine.as_str() {
         "memory" => Ok(Box::new(memory::MemoryEngine::new())),
         "talus" => Ok(Box::new(talus_engine::TalusEngine::open(flags, path)?)),

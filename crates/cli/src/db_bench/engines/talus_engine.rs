@@ -96,8 +96,6 @@ impl TalusEngine {
     pub fn open(f: &Flags, path: &Path) -> EResult<Self> {
         let db =
             Db::open(path, options(f)?).map_err(|e| format!("opening {}: {e}", path.display()))?;
-        // The perf level is process-wide, so it reaches the benchmark's worker threads.
-        talus::set_perf_level(talus::PerfLevel::from_rocksdb(f.perf_level));
         let wo = WriteOptions { sync: f.sync, disable_wal: f.disable_wal };
         let ro = ReadOptions { verify_checksums: f.verify_checksum, ..ReadOptions::default() };
         Ok(TalusEngine { db, wo, ro })

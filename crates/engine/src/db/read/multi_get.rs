@@ -17,7 +17,7 @@ use crate::version::FileMetaData;
 
 use super::{is_live, visible};
 
-/// A key still looking for its newest entry.
+/// A key looking for its newest entry.
 struct Pending<'k> {
     /// Position in the caller's slice.
     pos: usize,
@@ -25,6 +25,8 @@ struct Pending<'k> {
     hash: u64,
     /// Highest sequence of a range tombstone covering the key met so far.
     max_tomb: SequenceNumber,
+    /// Answered (found, or its file failed).
+    done: bool,
 }
 
 type Answer = Result<Option<Vec<u8>>>;
@@ -41,12 +43,14 @@ impl DbInner {
         perf::multiget_keys(keys.len() as u64);
         let mut answers: Vec<Option<Answer>> = (0..keys.len()).map(|_| None).collect();
         let mut order: Vec<usize> = (0..keys.len()).collect();
-        order.sort_by(|&a, &b| keys[a].as_ref().cmp(keys[b].as_ref()));
+        // Equal keys get equal answers, so an unstable sort is enough.
+        order.sort_unstable_by(|&a, &b| keys[a].as_ref().cmp(keys[b].as_ref()));
 
         let mem_tombs = sv
             .mem
             .has_range_tombstones()
             .then(|| FragmentedTombstones::new(sv.mem.range_tombstones()));
+        // Sorted by key; stays in this order (answered keys are marked `done`).
         let mut pending: Vec<Pending<'_>> = Vec::with_capacity(keys.len());
         'keys: for pos in order {
             let key = keys[pos].as_ref();
@@ -66,138 +70,145 @@ impl DbInner {
                     continue 'keys;
                 }
             }
-            pending.push(Pending { pos, key, hash: filter_hash(key), max_tomb });
+            pending.push(Pending { pos, key, hash: filter_hash(key), max_tomb, done: false });
         }
 
+        let mut left = pending.len();
+        let mut batch: Vec<usize> = Vec::with_capacity(pending.len());
         // L0, newest file first: every pending key in the file's range.
         for f in sv.version.level_files(0) {
-            if pending.is_empty() {
+            if left == 0 {
                 break;
             }
-            let (batch, rest): (Vec<_>, Vec<_>) = pending
-                .into_iter()
-                .partition(|p| f.smallest.user_key() <= p.key && p.key <= f.largest.user_key());
-            pending = rest;
-            let left = self.probe_file(f, 0, batch, read_seq, fill_cache, &mut answers);
-            pending.extend(left);
-            pending.sort_by(|a, b| a.key.cmp(b.key));
+            batch.clear();
+            batch.extend((0..pending.len()).filter(|&i| {
+                let p = &pending[i];
+                !p.done && f.smallest.user_key() <= p.key && p.key <= f.largest.user_key()
+            }));
+            left -= self.probe_file(f, 0, &mut pending, &batch, read_seq, fill_cache, &mut answers);
         }
         // Deeper levels: at most one file per key; sorted keys meet the files in order.
         for level in 1..sv.version.num_levels() {
-            if pending.is_empty() {
+            if left == 0 {
                 break;
             }
             let files = sv.version.level_files(level);
-            let mut next = Vec::with_capacity(pending.len());
-            let mut batch: Vec<Pending<'_>> = Vec::new();
             let mut batch_file: Option<usize> = None;
-            for p in pending {
-                let i = files.partition_point(|file| {
-                    let l = file.largest.user_key();
-                    l < p.key || (l == p.key && file.largest_is_sentinel())
-                });
-                let in_file = files.get(i).is_some_and(|file| file.smallest.user_key() <= p.key);
-                if !in_file {
-                    next.push(p);
+            let mut from = 0;
+            batch.clear();
+            for i in 0..pending.len() {
+                let p = &pending[i];
+                if p.done {
                     continue;
                 }
-                if batch_file != Some(i) {
-                    if let Some(b) = batch_file.and_then(|b| files.get(b)) {
-                        let batch = std::mem::take(&mut batch);
-                        next.extend(self.probe_file(
-                            b,
+                let fi = from
+                    + files.get(from..).unwrap_or(&[]).partition_point(|file| {
+                        let l = file.largest.user_key();
+                        l < p.key || (l == p.key && file.largest_is_sentinel())
+                    });
+                from = fi;
+                if files.get(fi).is_none_or(|file| file.smallest.user_key() > p.key) {
+                    continue;
+                }
+                if batch_file != Some(fi) {
+                    if let Some(f) = batch_file.and_then(|b| files.get(b)) {
+                        left -= self.probe_file(
+                            f,
                             level,
-                            batch,
+                            &mut pending,
+                            &batch,
                             read_seq,
                             fill_cache,
                             &mut answers,
-                        ));
+                        );
                     }
-                    batch_file = Some(i);
+                    batch.clear();
+                    batch_file = Some(fi);
                 }
-                batch.push(p);
+                batch.push(i);
             }
-            if let Some(b) = batch_file.and_then(|b| files.get(b)) {
-                next.extend(self.probe_file(b, level, batch, read_seq, fill_cache, &mut answers));
+            if let Some(f) = batch_file.and_then(|b| files.get(b)) {
+                left -= self.probe_file(
+                    f,
+                    level,
+                    &mut pending,
+                    &batch,
+                    read_seq,
+                    fill_cache,
+                    &mut answers,
+                );
             }
-            next.sort_by(|a, b| a.key.cmp(b.key));
-            pending = next;
         }
         answers.into_iter().map(|a| a.unwrap_or(Ok(None))).collect()
     }
 
-    /// Looks the sorted `batch` up in file `f` of `level`; answers the keys it settles (found,
-    /// or an error) and returns the others.
-    fn probe_file<'k>(
+    /// Looks the keys `pending[batch]` (sorted) up in file `f` of `level`, answering and
+    /// marking done those it settles (found, or an error). Returns how many it settled.
+    #[allow(clippy::too_many_arguments)]
+    fn probe_file(
         &self,
         f: &FileMetaData,
         level: usize,
-        mut batch: Vec<Pending<'k>>,
+        pending: &mut [Pending<'_>],
+        batch: &[usize],
         read_seq: SequenceNumber,
         fill_cache: bool,
         answers: &mut [Option<Answer>],
-    ) -> Vec<Pending<'k>> {
+    ) -> usize {
         if batch.is_empty() {
-            return batch;
+            return 0;
         }
         let reader = match self.table_cache.get_at(f.number, Some(level)) {
             Ok(r) => r,
-            Err(e) => {
-                settle_all_with_error(&batch, e, answers);
-                return Vec::new();
-            }
+            Err(e) => return settle_all_with_error(pending, batch, e, answers),
         };
         let tombs = reader.range_tombstones();
-        for p in &mut batch {
-            p.max_tomb = p.max_tomb.max(tombs.max_covering_seq(p.key, read_seq));
-        }
-        let mut mk: Vec<MultiGetKey<'_>> = batch
-            .iter()
-            .map(|p| MultiGetKey { user_key: p.key, hash: p.hash, found: None })
-            .collect();
-        if let Err(e) = reader.multi_get(&mut mk, read_seq, fill_cache) {
-            settle_all_with_error(&batch, e, answers);
-            return Vec::new();
-        }
-        let mut left = Vec::with_capacity(batch.len());
-        for (p, k) in batch.into_iter().zip(mk) {
-            match k.found {
-                Some((kind, seq, v)) => {
-                    if let Some(a) = answers.get_mut(p.pos) {
-                        *a = Some(Ok(is_live(kind, seq, p.max_tomb).then_some(v)));
-                    }
-                }
-                None => left.push(p),
+        let mut mk: Vec<MultiGetKey<'_>> = Vec::with_capacity(batch.len());
+        for &i in batch {
+            if let Some(p) = pending.get_mut(i) {
+                p.max_tomb = p.max_tomb.max(tombs.max_covering_seq(p.key, read_seq));
+                mk.push(MultiGetKey { user_key: p.key, hash: p.hash, found: None, error: None });
             }
         }
-        left
+        if let Err(e) = reader.multi_get(&mut mk, read_seq, fill_cache) {
+            return settle_all_with_error(pending, batch, e, answers);
+        }
+        let mut settled = 0;
+        for (&i, k) in batch.iter().zip(mk) {
+            let Some(p) = pending.get_mut(i) else { continue };
+            let answer = match (k.error, k.found) {
+                (Some(e), _) => Err(e),
+                (None, Some((kind, seq, v))) => Ok(is_live(kind, seq, p.max_tomb).then_some(v)),
+                (None, None) => continue,
+            };
+            p.done = true;
+            settled += 1;
+            if let Some(a) = answers.get_mut(p.pos) {
+                *a = Some(answer);
+            }
+        }
+        settled
     }
 }
 
-/// Every key of `batch` gets (a copy of) the error of its file.
-fn settle_all_with_error(batch: &[Pending<'_>], e: Error, answers: &mut [Option<Answer>]) {
+/// Every key of `pending[batch]` gets (a copy of) the error of its file; returns how many.
+fn settle_all_with_error(
+    pending: &mut [Pending<'_>],
+    batch: &[usize],
+    e: Error,
+    answers: &mut [Option<Answer>],
+) -> usize {
     let mut e = Some(e);
-    for (n, p) in batch.iter().enumerate() {
-        let this = if n + 1 == batch.len() { e.take() } else { e.as_ref().map(copy_error) };
-        if let (Some(a), Some(this)) = (answers.get_mut(p.pos), this) {
-            *a = Some(Err(this));
+    let mut settled = 0;
+    for (n, &i) in batch.iter().enumerate() {
+        let this = if n + 1 == batch.len() { e.take() } else { e.as_ref().map(Error::duplicate) };
+        if let (Some(p), Some(this)) = (pending.get_mut(i), this) {
+            p.done = true;
+            settled += 1;
+            if let Some(a) = answers.get_mut(p.pos) {
+                *a = Some(Err(this));
+            }
         }
     }
-}
-
-/// The same error for another key (`Error` is not `Clone`: its IO source is not).
-fn copy_error(e: &Error) -> Error {
-    match e {
-        Error::Io { context, source } => {
-            Error::io(context.clone(), std::io::Error::new(source.kind(), source.to_string()))
-        }
-        Error::Corruption { file, offset, detail } => {
-            Error::corruption(file, *offset, detail.clone())
-        }
-        Error::InvalidArgument(s) => Error::InvalidArgument(s.clone()),
-        Error::Locked(s) => Error::Locked(s.clone()),
-        Error::NotFound(s) => Error::NotFound(s.clone()),
-        Error::BackgroundError(s) => Error::BackgroundError(s.clone()),
-        Error::Busy(s) => Error::Busy(s.clone()),
-    }
+    settled
 }

@@ -30,11 +30,16 @@ pub struct MultiGetKey<'a> {
     pub hash: u64,
     /// Set by [`TableReader::multi_get`]: the newest entry at or below the read sequence.
     pub found: Option<(ValueKind, SequenceNumber, Vec<u8>)>,
+    /// Set by [`TableReader::multi_get`] if the key's data block could not be read or decoded
+    /// (the other keys of the batch are still answered, as a `get` per key would be).
+    pub error: Option<Error>,
 }
 
 impl TableReader {
     /// Looks every key of `keys` (sorted by user key, ascending) up at sequence `seq`, setting
-    /// `found` for those the table holds; the same answers as [`TableReader::get`] per key.
+    /// `found` for those the table holds; the same answers as [`TableReader::get`] per key. An
+    /// error reading the filter or index fails the whole batch; an error reading a data block
+    /// sets `error` on the keys in that block only.
     pub fn multi_get(
         &self,
         keys: &mut [MultiGetKey<'_>],
@@ -65,44 +70,57 @@ impl TableReader {
         }
         let mut handles: Vec<BlockHandle> = wants.iter().map(|w| w.1).collect();
         handles.dedup_by_key(|h| h.offset);
-        let blocks = self.fetch_blocks(&handles, fill_cache)?;
+        let mut blocks = self.fetch_blocks(&handles, fill_cache);
 
         let mut b = 0;
         for (i, handle) in wants {
             while handles.get(b).is_some_and(|h| h.offset != handle.offset) {
                 b += 1;
             }
-            let (Some(block), Some(k)) = (blocks.get(b), keys.get_mut(i)) else {
-                return Err(Error::corruption(
-                    &self.file_name,
-                    handle.offset,
-                    "multiget: lost block",
-                ));
+            let Some(k) = keys.get_mut(i) else { continue };
+            let got = match blocks.get_mut(b) {
+                Some(Ok(block)) => self.find_in_block(block, handle, k.user_key, seq, fill_cache),
+                Some(Err(e)) => Err(e.duplicate()),
+                None => {
+                    Err(Error::corruption(&self.file_name, handle.offset, "multiget: lost block"))
+                }
             };
-            let target = key::seek_key(k.user_key, seq);
-            let mut bit = block.iter();
-            bit.seek(&target);
-            if !bit.valid() {
-                bit.status()?;
-                // The entry may start the next block (separator past the block's last key):
-                // rare, so take the one-key path.
-                k.found = self.get(k.user_key, seq, fill_cache)?;
-                continue;
-            }
-            let p = key::parse_internal_key(bit.key()).ok_or_else(|| {
-                Error::corruption(&self.file_name, handle.offset, "malformed internal key")
-            })?;
-            if p.user_key == k.user_key {
-                k.found = Some((p.kind, p.seq, bit.value().to_vec()));
+            match got {
+                Ok(found) => k.found = found,
+                Err(e) => k.error = Some(e),
             }
         }
+        blocks.clear();
         Ok(())
     }
 
-    /// The data blocks at `handles` (increasing offsets), from the cache or read with adjacent
-    /// misses coalesced.
-    fn fetch_blocks(&self, handles: &[BlockHandle], fill_cache: bool) -> Result<Vec<Arc<Block>>> {
-        let mut out: Vec<Option<Arc<Block>>> = Vec::with_capacity(handles.len());
+    /// The newest entry of `user_key` at or below `seq` in `block` (the block the index chose).
+    fn find_in_block(
+        &self,
+        block: &Arc<Block>,
+        handle: BlockHandle,
+        user_key: &[u8],
+        seq: SequenceNumber,
+        fill_cache: bool,
+    ) -> Result<Option<(ValueKind, SequenceNumber, Vec<u8>)>> {
+        let mut bit = block.iter();
+        bit.seek(&key::seek_key(user_key, seq));
+        if !bit.valid() {
+            bit.status()?;
+            // The entry may start the next block (separator past the block's last key): rare,
+            // so take the one-key path.
+            return self.get(user_key, seq, fill_cache);
+        }
+        let p = key::parse_internal_key(bit.key()).ok_or_else(|| {
+            Error::corruption(&self.file_name, handle.offset, "malformed internal key")
+        })?;
+        Ok((p.user_key == user_key).then(|| (p.kind, p.seq, bit.value().to_vec())))
+    }
+
+    /// The data blocks at `handles` (increasing offsets), each from the cache or read (adjacent
+    /// misses coalesced into one read), or its own error.
+    fn fetch_blocks(&self, handles: &[BlockHandle], fill_cache: bool) -> Vec<Result<Arc<Block>>> {
+        let mut out: Vec<Option<Result<Arc<Block>>>> = Vec::with_capacity(handles.len());
         let mut misses: Vec<usize> = Vec::new();
         for (i, h) in handles.iter().enumerate() {
             let hit =
@@ -110,7 +128,7 @@ impl TableReader {
             match hit {
                 Some(b) => {
                     perf::cache_hit(BlockRole::Data);
-                    out.push(Some(b));
+                    out.push(Some(Ok(b)));
                 }
                 None => {
                     if self.block_cache.is_some() {
@@ -122,13 +140,12 @@ impl TableReader {
             }
         }
         let mut m = 0;
-        while m < misses.len() {
+        while let Some(&first_i) = misses.get(m) {
             // A run of misses, each starting where the previous one's trailer ends.
-            let first = handles[misses[m]];
+            let Some(&first) = handles.get(first_i) else { break };
             let mut end = first.end_with_trailer().unwrap_or(u64::MAX);
             let mut n = m + 1;
-            while let Some(&j) = misses.get(n) {
-                let h = handles[j];
+            while let Some(h) = misses.get(n).and_then(|&j| handles.get(j)) {
                 let next_end = h.end_with_trailer().unwrap_or(u64::MAX);
                 if h.offset != end || next_end - first.offset > MAX_COALESCED_READ {
                     break;
@@ -136,34 +153,31 @@ impl TableReader {
                 end = next_end;
                 n += 1;
             }
-            if n - m == 1 || end > self.file.size() {
-                for &j in &misses[m..n] {
-                    let b = load_block(
-                        self.file.as_ref(),
-                        &self.file_name,
-                        handles[j],
-                        BlockRole::Data,
-                    )?;
-                    if fill_cache {
-                        self.insert_block(&b, handles[j], Priority::Low);
-                    }
-                    out[j] = Some(b);
-                }
-            } else {
-                let mut buf = vec![0u8; (end - first.offset) as usize];
-                self.file.read_exact_at(first.offset, &mut buf)?;
-                for &j in &misses[m..n] {
-                    let h = handles[j];
+            let run = misses.get(m..n).unwrap_or(&[]);
+            let mut buf = Vec::new();
+            let coalesced = n - m > 1 && end <= self.file.size() && {
+                buf.resize((end - first.offset) as usize, 0);
+                self.file.read_exact_at(first.offset, &mut buf).is_ok()
+            };
+            for &j in run {
+                let Some(&h) = handles.get(j) else { continue };
+                let got = if coalesced {
                     let from = (h.offset - first.offset) as usize;
                     let len = h.size as usize + BLOCK_TRAILER_LEN;
                     let raw = buf.get(from..from + len).map(<[u8]>::to_vec).unwrap_or_default();
-                    let data = decode_block(raw, &self.file_name, h)?;
-                    perf::block_read(BlockRole::Data, len as u64);
-                    let b = Arc::new(Block::new(data, Arc::clone(&self.file_name), h.offset)?);
-                    if fill_cache {
-                        self.insert_block(&b, h, Priority::Low);
-                    }
-                    out[j] = Some(b);
+                    decode_block(raw, &self.file_name, h).and_then(|data| {
+                        perf::block_read(BlockRole::Data, len as u64);
+                        Ok(Arc::new(Block::new(data, Arc::clone(&self.file_name), h.offset)?))
+                    })
+                } else {
+                    // One block, or the shared read failed: each block reports its own error.
+                    load_block(self.file.as_ref(), &self.file_name, h, BlockRole::Data)
+                };
+                if let (Ok(b), true) = (&got, fill_cache) {
+                    self.insert_block(b, h, Priority::Low);
+                }
+                if let Some(slot) = out.get_mut(j) {
+                    *slot = Some(got);
                 }
             }
             m = n;
@@ -171,8 +185,8 @@ impl TableReader {
         out.into_iter()
             .zip(handles)
             .map(|(b, h)| {
-                b.ok_or_else(|| {
-                    Error::corruption(&self.file_name, h.offset, "multiget: block not read")
+                b.unwrap_or_else(|| {
+                    Err(Error::corruption(&self.file_name, h.offset, "multiget: block not read"))
                 })
             })
             .collect()
