@@ -224,6 +224,12 @@ pub struct Options {
     /// filter blocks, and entries hit at least once), 0 to 1 (0.5, RocksDB's
     /// `LRUCacheOptions::high_pri_pool_ratio`).
     pub high_pri_pool_ratio: f64,
+    /// Start writeback of the WAL each time this many bytes were appended since the last time
+    /// (RocksDB's `wal_bytes_per_sync`; 0: never). Talus fsyncs the old WAL when it switches
+    /// memtables (see docs/design/durability.md); writing back as it goes keeps that fsync, and
+    /// with it the write that triggers the switch, short. Default 1 MiB (RocksDB's is 0: it does
+    /// not sync the old WAL on the write path).
+    pub wal_bytes_per_sync: u64,
 }
 
 impl Default for Options {
@@ -275,6 +281,7 @@ impl Default for Options {
             pin_l0_filter_and_index_blocks_in_cache: false,
             pin_top_level_index_and_filter: true,
             high_pri_pool_ratio: 0.5,
+            wal_bytes_per_sync: 1 << 20,
         }
     }
 }

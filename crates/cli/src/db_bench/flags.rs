@@ -135,6 +135,7 @@ define_flags! {
     cache_numshardbits: i64 = -1; "The block cache has 2^N shards (-1: the engine's default, 6)"
     cache_index_and_filter_blocks: bool = false; "Keep index and filter blocks in the block cache, charged to it"
     pin_l0_filter_and_index_blocks_in_cache: bool = false; "With --cache_index_and_filter_blocks: L0 table readers pin their index and filter blocks"
+    wal_bytes_per_sync: i64 = -1; "Start WAL writeback every N bytes (0: never; -1: the engine's default, 1 MiB for talus, 0 for rocksdb)"
     cache_high_pri_pool_ratio: f64 = 0.0; "lru_cache: share of the cache for index/filter blocks and hit entries (0 to 1)"
     perf_level: i64 = 1; "Perf context level: 1 off, 2 counts (printed as PERF_CONTEXT after each benchmark)"
     bloom_bits: i64 = -1; "Bloom filter bits per key (-1 or 0: no filter)"
@@ -296,6 +297,7 @@ pub fn validate(f: &Flags) -> Result<(), String> {
     range("cache_size", f.cache_size, 0, i64::MAX)?;
     range("cache_numshardbits", f.cache_numshardbits, -1, 20)?;
     range("perf_level", f.perf_level, 0, 5)?;
+    range("wal_bytes_per_sync", f.wal_bytes_per_sync, -1, i64::MAX)?;
     if !(0.0..=1.0).contains(&f.cache_high_pri_pool_ratio) {
         return Err(format!(
             "invalid value {} for flag --cache_high_pri_pool_ratio: must be between 0 and 1",

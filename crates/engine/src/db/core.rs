@@ -90,6 +90,9 @@ pub(crate) struct DbInner {
     pub table_cache: Arc<TableCache>,
     pub writers: WriteQueue,
     pub wal: Mutex<Option<LogWriter>>,
+    /// Set (under `wal`) when a memtable switch created the current WAL without syncing the
+    /// directory; the first synced write to it syncs the directory first.
+    pub wal_dir_unsynced: AtomicBool,
     pub stats: DbStats,
     /// Decides write stalls; recalculated on every SuperVersion install.
     pub write_controller: WriteController,

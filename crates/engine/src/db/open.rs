@@ -159,6 +159,7 @@ pub(crate) fn open(path: &Path, opts: Options) -> Result<Arc<DbInner>> {
         table_cache,
         writers: WriteQueue::default(),
         wal: Mutex::new(None),
+        wal_dir_unsynced: AtomicBool::new(false),
         stats: DbStats::new(num_levels),
         write_controller: WriteController::new(opts.delayed_write_rate),
         rate_limiter: (opts.rate_limiter_bytes_per_sec > 0).then(|| {

@@ -164,14 +164,14 @@ impl DbInner {
         let count = u64::from(combined.count());
         if !disable_wal {
             let mut wal = self.wal.lock();
-            let res =
-                match wal.as_mut() {
-                    Some(w) => w
-                        .add_record(combined.data())
-                        .and_then(|_| w.flush())
-                        .and_then(|_| if sync { w.sync() } else { Ok(()) }),
-                    None => Err(Error::Busy("the WAL is closed".into())),
-                };
+            let res = match wal.as_mut() {
+                Some(w) => w
+                    .add_record(combined.data())
+                    .and_then(|_| w.flush())
+                    .and_then(|_| if sync { self.sync_wal(w) } else { Ok(()) })
+                    .and_then(|_| w.writeback_every(self.opts.wal_bytes_per_sync)),
+                None => Err(Error::Busy("the WAL is closed".into())),
+            };
             if let Err(e) = res {
                 let mut st = self.state.lock();
                 self.set_bg_error(&mut st, e.duplicate());
@@ -244,13 +244,24 @@ impl DbInner {
         Ok(())
     }
 
+    /// Syncs the current WAL `w` (the caller holds the `wal` lock), first syncing the directory
+    /// if the WAL's entry in it is not durable yet.
+    fn sync_wal(&self, w: &mut LogWriter) -> Result<()> {
+        if self.wal_dir_unsynced.load(Ordering::Acquire) {
+            self.fs.sync_dir(&self.path)?;
+            self.wal_dir_unsynced.store(false, Ordering::Release);
+        }
+        w.sync()
+    }
+
     /// Moves the active memtable to the immutable list and starts a new WAL. Called by the
     /// write leader (or with the write queue otherwise quiet).
     pub(crate) fn switch_memtable(&self) -> Result<()> {
         let log_number = self.versions.lock().new_file_number();
         let path = wal_path(&self.path, log_number);
         let file = self.fs.create(&path)?;
-        self.fs.sync_dir(&self.path)?;
+        // The directory entry is synced by the first synced write to this WAL (`sync_wal`), not
+        // here: a directory fsync costs tens of milliseconds, and a write waits on the switch.
         let new_writer = LogWriter::new(file);
         {
             let mut wal = self.wal.lock();
@@ -260,6 +271,7 @@ impl DbInner {
                 old.sync()?;
             }
             *wal = Some(new_writer);
+            self.wal_dir_unsynced.store(true, Ordering::Release);
         }
         let mut st = self.state.lock();
         let old = std::mem::replace(&mut st.mem, Arc::new(MemTable::new()));

@@ -27,6 +27,12 @@ pub trait WritableFile: Send + Sync {
     fn sync(&mut self) -> Result<()>;
     /// Bytes appended so far.
     fn size(&self) -> u64;
+    /// Flushes, then asks the operating system to start writing the file's dirty pages to the
+    /// device without waiting for them (Linux `sync_file_range(SYNC_FILE_RANGE_WRITE)`): a hint
+    /// that makes a later `sync` cheap, with no durability promise. The default does nothing.
+    fn start_writeback(&mut self) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// A file opened for positional reads; shared between threads.

@@ -16,6 +16,8 @@ pub struct LogWriter {
     block_offset: usize,
     /// Set after an IO error: the file's tail is unknown, so no more records may follow.
     failed: bool,
+    /// File size at the last sync or writeback request.
+    written_back: u64,
 }
 
 impl LogWriter {
@@ -23,7 +25,8 @@ impl LogWriter {
     /// `file.size()` bytes of log, the writer continues in the block where they end.
     pub fn new(file: Box<dyn WritableFile>) -> Self {
         let block_offset = (file.size() % BLOCK_SIZE as u64) as usize;
-        LogWriter { file, block_offset, failed: false }
+        let written_back = file.size();
+        LogWriter { file, block_offset, failed: false, written_back }
     }
 
     /// Appends one record (fragmented across blocks as needed); buffered until `flush`/`sync`.
@@ -48,12 +51,30 @@ impl LogWriter {
         r
     }
 
+    /// Starts writeback (see [`WritableFile::start_writeback`]) if at least `bytes_per_sync`
+    /// bytes were written since the last sync or writeback; 0 never does.
+    pub fn writeback_every(&mut self, bytes_per_sync: u64) -> Result<()> {
+        let size = self.file.size();
+        if bytes_per_sync == 0 || size - self.written_back.min(size) < bytes_per_sync {
+            return Ok(());
+        }
+        self.check_usable()?;
+        let r = self.file.start_writeback();
+        if r.is_err() {
+            self.failed = true;
+        }
+        self.written_back = size;
+        r
+    }
+
     /// Flushes and fdatasyncs.
     pub fn sync(&mut self) -> Result<()> {
         self.check_usable()?;
         let r = self.file.sync();
         if r.is_err() {
             self.failed = true;
+        } else {
+            self.written_back = self.file.size();
         }
         r
     }

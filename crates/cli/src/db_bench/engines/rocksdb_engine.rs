@@ -53,6 +53,9 @@ impl RocksEngine {
         o.set_disable_auto_compactions(f.disable_auto_compactions);
         o.set_compression_type(compression(&f.compression_type)?);
         o.set_level_compaction_dynamic_level_bytes(f.level_compaction_dynamic_level_bytes);
+        if f.wal_bytes_per_sync >= 0 {
+            o.set_wal_bytes_per_sync(f.wal_bytes_per_sync as u64);
+        }
         o.set_target_file_size_multiplier(f.target_file_size_multiplier as i32);
         if f.max_compaction_bytes > 0 {
             o.set_max_compaction_bytes(f.max_compaction_bytes);

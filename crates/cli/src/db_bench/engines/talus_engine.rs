@@ -43,6 +43,11 @@ pub fn options(f: &Flags) -> EResult<Options> {
         cache_index_and_filter_blocks: f.cache_index_and_filter_blocks,
         pin_l0_filter_and_index_blocks_in_cache: f.pin_l0_filter_and_index_blocks_in_cache,
         high_pri_pool_ratio: f.cache_high_pri_pool_ratio,
+        wal_bytes_per_sync: if f.wal_bytes_per_sync >= 0 {
+            f.wal_bytes_per_sync as u64
+        } else {
+            Options::default().wal_bytes_per_sync
+        },
         max_open_files: f.open_files,
         max_background_jobs: f.max_background_jobs as usize,
         disable_auto_compactions: f.disable_auto_compactions,
