@@ -29,6 +29,9 @@ pub struct TableBuilder {
     offset: u64,
     data_block: BlockBuilder,
     index_block: BlockBuilder,
+    /// The same index with user keys; written instead if no user key spans two data blocks.
+    user_index_block: BlockBuilder,
+    user_index_ok: bool,
     last_key: Vec<u8>,
     pending_handle: Option<BlockHandle>,
     filter_hashes: Vec<u64>,
@@ -56,6 +59,8 @@ impl TableBuilder {
             offset,
             data_block: BlockBuilder::new(restart),
             index_block: BlockBuilder::new(1),
+            user_index_block: BlockBuilder::new(1),
+            user_index_ok: true,
             last_key: Vec::new(),
             pending_handle: None,
             filter_hashes: Vec::new(),
@@ -107,7 +112,12 @@ impl TableBuilder {
         }
         if let Some(handle) = self.pending_handle.take() {
             let sep = shortest_separator(&self.last_key, ikey);
-            self.index_block.add(&sep, &handle.encoded());
+            let h = handle.encoded();
+            if key::user_key(&self.last_key) == parsed.user_key {
+                self.user_index_ok = false;
+            }
+            self.user_index_block.add(key::user_key(&sep), &h);
+            self.index_block.add(&sep, &h);
         }
         if self.opts.bloom_bits_per_key > 0
             && (self.props.num_entries == 0 || key::user_key(&self.last_key) != parsed.user_key)
@@ -196,7 +206,9 @@ impl TableBuilder {
         self.flush_data_block()?;
         if let Some(handle) = self.pending_handle.take() {
             let sep = shortest_successor(&self.last_key);
-            self.index_block.add(&sep, &handle.encoded());
+            let h = handle.encoded();
+            self.user_index_block.add(key::user_key(&sep), &h);
+            self.index_block.add(&sep, &h);
         }
         let mut meta: Vec<(&[u8], BlockHandle)> = Vec::new();
 
@@ -222,7 +234,12 @@ impl TableBuilder {
             meta.push((META_RANGEDEL, h));
         }
 
-        let mut index = std::mem::replace(&mut self.index_block, BlockBuilder::new(1));
+        let mut index = if self.user_index_ok {
+            self.props.index_key_is_user_key = true;
+            std::mem::replace(&mut self.user_index_block, BlockBuilder::new(1))
+        } else {
+            std::mem::replace(&mut self.index_block, BlockBuilder::new(1))
+        };
         let index_handle = self.write_block(index.finish(), CompressionType::None)?;
         self.props.index_size = index_handle.size + BLOCK_TRAILER_LEN as u64;
 

@@ -1,6 +1,6 @@
 //! The fixed parts of the SST format: block handles, the per-block trailer (compression type and
 //! checksum covering the block's offset), the footer, and reading one block back from a file.
-//! Byte layout: `docs/format/sst.md` (format_version 1).
+//! Byte layout: `docs/format/sst.md` (format_version 2; version 1 files are read too).
 //!
 //! Everything decoded here comes from disk and is checked: a short read, a bad checksum, a
 //! handle pointing outside the file or a failed decompression is `Error::Corruption` naming the
@@ -22,7 +22,10 @@ pub const FOOTER_HANDLES_LEN: usize = 40;
 /// The footer's magic number ("TALUS_ST" read as a big-endian u64).
 pub const TABLE_MAGIC: u64 = 0x5441_4c55_535f_5354;
 /// The format version this code writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
+/// The oldest version this code reads (version 1 differs only in always having internal keys in
+/// the index block).
+pub const MIN_FORMAT_VERSION: u32 = 1;
 /// Largest encoding of a [`BlockHandle`].
 pub const MAX_HANDLE_LEN: usize = 20;
 
@@ -115,7 +118,7 @@ impl Footer {
             return Err(bad("checksum mismatch"));
         }
         let version = src.get(40..).and_then(decode_fixed32).ok_or_else(|| bad("short"))?;
-        if version != FORMAT_VERSION {
+        if !(MIN_FORMAT_VERSION..=FORMAT_VERSION).contains(&version) {
             return Err(bad(&format!("unsupported format_version {version}")));
         }
         let handles = src.get(..FOOTER_HANDLES_LEN).ok_or_else(|| bad("short"))?;

@@ -107,4 +107,7 @@ pub struct TableProperties {
     pub smallest_point_key: Vec<u8>,
     /// Largest internal key of any point entry (empty if none).
     pub largest_point_key: Vec<u8>,
+    /// The index block's keys are user keys (format version 2; no user key's entries span two
+    /// data blocks), not internal keys.
+    pub index_key_is_user_key: bool,
 }

@@ -19,6 +19,7 @@ const COMPRESSION: &str = "talus.compression";
 const DATA_SIZE: &str = "talus.data.size";
 const FILTER_SIZE: &str = "talus.filter.size";
 const INDEX_SIZE: &str = "talus.index.size";
+const INDEX_USER_KEYS: &str = "talus.index.user.keys";
 const LARGEST_POINT_KEY: &str = "talus.largest.point.key";
 const LARGEST_SEQ: &str = "talus.largest.seq";
 const NUM_DATA_BLOCKS: &str = "talus.num.data.blocks";
@@ -44,6 +45,9 @@ pub fn encode(p: &TableProperties) -> Vec<u8> {
     num(&mut b, DATA_SIZE, p.data_size);
     num(&mut b, FILTER_SIZE, p.filter_size);
     num(&mut b, INDEX_SIZE, p.index_size);
+    if p.index_key_is_user_key {
+        num(&mut b, INDEX_USER_KEYS, 1);
+    }
     b.add(LARGEST_POINT_KEY.as_bytes(), &p.largest_point_key);
     num(&mut b, LARGEST_SEQ, p.largest_seq);
     num(&mut b, NUM_DATA_BLOCKS, p.num_data_blocks);
@@ -82,6 +86,7 @@ pub fn decode(block: &Arc<Block>, file: &str) -> Result<TableProperties> {
             DATA_SIZE => p.data_size = num()?,
             FILTER_SIZE => p.filter_size = num()?,
             INDEX_SIZE => p.index_size = num()?,
+            INDEX_USER_KEYS => p.index_key_is_user_key = num()? == 1,
             LARGEST_POINT_KEY => p.largest_point_key = v.to_vec(),
             LARGEST_SEQ => p.largest_seq = num()?,
             NUM_DATA_BLOCKS => p.num_data_blocks = num()?,
@@ -122,9 +127,13 @@ mod tests {
             file_size: 0,
             smallest_point_key: b"a\0\0\0\0\0\0\0\x01".to_vec(),
             largest_point_key: b"z\0\0\0\0\0\0\0\x01".to_vec(),
+            index_key_is_user_key: true,
         };
         let block = Arc::new(Block::new(encode(&p), "t".into(), 0).unwrap());
         assert_eq!(decode(&block, "t").unwrap(), p);
+        let v1 = TableProperties { index_key_is_user_key: false, ..p.clone() };
+        let block = Arc::new(Block::new(encode(&v1), "t".into(), 0).unwrap());
+        assert_eq!(decode(&block, "t").unwrap(), v1);
         // Names are sorted so the block can be searched.
         let mut it = block.iter();
         it.seek_to_first();

@@ -200,7 +200,7 @@ impl TableReader {
         }
         let target = key::seek_key(user_key, seq.min(key::MAX_SEQUENCE));
         let mut index = self.index_block()?.iter();
-        index.seek(&target);
+        self.seek_index(&mut index, &target);
         while index.valid() {
             let handle = self.decode_handle(index.value())?;
             let block = self.data_block(handle, fill_cache)?;
@@ -286,7 +286,7 @@ impl TableReader {
             return self.props.data_size;
         };
         let mut index = index.iter();
-        index.seek(ikey);
+        self.seek_index(&mut index, ikey);
         if index.valid() {
             if let Ok(h) = self.decode_handle(index.value()) {
                 return h.offset;
@@ -336,7 +336,12 @@ impl TableReader {
         let mut index = self.index_block()?.iter();
         index.seek_to_first();
         while index.valid() {
-            out.push((index.key().to_vec(), self.decode_handle(index.value())?));
+            let sep = if self.props.index_key_is_user_key {
+                key::make_internal_key(index.key(), key::MAX_SEQUENCE, key::KIND_FOR_SEEK)
+            } else {
+                index.key().to_vec()
+            };
+            out.push((sep, self.decode_handle(index.value())?));
             index.next();
         }
         index.status()?;
@@ -346,6 +351,18 @@ impl TableReader {
     /// True if the table has a bloom filter.
     pub fn has_filter(&self) -> bool {
         self.filter.is_some()
+    }
+
+    /// Positions `index` (an iterator over this table's index block) at the first data block
+    /// that can hold internal key `target`: by user key if the index has user keys (format
+    /// version 2), else by internal key.
+    #[inline]
+    pub(crate) fn seek_index(&self, index: &mut BlockIter, target: &[u8]) {
+        if self.props.index_key_is_user_key {
+            index.seek_bytewise(key::user_key(target));
+        } else {
+            index.seek(target);
+        }
     }
 
     /// A new iterator over the index block (invalid with the error if it cannot be read).

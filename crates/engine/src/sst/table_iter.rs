@@ -133,7 +133,7 @@ impl InternalIterator for TableIter {
 
     fn seek(&mut self, target: &[u8]) {
         crate::perf::child_seek();
-        self.index.seek(target);
+        self.reader.seek_index(&mut self.index, target);
         self.init_data_block();
         if let Some(d) = &mut self.data {
             d.seek(target);
@@ -143,7 +143,7 @@ impl InternalIterator for TableIter {
 
     fn seek_for_prev(&mut self, target: &[u8]) {
         crate::perf::child_seek();
-        self.index.seek(target);
+        self.reader.seek_index(&mut self.index, target);
         if !self.index.valid() {
             if let Err(e) = self.index.status() {
                 return self.set_err(e);

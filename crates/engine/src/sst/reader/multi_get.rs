@@ -61,7 +61,11 @@ impl TableReader {
                     continue;
                 }
             }
-            it.seek(&key::seek_key(k.user_key, seq));
+            if self.props.index_key_is_user_key {
+                it.seek_bytewise(k.user_key);
+            } else {
+                it.seek(&key::seek_key(k.user_key, seq));
+            }
             if !it.valid() {
                 it.status()?;
                 continue;

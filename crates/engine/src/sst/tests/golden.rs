@@ -43,34 +43,35 @@ fn golden_layout_matches_the_document() {
     assert_eq!(bytes[35], 0x00, "compression type none");
     assert_eq!(&bytes[36..40], &block_crc(&data, 0, 0));
 
-    // Index block at offset 40 (22 bytes): "c" @ MAX_SEQUENCE, kind 0x11 -> handle (0, 35).
+    // Index block at offset 40 (14 bytes), user keys (version 2): "c" -> handle (0, 35).
     #[rustfmt::skip]
-    let index: [u8; 22] = [
-        0x00, 0x09, 0x02, b'c', 0x11, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00, 0x23,
+    let index: [u8; 14] = [
+        0x00, 0x01, 0x02, b'c', 0x00, 0x23,
         0x00, 0x00, 0x00, 0x00,
         0x01, 0x00, 0x00, 0x00,
     ];
-    assert_eq!(&bytes[40..62], &index);
-    assert_eq!(bytes[62], 0x00);
-    assert_eq!(&bytes[63..67], &block_crc(&index, 0, 40));
+    assert_eq!(&bytes[40..54], &index);
+    assert_eq!(bytes[54], 0x00);
+    assert_eq!(&bytes[55..59], &block_crc(&index, 0, 40));
+    assert!(props.index_key_is_user_key);
 
-    // Properties block at 67, then the meta-index, then the footer.
+    // Properties block at 59, then the meta-index, then the footer.
     let n = bytes.len();
     let footer = &bytes[n - 56..];
     assert_eq!(&footer[48..], b"TS_SULAT", "magic 0x54414c55535f5354 as fixed64 LE");
-    assert_eq!(&footer[40..44], &[1, 0, 0, 0], "format_version 1");
+    assert_eq!(&footer[40..44], &[2, 0, 0, 0], "format_version 2");
     assert_eq!(&footer[44..48], &masked(&footer[..44]));
-    // metaindex handle, index handle (40, 22), zero padding.
+    // metaindex handle, index handle (40, 14), zero padding.
     let (meta, used) = super::super::format::BlockHandle::decode(footer).unwrap();
-    assert_eq!(&footer[used..used + 2], &[0x28, 0x16]);
+    assert_eq!(&footer[used..used + 2], &[0x28, 0x0e]);
     assert!(footer[used + 2..40].iter().all(|&b| b == 0));
     assert_eq!(meta.offset + meta.size + 5 + 56, n as u64);
-    let props_size = meta.offset - 5 - 67;
+    let props_size = meta.offset - 5 - 59;
 
-    // The meta-index holds exactly "properties" -> (67, props_size).
+    // The meta-index holds exactly "properties" -> (59, props_size).
     let mut want = vec![0x00, 10, 0];
     want.extend_from_slice(b"properties");
-    want.push(67);
+    want.push(59);
     crate::coding::put_varint64(&mut want, props_size);
     want[2] = (want.len() - 13) as u8; // value_len
     want.extend_from_slice(&[0, 0, 0, 0, 1, 0, 0, 0]);
@@ -79,7 +80,7 @@ fn golden_layout_matches_the_document() {
 
     assert_eq!(props.num_data_blocks, 1);
     assert_eq!(props.data_size, 40);
-    assert_eq!(props.index_size, 27);
+    assert_eq!(props.index_size, 19);
     assert_eq!(props.filter_size, 0);
     assert_eq!(props.raw_key_size, 18);
     assert_eq!(props.raw_value_size, 3);

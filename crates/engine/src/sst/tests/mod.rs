@@ -454,3 +454,45 @@ fn approximate_offsets_increase() {
     );
     assert_eq!(r.approximate_offset_of(&past), props.data_size);
 }
+
+/// The index has user keys (format version 2) unless some user key's versions span two data
+/// blocks; either way every version is found by `get`, `seek` and `seek_for_prev`.
+#[test]
+fn index_key_form_follows_block_boundaries() {
+    // One version per user key, tiny blocks: user-key index.
+    let single: Vec<(Vec<u8>, Vec<u8>)> = (0..300u32)
+        .map(|i| {
+            (key::make_internal_key(format!("k{i:04}").as_bytes(), 5, ValueKind::Put), vec![1; 20])
+        })
+        .collect();
+    // Forty versions of one user key in the middle: they cannot share one 64-byte block.
+    let mut spanning = single.clone();
+    spanning.retain(|(k, _)| key::user_key(k) != b"k0150");
+    for seq in 1..=40u64 {
+        spanning.push((
+            key::make_internal_key(b"k0150", seq, ValueKind::Put),
+            seq.to_le_bytes().to_vec(),
+        ));
+    }
+    spanning.sort_by(|a, b| key::compare_internal(&a.0, &b.0));
+    for (entries, user_keys) in [(&single, true), (&spanning, false)] {
+        let (bytes, props) = build(opts(64, CompressionType::None), entries, &[]);
+        assert_eq!(props.index_key_is_user_key, user_keys);
+        assert!(props.num_data_blocks > 50);
+        let r = Arc::new(open(bytes, None).unwrap());
+        for (k, v) in entries.iter() {
+            let p = key::parse_internal_key(k).unwrap();
+            let got = r.get(p.user_key, p.seq, false).unwrap();
+            assert_eq!(got, Some((p.kind, p.seq, v.clone())), "{:?}@{}", p.user_key, p.seq);
+            let mut it = r.iter(false);
+            it.seek(k);
+            assert!(it.valid() && it.key() == k.as_slice());
+            it.seek_for_prev(k);
+            assert!(it.valid() && it.key() == k.as_slice());
+        }
+        assert_eq!(r.get(b"k0150x", 99, false).unwrap(), None);
+        let entries_back = r.index_entries().unwrap();
+        assert_eq!(entries_back.len() as u64, props.num_data_blocks);
+        assert!(entries_back.iter().all(|(sep, _)| key::parse_internal_key(sep).is_some()));
+    }
+}
