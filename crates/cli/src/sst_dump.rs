@@ -296,7 +296,13 @@ fn write_properties(p: &TableProperties, out: &mut dyn Write) -> io::Result<()> 
     writeln!(out, "  raw value size: {}", p.raw_value_size)?;
     writeln!(out, "  raw average value size: {:.6}", avg(p.raw_value_size, p.num_entries))?;
     writeln!(out, "  data block size: {}", p.data_size)?;
-    writeln!(out, "  index block size: {}", p.index_size)?;
+    // RocksDB's wording; Talus never delta-encodes index values.
+    writeln!(
+        out,
+        "  index block size (user-key? {}, delta-value? 0): {}",
+        u8::from(p.index_key_is_user_key),
+        p.index_size
+    )?;
     writeln!(out, "  filter block size: {}", p.filter_size)?;
     writeln!(out, "  smallest seqno: {}", p.smallest_seq)?;
     writeln!(out, "  largest seqno: {}", p.largest_seq)?;
