@@ -366,12 +366,16 @@ fn operate(cache: &dyn Cache<Value>, w: &Workload, tid: u32) -> ThreadResult {
 }
 
 fn bench(f: &Flags) {
+    let mut auto_cache = None;
     let cache: Arc<dyn Cache<Value>> = match f.cache_type {
         CacheType::LruCache => {
             Arc::new(LruCache::new(f.cache_size as usize, f.num_shard_bits, false))
         }
         CacheType::HyperClockCache if f.value_bytes_estimate == 0 => {
-            Arc::new(AutoHyperClockCache::new(f.cache_size as usize, f.num_shard_bits, false))
+            let auto =
+                Arc::new(AutoHyperClockCache::new(f.cache_size as usize, f.num_shard_bits, false));
+            auto_cache = Some(Arc::clone(&auto));
+            auto
         }
         CacheType::HyperClockCache => Arc::new(HyperClockCache::new(
             f.cache_size as usize,
@@ -426,6 +430,14 @@ fn bench(f: &Flags) {
     for r in &results {
         hist.merge(&r.hist);
         sink = sink.wrapping_add(r.result);
+    }
+    if let Some(auto) = &auto_cache {
+        println!(
+            "Auto table          : {} entries, {} slots, at most {} generations per shard",
+            auto.len(),
+            auto.table_address_count(),
+            auto.max_generations()
+        );
     }
     println!("\nOperation latency (ns):");
     let avg = if hist.count == 0 { 0.0 } else { hist.sum as f64 / hist.count as f64 };

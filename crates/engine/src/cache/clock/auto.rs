@@ -10,8 +10,9 @@
 //! Each shard (`auto/shard.rs`) holds a list of fixed tables, newest first, behind an
 //! `ArcSwap`, and one usage counter all of them charge. The first table has 16 slots.
 //! * **Insert** goes into the newest table. When that table is at its occupancy limit (84% of
-//!   its slots) while the shard's usage is at most 7/8 of its capacity (slots, not bytes, are
-//!   what is short), the inserting thread takes the shard's growth mutex, builds a table with
+//!   its slots) and could not hold a full shard of entries of the current average charge
+//!   (`capacity * entries / usage` above the limit: slots, not bytes, will run out first),
+//!   the inserting thread takes the shard's growth mutex, builds a table with
 //!   twice the slots and publishes `[new, previous newest, older non-empty ones]`; threads that
 //!   raced to grow see the new list and use it. Entries are not moved: they stay where they
 //!   are until evicted, erased or replaced. After placing its entry, an insert hides every

@@ -198,6 +198,10 @@ impl<V> ClockTable<V> {
         self.occupancy.load(Relaxed)
     }
 
+    pub(super) fn occupancy_limit(&self) -> usize {
+        self.occupancy_limit
+    }
+
     pub(super) fn table_len(&self) -> usize {
         self.slots.len()
     }

@@ -66,6 +66,12 @@ impl<V> AutoShard<V> {
         self.gens.load().len()
     }
 
+    /// (slots, entries) of each generation, newest first.
+    #[cfg(test)]
+    pub(super) fn generations_for_test(&self) -> Vec<(usize, usize)> {
+        self.gens.load().iter().map(|t| (t.table_len(), t.occupancy())).collect()
+    }
+
     /// Finds `key`: the newest generation first, then the older ones.
     pub(super) fn lookup(&self, hash: u64, key: CacheKey) -> Option<Arc<V>> {
         self.gens.load().iter().find_map(|t| t.lookup(hash, key))
@@ -106,16 +112,19 @@ impl<V> AutoShard<V> {
             if newest.try_reserve() {
                 break Arc::clone(newest);
             }
-            if self.should_grow(newest) {
+            if self.should_grow(&gens) {
                 if let Some(grown) = self.grow(&gens) {
                     gens = grown;
                     continue;
                 }
             }
-            // The newest table stays this size: free a slot in it (draining an older one too,
-            // so that generations do not linger when slots, not bytes, are what is scarce).
-            if let Some(old) = gens[1..].iter().rev().find(|t| t.occupancy() > 0) {
-                old.evict(0, 1, true);
+            // The newest table stays this size: free a slot in it. At its largest size slots,
+            // not bytes, may be what is scarce for good, and the charge eviction that drains
+            // older tables may never run: drain one entry of the oldest here too.
+            if slot_bits(newest) >= self.max_slot_bits {
+                if let Some(old) = gens[1..].iter().rev().find(|t| t.occupancy() > 0) {
+                    old.evict(0, 1, true);
+                }
             }
             if newest.reserve_or_evict() {
                 break Arc::clone(newest);
@@ -133,11 +142,17 @@ impl<V> AutoShard<V> {
         true
     }
 
-    /// Grow when the table is what limits the shard: bytes are not near capacity (7/8), and
-    /// the table is below its largest size.
-    fn should_grow(&self, newest: &ClockTable<V>) -> bool {
-        slot_bits(newest) < self.max_slot_bits
-            && self.usage.load(Relaxed) <= self.capacity - self.capacity / 8
+    /// Grow when the newest table is below its largest size and could not hold a full shard
+    /// of entries of the current average charge: `capacity * entries / usage` (over every
+    /// generation) above its occupancy limit. Entries charged nothing always grow it.
+    fn should_grow(&self, gens: &Gens<V>) -> bool {
+        let newest = &gens[0];
+        if slot_bits(newest) >= self.max_slot_bits {
+            return false;
+        }
+        let entries = gens.iter().map(|t| t.occupancy()).sum::<usize>() as u128;
+        let usage = self.usage.load(Relaxed) as u128;
+        usage == 0 || self.capacity as u128 * entries > newest.occupancy_limit() as u128 * usage
     }
 
     /// Publishes a list whose newest table has twice the slots of `seen[0]`, unless another

@@ -128,3 +128,21 @@ fn dropping_the_cache_frees_every_value() {
     drop(c);
     assert_eq!(Arc::strong_count(&v), 1);
 }
+
+#[test]
+fn settles_on_one_table_sized_like_the_fixed_one() {
+    // 4 MiB of 1 KiB entries, random keys: 4096 entries need 8192 slots at the 84% limit (the
+    // fixed table sized with `estimated_entry_charge = 1024` also has 8192). The smaller
+    // tables it grew through drain and are retired.
+    let c = one_shard(4 << 20, false);
+    let mut x = 1u64;
+    for i in 0..20_000u64 {
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        c.insert(((x >> 33) % 100_000, 0), Arc::new(i), 1024);
+    }
+    let gens = c.shards[0].generations_for_test();
+    assert_eq!((gens.len(), gens[0].0), (1, 8192), "{gens:?}");
+    // The clock frees whole steps of slots, so a few bytes may stay unused.
+    assert!((4090..=4096).contains(&gens[0].1), "{gens:?}");
+    assert_eq!(c.usage(), c.len() * 1024);
+}
