@@ -12,9 +12,11 @@
 //! * **Insert** goes into the newest table. When that table is at its occupancy limit (84% of
 //!   its slots) and could not hold a full shard of entries of the current average charge
 //!   (`capacity * entries / usage` above the limit: slots, not bytes, will run out first),
-//!   the inserting thread takes the shard's growth mutex, builds a table with
-//!   twice the slots and publishes `[new, previous newest, older non-empty ones]`; threads that
-//!   raced to grow see the new list and use it. Entries are not moved: they stay where they
+//!   the inserting thread takes the shard's growth mutex, builds a table with twice the slots
+//!   or, if more, enough for the projected entries (up to the largest size; a filling cache
+//!   so goes through two or three generations, not one per doubling), and publishes
+//!   `[new, previous newest, older non-empty ones]`; threads that raced to grow see the new
+//!   list and use it. Entries are not moved: they stay where they
 //!   are until evicted, erased or replaced. After placing its entry, an insert hides every
 //!   other copy of the key, in the newest table and in every older table of the list it
 //!   loaded, so once an insert returns, later lookups find its value (or a racing insert's).
@@ -43,9 +45,10 @@
 //! at most as much again), plus the `Arc` header (16 bytes) of each value. A hit in the newest
 //! table costs what the fixed cache's hit does plus one `ArcSwap` load; a miss probes one
 //! sequence per generation (each usually ends at its first slot, whose displacement count is
-//! zero). While the cache fills without evicting, the generations accumulate, up to
-//! log2(largest / 16) + 1 of them (about 7 for 1 MiB shards of 8 KiB blocks); once the cache
-//! evicts, older tables drain and are retired, and a full cache runs on one table.
+//! zero). While the cache fills without evicting, the generations accumulate (two or three
+//! when the entries' average charge stays about the same, at most log2(largest / 16) + 1);
+//! once the cache evicts, older tables drain and are retired, and a full cache runs on one
+//! table.
 //!
 //! Accounting is exact: usage is the sum of the charges of the entries present in every
 //! generation (a retired table's leftovers are taken off when it is freed), and usage returns

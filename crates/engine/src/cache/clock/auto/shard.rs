@@ -150,12 +150,21 @@ impl<V> AutoShard<V> {
         if slot_bits(newest) >= self.max_slot_bits {
             return false;
         }
-        let entries = gens.iter().map(|t| t.occupancy()).sum::<usize>() as u128;
-        let usage = self.usage.load(Relaxed) as u128;
-        usage == 0 || self.capacity as u128 * entries > newest.occupancy_limit() as u128 * usage
+        self.projected_entries(gens) > newest.occupancy_limit() as u128
     }
 
-    /// Publishes a list whose newest table has twice the slots of `seen[0]`, unless another
+    /// Entries a full shard would hold at the current average charge, `capacity * entries /
+    /// usage` over every generation (unbounded when nothing is charged yet).
+    fn projected_entries(&self, gens: &Gens<V>) -> u128 {
+        let entries = gens.iter().map(|t| t.occupancy()).sum::<usize>() as u128;
+        match self.usage.load(Relaxed) as u128 {
+            0 => u128::MAX,
+            usage => self.capacity as u128 * entries / usage,
+        }
+    }
+
+    /// Publishes a list whose newest table has at least twice the slots of `seen[0]` (enough
+    /// for the projected entries, up to the largest size), unless another
     /// thread has already replaced `seen[0]` (then returns the current list) or it is at the
     /// largest size (`None`). Drained older generations are left out of the new list.
     fn grow(&self, seen: &Arc<Gens<V>>) -> Option<Arc<Gens<V>>> {
@@ -164,7 +173,11 @@ impl<V> AutoShard<V> {
         if !Arc::ptr_eq(&cur[0], &seen[0]) {
             return Some(cur);
         }
-        let bits = slot_bits(&cur[0]) + 1;
+        // Twice the slots, or at once enough for the projected entries at the occupancy limit
+        // (84%), so that a filling cache goes through few generations.
+        let want = (self.projected_entries(&cur).saturating_mul(100) / 84).max(1);
+        let want_bits = (u128::BITS - (want - 1).leading_zeros()).min(self.max_slot_bits);
+        let bits = (slot_bits(&cur[0]) + 1).max(want_bits);
         if bits > self.max_slot_bits {
             return None;
         }
