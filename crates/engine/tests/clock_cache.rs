@@ -274,6 +274,58 @@ fn auto_clock_cache_grows_under_concurrent_inserts() {
     assert!(cache.table_address_count() >= 4096, "grew: {}", cache.table_address_count());
 }
 
+/// Charges shrink over time (4096 down to 32 bytes), so the projected entry count keeps rising
+/// and every shard grows several times, with older tables draining, while 8 threads insert,
+/// replace, look up and erase. Each thread owns its keys, so after it replaces a key a lookup
+/// must return the new value or nothing, never an older copy left in an older table.
+#[test]
+fn auto_clock_cache_replaces_across_generations_while_growing() {
+    const OPS: u64 = 40_000;
+    let counters = Arc::new(Counters::default());
+    let cache = Arc::new(AutoHyperClockCache::new(8 << 20, 1, false));
+    let workers: Vec<_> = (0..threads())
+        .map(|t| {
+            let (cache, counters) = (Arc::clone(&cache), Arc::clone(&counters));
+            std::thread::spawn(move || {
+                let mut rng = rand::rngs::StdRng::seed_from_u64(500 + t);
+                for i in 0..OPS {
+                    let charge = 4096usize >> (i * 8 / OPS);
+                    let key = (t, i);
+                    cache.insert(key, Arc::new(Tracked::new(key, &counters)), charge);
+                    let old = (t, rng.gen_range(0..=i));
+                    if let Some(v) = cache.lookup(old) {
+                        v.check(old);
+                    }
+                    // Replace an earlier key: no older copy may be found afterwards.
+                    let again = (t, i / 2);
+                    let newer = Arc::new(Tracked::new(again, &counters));
+                    cache.insert(again, Arc::clone(&newer), charge);
+                    if let Some(v) = cache.lookup(again) {
+                        assert!(Arc::ptr_eq(&v, &newer), "an older copy of {again:?} was found");
+                    }
+                    if i % 16 == 0 {
+                        cache.erase((t, rng.gen_range(0..=i)));
+                    }
+                }
+            })
+        })
+        .collect();
+    for w in workers {
+        w.join().expect("worker panicked");
+    }
+    assert!(cache.table_address_count() >= 2 * 4096, "grew: {}", cache.table_address_count());
+    for t in 0..threads() {
+        for i in 0..OPS {
+            cache.erase((t, i));
+        }
+    }
+    assert_eq!((cache.usage(), cache.len()), (0, 0), "accounting after erasing every key");
+    let created = counters.created.load(Ordering::SeqCst);
+    assert_eq!(counters.dropped.load(Ordering::SeqCst), created, "every value freed once");
+    drop(cache);
+    assert_eq!(counters.dropped.load(Ordering::SeqCst), created);
+}
+
 #[test]
 fn lru_cache_same_workload() {
     let cfg = Config {
