@@ -1,4 +1,6 @@
-//! One shard of the [`HyperClockCache`](super::HyperClockCache): a fixed-size open-addressing
+//! One shard of the [`HyperClockCache`](super::HyperClockCache), or one generation of a shard
+//! of the [`AutoHyperClockCache`](super::AutoHyperClockCache) (then its usage counter is shared
+//! with the shard's other generations): a fixed-size open-addressing
 //! table whose slots are each guarded by one `AtomicU64` metadata word (RocksDB's
 //! `FixedHyperClockTable`, 7.x). No locks anywhere; every operation is a handful of atomic
 //! read-modify-writes on the slots it probes plus one on the shard's usage counter.
