@@ -29,8 +29,10 @@
 //!   every unreferenced, unpinned entry it passes regardless of its countdown (at most 256
 //!   slots per table per call, so pinned leftovers cost little), then the newest table by the
 //!   normal clock. A hot entry evicted from an old table is missed once and reinserted into the
-//!   newest. An insert into a full newest table that may not grow also evicts one entry of the
-//!   oldest non-empty table, so old tables drain whichever limit binds.
+//!   newest. An insert into a full newest table at its largest size (where slots, not bytes,
+//!   may bind for good and the byte eviction above never run) also evicts one entry of the
+//!   oldest non-empty table, so old tables drain whichever limit binds. (A full newest table
+//!   below that size that may not grow, because bytes bind too, evicts in itself by the clock.)
 //! * **Retiring** a table: when an older table is empty, the next eviction or growth publishes
 //!   a list without it (under the growth mutex, `try_lock` on the eviction path). Operations
 //!   hold the list they loaded (`Arc`), so the table is freed only when no operation can still
