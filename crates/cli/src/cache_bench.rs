@@ -18,13 +18,17 @@
 //! A hit hashes the value (unless `--lean`); an insert allocates and fills `value_bytes`.
 //!
 //! Differences: each op is timed with `Instant` (RocksDB: `StopWatchNano`), and the random
-//! generator is splitmix64 (RocksDB: `mt19937_64`). The clock cache is sized with
-//! `estimated_entry_charge = value_bytes`, as RocksDB's cache_bench does.
+//! generator is splitmix64 (RocksDB: `mt19937_64`).
+//!
+//! The clock cache: `--value_bytes_estimate=N` (RocksDB 8.x's flag) with N > 0 builds the fixed
+//! [`HyperClockCache`] with `estimated_entry_charge = N` (RocksDB 7.8's cache_bench always uses
+//! `value_bytes`, so pass `--value_bytes_estimate=<value_bytes>` to compare with it); the
+//! default 0 builds the growing [`AutoHyperClockCache`], as RocksDB 8.x does.
 
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
-use talus::cache::{Cache, CacheKey, HyperClockCache, LruCache};
+use talus::cache::{AutoHyperClockCache, Cache, CacheKey, HyperClockCache, LruCache};
 use talus::options::CacheType;
 
 use crate::args::{Parsed, Spec};
@@ -37,6 +41,7 @@ const SPEC: Spec<'static> = Spec {
         "threads",
         "ops_per_thread",
         "value_bytes",
+        "value_bytes_estimate",
         "resident_ratio",
         "skew",
         "lookup_insert_percent",
@@ -56,6 +61,7 @@ struct Flags {
     threads: u32,
     ops_per_thread: u64,
     value_bytes: u32,
+    value_bytes_estimate: u32,
     resident_ratio: f64,
     skew: u32,
     skewed: bool,
@@ -118,6 +124,7 @@ fn parse(p: &Parsed) -> Result<Flags, String> {
         threads: small("threads", 16)?,
         ops_per_thread: num("ops_per_thread", 2_000_000)?,
         value_bytes: small("value_bytes", 8192)?,
+        value_bytes_estimate: small("value_bytes_estimate", 0)?,
         resident_ratio,
         skew: small("skew", 5)?,
         skewed: p.flag("skewed"),
@@ -359,13 +366,20 @@ fn operate(cache: &dyn Cache<Value>, w: &Workload, tid: u32) -> ThreadResult {
 }
 
 fn bench(f: &Flags) {
+    let mut auto_cache = None;
     let cache: Arc<dyn Cache<Value>> = match f.cache_type {
         CacheType::LruCache => {
             Arc::new(LruCache::new(f.cache_size as usize, f.num_shard_bits, false))
         }
+        CacheType::HyperClockCache if f.value_bytes_estimate == 0 => {
+            let auto =
+                Arc::new(AutoHyperClockCache::new(f.cache_size as usize, f.num_shard_bits, false));
+            auto_cache = Some(Arc::clone(&auto));
+            auto
+        }
         CacheType::HyperClockCache => Arc::new(HyperClockCache::new(
             f.cache_size as usize,
-            f.value_bytes as usize,
+            f.value_bytes_estimate as usize,
             f.num_shard_bits,
             false,
         )),
@@ -382,6 +396,7 @@ fn bench(f: &Flags) {
         println!("Population complete");
     }
     print_env(f, &w);
+    println!("Implementation      : {}", cache.name());
 
     let barrier = Arc::new(Barrier::new(f.threads as usize + 1));
     let workers: Vec<_> = (0..f.threads)
@@ -415,6 +430,14 @@ fn bench(f: &Flags) {
     for r in &results {
         hist.merge(&r.hist);
         sink = sink.wrapping_add(r.result);
+    }
+    if let Some(auto) = &auto_cache {
+        println!(
+            "Auto table          : {} entries, {} slots, at most {} generations per shard",
+            auto.len(),
+            auto.table_address_count(),
+            auto.max_generations()
+        );
     }
     println!("\nOperation latency (ns):");
     let avg = if hist.count == 0 { 0.0 } else { hist.sum as f64 / hist.count as f64 };
@@ -465,57 +488,4 @@ fn print_env(f: &Flags, w: &Workload) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn flags(args: &[&str]) -> Result<Flags, String> {
-        let p = Parsed::parse(args);
-        p.check(&SPEC)?;
-        parse(&p)
-    }
-
-    #[test]
-    fn parses_rocksdb_flags_and_defaults() {
-        let f = flags(&[]).unwrap();
-        assert_eq!((f.threads, f.value_bytes, f.cache_size), (16, 8192, 1 << 30));
-        assert!(f.populate_cache && !f.skewed);
-        let f = flags(&["--cache_type=hyper_clock_cache", "--populate_cache=false", "--skewed"])
-            .unwrap();
-        assert_eq!(f.cache_type, CacheType::HyperClockCache);
-        assert!(!f.populate_cache && f.skewed);
-        assert!(flags(&["--lookup_percent=50"]).unwrap_err().contains("add to 100"));
-        assert!(flags(&["--cache_type=fifo"]).is_err());
-        assert!(flags(&["--bogus=1"]).unwrap_err().contains("bogus"));
-    }
-
-    #[test]
-    fn keys_stay_in_range_and_ops_run() {
-        for skewed in [false, true] {
-            let mut f = flags(&["--cache_size=65536", "--value_bytes=64"]).unwrap();
-            f.skewed = skewed;
-            f.ops_per_thread = 2000;
-            let w = Workload::new(&f);
-            let mut rng = Rng(3);
-            for _ in 0..10_000 {
-                assert!(w.key(&mut rng).0 <= w.max_key);
-            }
-            let cache = HyperClockCache::new(65536, 64, 2, false);
-            let r = operate(&cache, &w, 0);
-            assert_eq!(r.hist.count, 2000);
-            assert!(cache.usage() <= 65536 + 64);
-        }
-    }
-
-    #[test]
-    fn histogram_percentiles_bracket_samples() {
-        let mut h = Histogram::new();
-        for ns in 1..=1000u64 {
-            h.add(ns);
-        }
-        let p50 = h.percentile(50.0);
-        assert!((500..=640).contains(&p50), "p50 {p50}");
-        assert_eq!(h.percentile(100.0), 1000);
-        assert_eq!(Histogram::bucket(7), 11);
-        assert!(Histogram::bound(Histogram::bucket(1234)) >= 1234);
-    }
-}
+mod tests;

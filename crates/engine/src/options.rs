@@ -177,7 +177,8 @@ pub struct Options {
     /// Block cache implementation (`lru_cache`).
     pub cache_type: CacheType,
     /// For `hyper_clock_cache`: the expected charge of one entry, which sizes its fixed table
-    /// (RocksDB's `estimated_entry_charge`); 0 uses `block_size`.
+    /// (RocksDB's `estimated_entry_charge`); 0 (the default) selects the automatic variant
+    /// whose tables grow with the entries ([`crate::cache::AutoHyperClockCache`]).
     pub estimated_entry_charge: usize,
     /// Bytes per second writes are slowed to when a slowdown trigger is reached (16 MiB/s;
     /// RocksDB's 0 means the same).

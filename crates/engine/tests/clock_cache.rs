@@ -1,4 +1,6 @@
-//! Stress tests of `HyperClockCache` (and, for comparison, `LruCache`) from many threads:
+//! Stress tests of `HyperClockCache`, its growing variant `AutoHyperClockCache` (tables grow
+//! and drain while other threads insert, look up and erase) and, for comparison, `LruCache`,
+//! from many threads:
 //! inserts, lookups, erases and replacements under eviction pressure.
 //!
 //! Checks:
@@ -17,7 +19,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use rand::{Rng, SeedableRng};
-use talus::cache::{Cache, CacheKey, HyperClockCache, LruCache};
+use talus::cache::{AutoHyperClockCache, Cache, CacheKey, HyperClockCache, LruCache};
 
 const ALIVE: u64 = 0xA11C_E5A1_1CE5_A11C;
 const DEAD: u64 = 0xDEAD_DEAD_DEAD_DEAD;
@@ -226,6 +228,105 @@ fn clock_cache_without_eviction_pressure() {
 }
 
 #[test]
+fn auto_clock_cache_under_eviction_pressure() {
+    // Starts at 16 slots per shard: grows while filling, then drains its old tables.
+    let cfg = Config {
+        threads: threads(),
+        ops: 200_000,
+        keys: 20_000,
+        max_charge: 16,
+        capacity: 16 * 1024,
+        strict: false,
+        shards: 4,
+    };
+    hammer(Arc::new(AutoHyperClockCache::new(cfg.capacity, 2, cfg.strict)), &cfg);
+}
+
+#[test]
+fn auto_clock_cache_strict_limit() {
+    let cfg = Config {
+        threads: threads(),
+        ops: 200_000,
+        keys: 20_000,
+        max_charge: 16,
+        capacity: 16 * 1024,
+        strict: true,
+        shards: 4,
+    };
+    hammer(Arc::new(AutoHyperClockCache::new(cfg.capacity, 2, cfg.strict)), &cfg);
+}
+
+#[test]
+fn auto_clock_cache_grows_under_concurrent_inserts() {
+    // No eviction pressure: 20k keys of at most 512 bytes fit in 64 MiB, so every shard grows
+    // from 16 slots through many generations while 8 threads insert, look up and erase.
+    let cfg = Config {
+        threads: threads(),
+        ops: 100_000,
+        keys: 20_000,
+        max_charge: 512,
+        capacity: 64 << 20,
+        strict: false,
+        shards: 2,
+    };
+    let cache = Arc::new(AutoHyperClockCache::new(cfg.capacity, 1, cfg.strict));
+    hammer(Arc::clone(&cache) as Arc<dyn Cache<Tracked>>, &cfg);
+    assert!(cache.table_address_count() >= 4096, "grew: {}", cache.table_address_count());
+}
+
+/// Charges shrink over time (4096 down to 32 bytes), so the projected entry count keeps rising
+/// and every shard grows several times, with older tables draining, while 8 threads insert,
+/// replace, look up and erase. Each thread owns its keys, so after it replaces a key a lookup
+/// must return the new value or nothing, never an older copy left in an older table.
+#[test]
+fn auto_clock_cache_replaces_across_generations_while_growing() {
+    const OPS: u64 = 40_000;
+    let counters = Arc::new(Counters::default());
+    let cache = Arc::new(AutoHyperClockCache::new(8 << 20, 1, false));
+    let workers: Vec<_> = (0..threads())
+        .map(|t| {
+            let (cache, counters) = (Arc::clone(&cache), Arc::clone(&counters));
+            std::thread::spawn(move || {
+                let mut rng = rand::rngs::StdRng::seed_from_u64(500 + t);
+                for i in 0..OPS {
+                    let charge = 4096usize >> (i * 8 / OPS);
+                    let key = (t, i);
+                    cache.insert(key, Arc::new(Tracked::new(key, &counters)), charge);
+                    let old = (t, rng.gen_range(0..=i));
+                    if let Some(v) = cache.lookup(old) {
+                        v.check(old);
+                    }
+                    // Replace an earlier key: no older copy may be found afterwards.
+                    let again = (t, i / 2);
+                    let newer = Arc::new(Tracked::new(again, &counters));
+                    cache.insert(again, Arc::clone(&newer), charge);
+                    if let Some(v) = cache.lookup(again) {
+                        assert!(Arc::ptr_eq(&v, &newer), "an older copy of {again:?} was found");
+                    }
+                    if i % 16 == 0 {
+                        cache.erase((t, rng.gen_range(0..=i)));
+                    }
+                }
+            })
+        })
+        .collect();
+    for w in workers {
+        w.join().expect("worker panicked");
+    }
+    assert!(cache.table_address_count() >= 2 * 4096, "grew: {}", cache.table_address_count());
+    for t in 0..threads() {
+        for i in 0..OPS {
+            cache.erase((t, i));
+        }
+    }
+    assert_eq!((cache.usage(), cache.len()), (0, 0), "accounting after erasing every key");
+    let created = counters.created.load(Ordering::SeqCst);
+    assert_eq!(counters.dropped.load(Ordering::SeqCst), created, "every value freed once");
+    drop(cache);
+    assert_eq!(counters.dropped.load(Ordering::SeqCst), created);
+}
+
+#[test]
 fn lru_cache_same_workload() {
     let cfg = Config {
         threads: threads(),
@@ -311,23 +412,35 @@ fn clock_cache_pinned_entries_survive_eviction() {
 }
 
 #[test]
+fn auto_clock_cache_pinned_entries_survive_eviction() {
+    // The growing tables stop at `capacity / MIN_AVG_ENTRY_CHARGE` entries' worth of slots (16
+    // per shard for 8 KiB, fewer than the 16 pins per shard). With 64 KiB: 64 slots per shard,
+    // reached through two growths, so pins sit in old tables while those drain, and the slots
+    // (not the bytes) are what evicts.
+    let cache = AutoHyperClockCache::new(64 * 1024, 2, false);
+    pinned_entries_survive(Arc::new(cache), 64 * 1024);
+}
+
+#[test]
 fn lru_cache_pinned_entries_survive_eviction() {
     pinned_entries_survive(Arc::new(LruCache::new(8 * 1024, 2, false)), 8 * 1024);
 }
 
 /// The engine reads through the clock cache: a small cache (constant eviction) and a large one
-/// must both return every value, from several reader threads, across flush and compaction.
+/// must both return every value, from several reader threads, across flush and compaction;
+/// with `estimated_entry_charge` 0 (the growing cache, the default) and 4096 (fixed).
 #[test]
 fn db_reads_through_clock_cache() {
     use talus::options::CacheType;
     use talus::{Db, Options};
-    for capacity in [16 << 10, 8 << 20] {
+    for (capacity, estimated_entry_charge) in [(16 << 10, 0), (8 << 20, 0), (16 << 10, 4096)] {
         let dir = tempfile::tempdir().expect("tempdir");
         let opts = Options {
             create_if_missing: true,
             write_buffer_size: 64 << 10,
             block_cache_capacity: capacity,
             block_cache_num_shard_bits: 1,
+            estimated_entry_charge,
             cache_type: CacheType::parse("hyper_clock_cache").expect("known name"),
             ..Default::default()
         };

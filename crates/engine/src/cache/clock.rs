@@ -1,5 +1,7 @@
 //! [`HyperClockCache`]: a lock-free CLOCK cache after RocksDB's `HyperClockCache` (7.x, the
-//! fixed-size table), selected with `cache_type = hyper_clock_cache` (alias `clock_cache`).
+//! fixed-size table), selected with `cache_type = hyper_clock_cache` (alias `clock_cache`) and
+//! a non-zero `estimated_entry_charge`. With `estimated_entry_charge = 0` the block cache is
+//! the growing variant, [`AutoHyperClockCache`] (`clock/auto.rs`), built from the same tables.
 //!
 //! The cache is 2^num_shard_bits shards (spreading the usage counter and the clock hand over
 //! cache lines), each a fixed open-addressing table of slots guarded by one `AtomicU64` each; the
@@ -15,7 +17,8 @@
 //! `shard_capacity / estimated_entry_charge / 0.7` slots (minimum 16), and holds at most 84% of
 //! them occupied. A slot is 48 bytes, so the overhead is 48 / 0.7 ≈ 69 bytes per entry when the
 //! estimate is right, up to twice that after rounding to a power of two, plus the `Arc` header
-//! (16 bytes) of each value. The table is allocated up front and never grows: if entries are
+//! (16 bytes) of each value. The table is allocated up front and never grows (see
+//! [`AutoHyperClockCache`] for one that does): if entries are
 //! much smaller than the estimate, the cache fills its slots before its capacity and evicts by
 //! occupancy instead (usage then stays below capacity); if they are much larger, slots stay
 //! empty. Charges are the callers' numbers only (the metadata is not charged, as in
@@ -61,9 +64,12 @@
 //! is freed when its last slot reference goes, at once in practice). Two racing inserts of one
 //! key may each hide the other, leaving the key absent: a miss, never a wrong value.
 
+mod auto;
 mod table;
 
 use std::sync::Arc;
+
+pub use auto::{AutoHyperClockCache, MIN_AVG_ENTRY_CHARGE};
 
 use super::{Cache, CacheKey, Priority};
 use table::{hash_key, ClockTable, INITIAL_COUNTDOWN, MAX_COUNTDOWN};

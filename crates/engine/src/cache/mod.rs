@@ -2,7 +2,7 @@
 //! readers.
 //!
 //! [`lru`] holds the sharded LRU ([`LruCache`]), [`clock`] the lock-free
-//! [`HyperClockCache`], [`table_cache`] the [`TableCache`]. Every
+//! [`HyperClockCache`] and its growing variant [`AutoHyperClockCache`], [`table_cache`] the [`TableCache`]. Every
 //! implementation is shared between threads (`Send + Sync`) and never holds a lock across IO.
 //!
 //! Pinning: values are `Arc<V>`; an entry whose value is also held outside the cache
@@ -31,7 +31,7 @@ pub mod entry_stats;
 pub mod lru;
 pub mod table_cache;
 
-pub use clock::HyperClockCache;
+pub use clock::{AutoHyperClockCache, HyperClockCache};
 pub use entry_stats::BlockCacheStats;
 pub use lru::LruCache;
 pub use table_cache::TableCache;

@@ -21,7 +21,7 @@ use super::stats::DbStats;
 use super::write::{insert_into_memtable, WriteQueue};
 use super::write_controller::WriteController;
 use crate::batch::WriteBatch;
-use crate::cache::{Cache, HyperClockCache, LruCache, TableCache};
+use crate::cache::{AutoHyperClockCache, Cache, HyperClockCache, LruCache, TableCache};
 use crate::error::{Error, Result};
 use crate::filename::{
     current_path, lock_path, parse_file_name, table_name, table_path, wal_path, FileType,
@@ -103,13 +103,11 @@ pub(crate) fn open(path: &Path, opts: Options) -> Result<Arc<DbInner>> {
         CacheType::LruCache => {
             Arc::new(LruCache::with_high_pri_pool(cap, bits, strict, opts.high_pri_pool_ratio))
         }
+        CacheType::HyperClockCache if opts.estimated_entry_charge == 0 => {
+            Arc::new(AutoHyperClockCache::new(cap, bits, strict))
+        }
         CacheType::HyperClockCache => {
-            let est = if opts.estimated_entry_charge == 0 {
-                opts.block_size
-            } else {
-                opts.estimated_entry_charge
-            };
-            Arc::new(HyperClockCache::new(cap, est, bits, strict))
+            Arc::new(HyperClockCache::new(cap, opts.estimated_entry_charge, bits, strict))
         }
     };
     let table_capacity =

@@ -1,4 +1,6 @@
-//! One shard of the [`HyperClockCache`](super::HyperClockCache): a fixed-size open-addressing
+//! One shard of the [`HyperClockCache`](super::HyperClockCache), or one generation of a shard
+//! of the [`AutoHyperClockCache`](super::AutoHyperClockCache) (then its usage counter is shared
+//! with the shard's other generations): a fixed-size open-addressing
 //! table whose slots are each guarded by one `AtomicU64` metadata word (RocksDB's
 //! `FixedHyperClockTable`, 7.x). No locks anywhere; every operation is a handful of atomic
 //! read-modify-writes on the slots it probes plus one on the shard's usage counter.
@@ -144,7 +146,9 @@ pub(super) struct ClockTable<V> {
     mask: usize,
     occupancy_limit: usize,
     occupancy: AtomicUsize,
-    usage: AtomicUsize,
+    /// Bytes charged: the table's own counter (fixed cache) or the one its shard's generations
+    /// share (automatic cache).
+    usage: Arc<AtomicUsize>,
     capacity: usize,
     strict: bool,
     clock: AtomicU64,
@@ -156,6 +160,16 @@ impl<V> ClockTable<V> {
     /// A shard of `capacity` bytes with `2^slot_bits` slots, at most `occupancy_limit` of them
     /// in use at once.
     pub(super) fn new(capacity: usize, slot_bits: u32, strict: bool) -> Self {
+        Self::with_usage(capacity, slot_bits, strict, Arc::new(AtomicUsize::new(0)))
+    }
+
+    /// As [`ClockTable::new`], charging to a `usage` counter shared with other tables.
+    pub(super) fn with_usage(
+        capacity: usize,
+        slot_bits: u32,
+        strict: bool,
+        usage: Arc<AtomicUsize>,
+    ) -> Self {
         let len = 1usize << slot_bits;
         let slots = (0..len).map(|_| Slot::new()).collect();
         // RocksDB's kStrictLoadFactor: keep probe sequences short even when entries are small.
@@ -165,7 +179,7 @@ impl<V> ClockTable<V> {
             mask: len - 1,
             occupancy_limit,
             occupancy: AtomicUsize::new(0),
-            usage: AtomicUsize::new(0),
+            usage,
             capacity,
             strict,
             clock: AtomicU64::new(0),
@@ -184,6 +198,10 @@ impl<V> ClockTable<V> {
 
     pub(super) fn occupancy(&self) -> usize {
         self.occupancy.load(Relaxed)
+    }
+
+    pub(super) fn occupancy_limit(&self) -> usize {
+        self.occupancy_limit
     }
 
     pub(super) fn table_len(&self) -> usize {
@@ -303,124 +321,14 @@ impl<V> ClockTable<V> {
         }
     }
 
-    /// Inserts `value` under `key`, replacing (making invisible) any entry with the same key.
-    /// Returns false if it was refused (strict limit, or no slot could be freed); the value is
-    /// then dropped.
-    /// The entry starts with CLOCK countdown `countdown` (at most [`MAX_COUNTDOWN`]).
-    pub(super) fn insert(
-        &self,
-        hash: u64,
-        key: CacheKey,
-        value: Arc<V>,
-        charge: usize,
-        countdown: u64,
-    ) -> bool {
-        if !self.charge_usage(charge) {
-            return false;
-        }
-        // Keep the table below its load factor: evict one entry if it is at the limit.
-        if self.occupancy.fetch_add(1, Acquire) >= self.occupancy_limit {
-            let (freed_charge, freed) = self.evict(0, 1);
-            self.usage.fetch_sub(freed_charge, Relaxed);
-            if freed == 0 {
-                self.occupancy.fetch_sub(1, Relaxed);
-                self.usage.fetch_sub(charge, Relaxed);
-                return false;
-            }
-        }
-        let p = Arc::into_raw(value).cast_mut();
-        let mut placed = None;
-        for i in probe(hash, self.mask) {
-            let slot = self.slot(i);
-            let old = slot.meta.fetch_or(OCCUPIED_BIT << STATE_SHIFT, Acquire);
-            if state(old) == EMPTY {
-                // We own the slot: fill it and publish it with one store.
-                slot.key0.store(key.0, Relaxed);
-                slot.key1.store(key.1, Relaxed);
-                slot.charge.store(charge, Relaxed);
-                slot.value.store(p, Relaxed);
-                slot.meta.store(shareable_meta(VISIBLE, countdown.min(MAX_COUNTDOWN)), Release);
-                placed = Some(i);
-                break;
-            }
-            slot.displacements.fetch_add(1, AcqRel);
-        }
-        let Some(at) = placed else {
-            // Every slot taken (only possible above the occupancy limit under races).
-            self.rollback(hash, None);
-            self.occupancy.fetch_sub(1, Relaxed);
-            self.usage.fetch_sub(charge, Relaxed);
-            // SAFETY: `p` came from `Arc::into_raw` just above and was never published.
-            drop(unsafe { Arc::from_raw(p) });
-            return false;
-        };
-        self.erase(hash, key, Some(at));
-        true
-    }
-
-    /// Adds `charge` to usage, evicting to make room. Strict: never exceeds capacity and fails if
-    /// eviction cannot make room. Otherwise always succeeds and evicts what it can.
-    fn charge_usage(&self, charge: usize) -> bool {
-        if !self.strict {
-            let now = self.usage.fetch_add(charge, Relaxed).saturating_add(charge);
-            if now > self.capacity {
-                let (freed, _) = self.evict(now - self.capacity, 0);
-                self.usage.fetch_sub(freed, Relaxed);
-            }
-            return true;
-        }
-        if charge > self.capacity {
-            return false;
-        }
-        let mut cur = self.usage.load(Relaxed);
-        for _ in 0..8 {
-            if cur + charge <= self.capacity {
-                match self.usage.compare_exchange_weak(cur, cur + charge, Relaxed, Relaxed) {
-                    Ok(_) => return true,
-                    Err(now) => {
-                        cur = now;
-                        continue;
-                    }
-                }
-            }
-            let (freed, _) = self.evict(cur + charge - self.capacity, 0);
-            cur = self.usage.fetch_sub(freed, Relaxed) - freed;
-            if freed == 0 {
-                return false;
-            }
-        }
-        false
-    }
-
-    /// Runs the clock hand until `need_charge` bytes and `need_count` entries are freed or the
-    /// hand has gone round the table `MAX_COUNTDOWN + 1` times. Returns (charge, entries) freed;
-    /// occupancy is already lowered, usage is not.
-    fn evict(&self, need_charge: usize, need_count: usize) -> (usize, usize) {
-        let len = self.slots.len() as u64;
-        let limit = self.clock.load(Relaxed) + (MAX_COUNTDOWN + 1) * len;
-        let (mut freed_charge, mut freed) = (0usize, 0usize);
-        loop {
-            let hand = self.clock.fetch_add(CLOCK_STEP, Relaxed);
-            for j in hand..hand + CLOCK_STEP {
-                let i = (j as usize) & self.mask;
-                if self.clock_update(i) {
-                    freed_charge += self.free_owned(i);
-                    freed += 1;
-                }
-            }
-            if (freed_charge >= need_charge && freed >= need_count) || hand >= limit {
-                return (freed_charge, freed);
-            }
-        }
-    }
-
     /// One look of the clock hand at slot `i`: lowers the countdown of an unreferenced visible
     /// entry, or takes ownership (returns true) of an unreferenced entry whose countdown is zero
     /// or that is invisible. A visible entry whose value is held outside the cache
     /// (`Arc::strong_count > 1`: pinned) is left alone: the hand looks at the value under a
     /// slot reference first (so lookups keep finding a pinned entry; an entry pinned between
     /// that look and the take is evicted, its holder keeping the value).
-    fn clock_update(&self, i: usize) -> bool {
+    /// With `force` the countdown is ignored (treated as zero).
+    fn clock_update(&self, i: usize, force: bool) -> bool {
         let slot = self.slot(i);
         let mut meta = slot.meta.load(Relaxed);
         let st = state(meta);
@@ -428,7 +336,7 @@ impl<V> ClockTable<V> {
             return false;
         }
         let countdown = acquires(meta);
-        if st == VISIBLE && countdown > 0 {
+        if st == VISIBLE && countdown > 0 && !force {
             let lowered = shareable_meta(VISIBLE, (countdown - 1).min(MAX_COUNTDOWN - 1));
             // Not aggressive: a failure means the entry was just used.
             let _ = slot.meta.compare_exchange(meta, lowered, Relaxed, Relaxed);
@@ -452,7 +360,7 @@ impl<V> ClockTable<V> {
                 _ => return false,
             }
             meta = slot.meta.load(Relaxed);
-            if state(meta) != VISIBLE || refcount(meta) != 0 || acquires(meta) != 0 {
+            if state(meta) != VISIBLE || refcount(meta) != 0 || (acquires(meta) != 0 && !force) {
                 return false;
             }
         }
@@ -484,17 +392,26 @@ impl<V> ClockTable<V> {
 
 #[cfg(test)]
 mod hooks;
+mod insert;
 mod scan;
 
+pub(super) use insert::charge_usage;
+
 impl<V> Drop for ClockTable<V> {
+    /// Drops the values still held and takes their charges off the (possibly shared) usage: a
+    /// table the automatic cache retired while a late insert was still placing into it leaves
+    /// the shard's accounting exact.
     fn drop(&mut self) {
+        let mut charged = 0;
         for slot in self.slots.iter_mut() {
             let p = *slot.value.get_mut();
             if !p.is_null() {
+                charged += *slot.charge.get_mut();
                 // SAFETY: a non-null pointer is the slot's own `Arc::into_raw` reference (it is
                 // nulled whenever the slot is freed); `&mut self` excludes every other user.
                 drop(unsafe { Arc::from_raw(p) });
             }
         }
+        self.usage.fetch_sub(charged, Relaxed);
     }
 }
