@@ -236,7 +236,7 @@ impl SkipList {
         cmp: impl Fn(&[u8]) -> Ordering,
         inclusive: bool,
         mut prev: Option<&mut [*const Node; MAX_HEIGHT]>,
-    ) -> *const Node {
+    ) -> (*const Node, *const Node) {
         let mut x: *const Node = self.head.as_ptr();
         let mut level = self.max_height.load(AtomicOrdering::Relaxed).clamp(1, MAX_HEIGHT) - 1;
         loop {
@@ -254,7 +254,11 @@ impl SkipList {
                 }
             }
             if level == 0 {
-                return x;
+                // `next` is the node this search compared and found not before the target (or
+                // null). Return it rather than reloading `x`'s link: a node inserted after `x`
+                // meanwhile may sort before the target (e.g. a newer version of the same user key),
+                // and a point read must not see it.
+                return (x, next);
             }
             level -= 1;
         }
@@ -287,8 +291,8 @@ impl SkipList {
         prefix: Option<u64>,
         cmp: impl Fn(&[u8]) -> Ordering,
     ) -> Option<NodePtr> {
-        let x = self.find_before(prefix, cmp, false, None);
-        NonNull::new(self.next(x, 0).cast_mut()).map(NodePtr)
+        let (_, at_or_after) = self.find_before(prefix, cmp, false, None);
+        NonNull::new(at_or_after.cast_mut()).map(NodePtr)
     }
 
     /// The last node with key `< target`.
@@ -297,7 +301,7 @@ impl SkipList {
         prefix: Option<u64>,
         cmp: impl Fn(&[u8]) -> Ordering,
     ) -> Option<NodePtr> {
-        self.wrap(self.find_before(prefix, cmp, false, None))
+        self.wrap(self.find_before(prefix, cmp, false, None).0)
     }
 
     /// The last node with key `<= target`.
@@ -306,7 +310,7 @@ impl SkipList {
         prefix: Option<u64>,
         cmp: impl Fn(&[u8]) -> Ordering,
     ) -> Option<NodePtr> {
-        self.wrap(self.find_before(prefix, cmp, true, None))
+        self.wrap(self.find_before(prefix, cmp, true, None).0)
     }
 
     /// The first node.
