@@ -29,7 +29,7 @@ fn snapshot_reads_never_see_half_a_batch_across_flushes() {
                     x ^= x << 17;
                     let k = (x % u64::from(n)) as u32;
                     let mut b = WriteBatch::new();
-                    if x % 3 == 0 {
+                    if x.is_multiple_of(3) {
                         b.delete(format!("row{k:05}"));
                         b.delete(format!("idx{k:05}"));
                     } else {
