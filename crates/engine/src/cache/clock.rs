@@ -109,18 +109,14 @@ impl<V: Send + Sync> HyperClockCache<V> {
         let shard_bits = num_shard_bits.min(20);
         let n = 1usize << shard_bits;
         let per_shard = capacity.div_ceil(n);
-        let entries = per_shard as f64 / estimated_entry_charge.max(1) as f64;
-        let slots = (entries / LOAD_FACTOR).ceil().max(1.0);
-        let slot_bits = (slots.log2().ceil() as u32).clamp(MIN_SLOT_BITS, MAX_SLOT_BITS);
+        let slot_bits = slot_bits_for(per_shard, estimated_entry_charge);
         let shards =
             (0..n).map(|_| ClockTable::new(per_shard, slot_bits, strict_capacity_limit)).collect();
         HyperClockCache { shards, shard_bits, capacity }
     }
 
     fn shard(&self, hash: u64) -> &ClockTable<V> {
-        let i = if self.shard_bits == 0 { 0 } else { (hash >> (64 - self.shard_bits)) as usize };
-        // `i < 2^shard_bits == shards.len()`.
-        &self.shards[i]
+        &self.shards[shard_index(hash, self.shard_bits)]
     }
 
     /// Number of entries held (occupied slots, all shards; racy while others write).
@@ -139,6 +135,33 @@ impl<V: Send + Sync> HyperClockCache<V> {
     }
 }
 
+/// Table size, in bits of slots, for a shard of `per_shard` bytes holding entries of about
+/// `entry_charge` bytes (0 taken as 1) at [`LOAD_FACTOR`], within the slot-bit bounds. The fixed
+/// cache's table size, and the automatic cache's largest one.
+fn slot_bits_for(per_shard: usize, entry_charge: usize) -> u32 {
+    let entries = per_shard as f64 / entry_charge.max(1) as f64;
+    let slots = (entries / LOAD_FACTOR).ceil().max(1.0);
+    (slots.log2().ceil() as u32).clamp(MIN_SLOT_BITS, MAX_SLOT_BITS)
+}
+
+/// The shard of `hash` among `2^shard_bits` shards (its top bits).
+fn shard_index(hash: u64, shard_bits: u32) -> usize {
+    if shard_bits == 0 {
+        0
+    } else {
+        (hash >> (64 - shard_bits)) as usize
+    }
+}
+
+/// RocksDB's clock: a high-priority entry starts at the top countdown, a low one below it.
+fn initial_countdown(pri: Priority) -> u64 {
+    if pri == Priority::High {
+        MAX_COUNTDOWN
+    } else {
+        INITIAL_COUNTDOWN
+    }
+}
+
 impl<V: Send + Sync> Cache<V> for HyperClockCache<V> {
     fn lookup(&self, key: CacheKey) -> Option<Arc<V>> {
         let h = hash_key(key);
@@ -146,9 +169,7 @@ impl<V: Send + Sync> Cache<V> for HyperClockCache<V> {
     }
     fn insert_with_priority(&self, key: CacheKey, value: Arc<V>, charge: usize, pri: Priority) {
         let h = hash_key(key);
-        // RocksDB's clock: high priority starts at the top countdown, low one below.
-        let countdown = if pri == Priority::High { MAX_COUNTDOWN } else { INITIAL_COUNTDOWN };
-        self.shard(h).insert(h, key, value, charge, countdown);
+        self.shard(h).insert(h, key, value, charge, initial_countdown(pri));
     }
     fn erase(&self, key: CacheKey) {
         let h = hash_key(key);

@@ -60,8 +60,8 @@ mod shard;
 
 use std::sync::Arc;
 
-use super::table::{hash_key, INITIAL_COUNTDOWN, MAX_COUNTDOWN};
-use super::{LOAD_FACTOR, MAX_SLOT_BITS, MIN_SLOT_BITS};
+use super::table::hash_key;
+use super::{initial_countdown, shard_index, slot_bits_for, MIN_SLOT_BITS};
 use crate::cache::{Cache, CacheKey, Priority};
 use shard::AutoShard;
 
@@ -95,8 +95,7 @@ impl<V: Send + Sync> AutoHyperClockCache<V> {
         let shard_bits = num_shard_bits.min(20);
         let n = 1usize << shard_bits;
         let per_shard = capacity.div_ceil(n);
-        let slots = (per_shard as f64 / MIN_AVG_ENTRY_CHARGE as f64 / LOAD_FACTOR).ceil();
-        let max_bits = (slots.max(1.0).log2().ceil() as u32).clamp(MIN_SLOT_BITS, MAX_SLOT_BITS);
+        let max_bits = slot_bits_for(per_shard, MIN_AVG_ENTRY_CHARGE);
         let shards = (0..n)
             .map(|_| AutoShard::new(per_shard, strict_capacity_limit, MIN_SLOT_BITS, max_bits))
             .collect();
@@ -104,9 +103,7 @@ impl<V: Send + Sync> AutoHyperClockCache<V> {
     }
 
     fn shard(&self, hash: u64) -> &AutoShard<V> {
-        let i = if self.shard_bits == 0 { 0 } else { (hash >> (64 - self.shard_bits)) as usize };
-        // `i < 2^shard_bits == shards.len()`.
-        &self.shards[i]
+        &self.shards[shard_index(hash, self.shard_bits)]
     }
 
     /// Number of entries held (all generations of all shards; racy while others write).
@@ -137,8 +134,7 @@ impl<V: Send + Sync> Cache<V> for AutoHyperClockCache<V> {
     }
     fn insert_with_priority(&self, key: CacheKey, value: Arc<V>, charge: usize, pri: Priority) {
         let h = hash_key(key);
-        let countdown = if pri == Priority::High { MAX_COUNTDOWN } else { INITIAL_COUNTDOWN };
-        self.shard(h).insert(h, key, value, charge, countdown);
+        self.shard(h).insert(h, key, value, charge, initial_countdown(pri));
     }
     fn erase(&self, key: CacheKey) {
         let h = hash_key(key);

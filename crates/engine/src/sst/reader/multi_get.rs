@@ -61,11 +61,7 @@ impl TableReader {
                     continue;
                 }
             }
-            if self.props.index_key_is_user_key {
-                it.seek_bytewise(k.user_key);
-            } else {
-                it.seek(&key::seek_key(k.user_key, seq));
-            }
+            self.seek_index(&mut it, &key::seek_key(k.user_key, seq));
             if !it.valid() {
                 it.status()?;
                 continue;
