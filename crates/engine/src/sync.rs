@@ -13,7 +13,6 @@
 #[cfg(loom)]
 pub(crate) use loom::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, AtomicUsize};
 #[cfg(not(loom))]
-#[allow(unused_imports)] // the skiplist's `AtomicPtr`
 pub(crate) use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, AtomicUsize};
 
 /// A busy-wait hint (loom: a yield, so that the model lets the awaited thread run).
@@ -55,7 +54,6 @@ impl<T> UnsafeCell<T> {
 /// The skiplist's writer mutex: `parking_lot`'s, or loom's (whose `lock` cannot fail either:
 /// a poisoned lock is taken over).
 #[cfg(not(loom))]
-#[allow(unused_imports)]
 pub(crate) use parking_lot::Mutex;
 
 #[cfg(loom)]

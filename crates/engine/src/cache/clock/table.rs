@@ -173,6 +173,20 @@ fn correct_near_overflow<V>(slot: &Slot<V>, old: u64) {
     }
 }
 
+/// The owner's final write of a slot word (publishing it empty, or filled): also discards
+/// the increments optimistic lookups made while the slot was under construction, which were
+/// read-modify-writes ordered before it. A plain `Release` store; under loom a `swap`, because
+/// loom 0.7 lets a later store slip between the read and the write of an earlier
+/// read-modify-write (tokio-rs/loom#389, fix pending in #391) and would then report a slot
+/// stuck under construction that no real execution can produce.
+#[inline]
+fn publish(meta: &AtomicU64, word: u64) {
+    #[cfg(not(loom))]
+    meta.store(word, Release);
+    #[cfg(loom)]
+    meta.swap(word, Release);
+}
+
 /// The probe sequence of a hash: `len` distinct slot indexes.
 fn probe(hash: u64, mask: usize) -> impl Iterator<Item = usize> {
     let base = hash as usize;
@@ -406,7 +420,7 @@ unsafe fn free_if_unreferenced_invisible<V>(core: *const Core<V>, slot: *const S
                 // Uncharged already, when it was hidden.
                 c.free_owned(s);
                 // The last touch of a live table: its dropper waits for this store.
-                s.meta.store(EMPTY << STATE_SHIFT, Release);
+                publish(&s.meta, EMPTY << STATE_SHIFT);
                 if meta & ORPHAN_BIT != 0 {
                     // SAFETY: this slot's token kept the core alive until now.
                     unsafe { owner::give_back_token(core) };

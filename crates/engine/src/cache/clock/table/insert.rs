@@ -129,7 +129,7 @@ impl<V> Core<V> {
                 // SAFETY: we own the slot exclusively and it holds no value (it was empty).
                 slot.value.with_mut(|p| unsafe { (*p).write(value) });
                 let meta = shareable_meta(VISIBLE, countdown.min(MAX_COUNTDOWN), u64::from(hold));
-                slot.meta.store(meta, Release);
+                publish(&slot.meta, meta);
                 return Ok(i);
             }
             slot.displacements.fetch_add(1, AcqRel);
@@ -163,7 +163,7 @@ impl<V> Core<V> {
                 if self.clock_update(i, force) {
                     let slot = self.slot(i);
                     freed_charge += self.free_owned(slot);
-                    slot.meta.store(EMPTY << STATE_SHIFT, Release);
+                    publish(&slot.meta, EMPTY << STATE_SHIFT);
                     freed += 1;
                 }
             }

@@ -72,6 +72,12 @@ impl<V> std::ops::Deref for ClockTable<V> {
 
 impl<V> Drop for ClockTable<V> {
     fn drop(&mut self) {
+        // A loom execution that failed unwinds with the other threads stopped where they were:
+        // waiting for one would never end. Leak instead (only then).
+        #[cfg(loom)]
+        if std::thread::panicking() {
+            return;
+        }
         let core = self.core.as_ptr();
         // SAFETY: we still hold the owner's token, so the core is alive until we give it back
         // below; no operation borrows this table any more (we are dropping it), so the only
@@ -97,7 +103,7 @@ impl<V> Drop for ClockTable<V> {
                     match slot.meta.compare_exchange(meta, take, Acquire, Acquire) {
                         Ok(_) => {
                             freed += c.free_owned(slot);
-                            slot.meta.store(EMPTY << STATE_SHIFT, Relaxed);
+                            publish(&slot.meta, EMPTY << STATE_SHIFT);
                             break;
                         }
                         Err(now) => {
