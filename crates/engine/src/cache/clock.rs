@@ -57,7 +57,8 @@
 //!
 //! Inserting a key that is present makes the older entry invisible (lookups stop finding it; it
 //! is freed when its last handle goes, at once if none is held). Two racing inserts of one
-//! key may each hide the other, leaving the key absent: a miss, never a wrong value.
+//! key may each hide the other, leaving the key absent (a miss, never a wrong value), but
+//! never both stay visible (`Core::erase`).
 
 mod auto;
 mod table;

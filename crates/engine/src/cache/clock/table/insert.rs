@@ -120,7 +120,8 @@ impl<V> Core<V> {
     ) -> Result<usize, V> {
         for i in probe(hash, self.mask) {
             let slot = self.slot(i);
-            let old = slot.meta.fetch_or(OCCUPIED_BIT << STATE_SHIFT, Acquire);
+            // SeqCst here, on the publishing swap and in `erase`: see `Core::erase`.
+            let old = slot.meta.fetch_or(OCCUPIED_BIT << STATE_SHIFT, SeqCst);
             if state(old) == EMPTY {
                 // We own the slot: fill it and publish it with one store.
                 slot.key0.store(key.0, Relaxed);
@@ -129,10 +130,10 @@ impl<V> Core<V> {
                 // SAFETY: we own the slot exclusively and it holds no value (it was empty).
                 slot.value.with_mut(|p| unsafe { (*p).write(value) });
                 let meta = shareable_meta(VISIBLE, countdown.min(MAX_COUNTDOWN), u64::from(hold));
-                publish(&slot.meta, meta);
+                slot.meta.swap(meta, SeqCst);
                 return Ok(i);
             }
-            slot.displacements.fetch_add(1, AcqRel);
+            slot.displacements.fetch_add(1, SeqCst);
         }
         self.rollback(hash, None);
         self.occupancy.fetch_sub(1, Relaxed);
