@@ -93,7 +93,7 @@ impl<V> AutoShard<V> {
     /// Inserts into the newest generation (growing it first if it is at its occupancy limit
     /// while the shard's bytes are not), then hides every other copy of `key` in the
     /// generations it saw. With `hold` the new slot is published with one reference. Returns
-    /// `placed(table, slot)`, called while the table is still listed, or the value back if it
+    /// `placed(table, slot)`, called while the insert still holds the table, or the value back if it
     /// was refused (strict limit, or nothing evictable).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn insert<R>(
