@@ -29,10 +29,10 @@ for type in $TYPES; do
         args="--cache_type=$type --threads=$t --cache_size=$CACHE_SIZE --ops_per_thread=$OPS --seed=1 $EXTRA"
         [ "$lean" = yes ] && args="$args --lean"
         [ "$skew" != default ] && args="$args $skew"
-        r1=$("$ROCKS" $args | ops)
+        r1=$("$ROCKS" $args 2>/dev/null | ops)
         t1=$("$TALUS" cache_bench $args | ops)
         t2=$("$TALUS" cache_bench $args | ops)
-        r2=$("$ROCKS" $args | ops)
+        r2=$("$ROCKS" $args 2>/dev/null | ops)
         tb=$(best "$t1" "$t2"); rb=$(best "$r1" "$r2")
         ratio=$(awk -v a="$tb" -v b="$rb" 'BEGIN{printf "%.2f", a/b}')
         echo "| $type | $t | $lean | $skew | $t1 / $t2 | $r1 / $r2 | $ratio |"
