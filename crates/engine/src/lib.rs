@@ -29,6 +29,7 @@ pub mod memtable;
 pub mod options;
 pub mod perf;
 pub mod sst;
+mod sync;
 pub mod version;
 pub mod wal;
 

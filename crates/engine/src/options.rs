@@ -76,7 +76,10 @@ impl CacheType {
     pub fn parse(s: &str) -> Result<CacheType> {
         match s {
             "lru_cache" => Ok(CacheType::LruCache),
-            "hyper_clock_cache" | "clock_cache" => Ok(CacheType::HyperClockCache),
+            "hyper_clock_cache"
+            | "clock_cache"
+            | "fixed_hyper_clock_cache"
+            | "auto_hyper_clock_cache" => Ok(CacheType::HyperClockCache),
             _ => Err(Error::InvalidArgument(format!(
                 "cache_type: unknown cache type {s:?} (expected lru_cache or hyper_clock_cache)"
             ))),

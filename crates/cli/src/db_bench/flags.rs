@@ -131,7 +131,7 @@ define_flags! {
     sync: bool = false; "Sync the WAL on every write"
     verify_checksum: bool = true; "Verify block checksums on reads"
     cache_size: i64 = 8388608; "Block cache capacity in bytes"
-    cache_type: String = "lru_cache".to_string(); "Block cache type: lru_cache or hyper_clock_cache (alias clock_cache)"
+    cache_type: String = "lru_cache".to_string(); "Block cache type: lru_cache, hyper_clock_cache (= fixed_hyper_clock_cache, sized by block_size) or auto_hyper_clock_cache"
     cache_numshardbits: i64 = -1; "The block cache has 2^N shards (-1: the engine's default, 6)"
     cache_index_and_filter_blocks: bool = false; "Keep index and filter blocks in the block cache, charged to it"
     pin_l0_filter_and_index_blocks_in_cache: bool = false; "With --cache_index_and_filter_blocks: L0 table readers pin their index and filter blocks"

@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, Once};
+use std::sync::{Mutex, Once};
 
 use talus::iter::InternalIterator;
 use talus::sst::format::{read_block, BlockHandle, Footer, BLOCK_TRAILER_LEN, FOOTER_LEN};
@@ -80,7 +80,9 @@ fn region(part: SstPart, h: BlockHandle) -> Region {
 
 fn handles_of(file: &MemFile, name: &str, h: BlockHandle) -> Vec<(Vec<u8>, BlockHandle)> {
     let data = read_block(file, name, h).expect("pristine block");
-    let block = Arc::new(Block::new(data, name.into(), h.offset).expect("pristine block"));
+    let block = talus::cache::CacheHandle::new(
+        Block::new(data, name.into(), h.offset).expect("pristine block"),
+    );
     let mut it = block.iter();
     it.seek_to_first();
     let mut out = Vec::new();

@@ -96,17 +96,24 @@ impl RocksEngine {
             t.set_bloom_filter(f.bloom_bits as f64, false);
         }
         if f.cache_size > 0 {
-            let cache = if matches!(f.cache_type.as_str(), "hyper_clock_cache" | "clock_cache") {
-                // 0: the automatic (growing) table, as db_bench's default estimated charge.
-                Cache::new_hyper_clock_cache(f.cache_size as usize, 0)
-            } else {
-                let mut co = LruCacheOptions::default();
-                co.set_capacity(f.cache_size as usize);
-                if f.cache_numshardbits >= 0 {
-                    co.set_num_shard_bits(f.cache_numshardbits as i32);
-                }
-                Cache::new_lru_cache_opts(&co)
-            };
+            let cache =
+                if f.cache_type.ends_with("hyper_clock_cache") || f.cache_type == "clock_cache" {
+                    // As RocksDB 10's db_bench: the fixed table sized for blocks of `block_size`, or
+                    // with `auto_hyper_clock_cache` the automatic (growing) one.
+                    let estimate = if f.cache_type == "auto_hyper_clock_cache" {
+                        0
+                    } else {
+                        f.block_size as usize
+                    };
+                    Cache::new_hyper_clock_cache(f.cache_size as usize, estimate)
+                } else {
+                    let mut co = LruCacheOptions::default();
+                    co.set_capacity(f.cache_size as usize);
+                    if f.cache_numshardbits >= 0 {
+                        co.set_num_shard_bits(f.cache_numshardbits as i32);
+                    }
+                    Cache::new_lru_cache_opts(&co)
+                };
             t.set_block_cache(&cache);
         } else {
             t.disable_cache();

@@ -35,8 +35,24 @@ pub fn options(f: &Flags) -> EResult<Options> {
         compression,
         block_cache_capacity: f.cache_size as usize,
         cache_type: talus::options::CacheType::parse(&f.cache_type).map_err(|e| e.to_string())?,
+        // As RocksDB 10's db_bench: `hyper_clock_cache` is the fixed table sized for blocks of
+        // `block_size`, `auto_hyper_clock_cache` the growing one.
+        estimated_entry_charge: if f.cache_type == "auto_hyper_clock_cache" {
+            0
+        } else {
+            f.block_size.max(1) as usize
+        },
+        // -1: RocksDB's automatic shard count (one per 512 KiB for the LRU, per 32 MiB for the
+        // clock cache, at most 64).
         block_cache_num_shard_bits: if f.cache_numshardbits < 0 {
-            6
+            let min_shard: i64 = if f.cache_type == "lru_cache" { 512 << 10 } else { 32 << 20 };
+            let mut shards = f.cache_size.max(0) / min_shard;
+            let mut bits = 0;
+            while shards > 1 && bits < 6 {
+                shards >>= 1;
+                bits += 1;
+            }
+            bits
         } else {
             f.cache_numshardbits as u32
         },
