@@ -202,6 +202,10 @@ def summarize(labels, benches, results, against):
     return out
 
 
+def kb_to_mb(kb):
+    return round(kb / 1024, 1) if kb else None
+
+
 def fmt(x, spec):
     return format(x, spec) if x is not None else "-"
 
@@ -260,8 +264,9 @@ def print_memory(labels, benches, results):
     for b, _ in benches:
         row = f"{b:<22}"
         for l in labels:
-            rss, vsz = med(results, l, b, "maxrss_kb"), med(results, l, b, "vmpeak_kb")
-            cell = f"{fmt(rss and rss / 1024, '.0f')}/{fmt(vsz and vsz / 1024, '.0f')}"
+            rss, vsz = kb_to_mb(med(results, l, b, "maxrss_kb")), kb_to_mb(med(results, l, b,
+                                                                                "vmpeak_kb"))
+            cell = f"{fmt(rss, '.0f')}/{fmt(vsz, '.0f')}"
             row += f"{cell:>{w + 6}}"
         print(row)
 
@@ -303,7 +308,8 @@ def main():
     counter = regress_run.Counter(a.count)
     count_num = a.count_num or min(a.num, 50_000)
     out_dir = os.path.abspath(a.out) if a.out else None
-    run_dir = tempfile.mkdtemp(prefix="run-", dir=os.path.join(work))
+    os.makedirs(work, exist_ok=True)
+    run_dir = tempfile.mkdtemp(prefix="run-", dir=work)
     log_dir = os.path.join(out_dir, "logs") if out_dir else os.path.join(run_dir, "logs")
     steps_of = {v.label: variant_steps(v, a.suite, a.num, not a.no_sysbench) for v in variants}
     results, errors = {}, []
@@ -333,19 +339,25 @@ def main():
     for v in variants:
         rev = f"{v.sha[:10]} {v.subject}" if v.sha else v.binary
         print(f"  {v.label:<16} {v.spec:<40} {rev}  [{v.build_info or 'build info not printed'}]")
-    summary = {"first": summarize(labels, benches, results, "first")}
+    summary = {"first": summarize(labels, benches, results, "first"),
+               "memory": {l: {b: {"rss_mb": kb_to_mb(med(results, l, b, "maxrss_kb")),
+                                  "vsz_mb": kb_to_mb(med(results, l, b, "vmpeak_kb"))}
+                              for b, _ in benches} for l in labels}}
     if len(labels) > 2:
         summary["previous"] = {k: m for k, m in summarize(labels, benches, results,
                                                           "previous").items()
                                if k != "ops_sec"}
     if len(labels) > 1:
-        for against, ms in summary.items():
+        for against in ("first", "previous"):
+            ms = summary.get(against, {})
             for key, _, _ in MEASURES:
                 if key in ms:
                     print_measure(ms[key], labels, benches, against, a.flag)
         bad = flagged(summary.get("previous", summary["first"]), labels, benches, a.flag)
-        print(f"\nMore than {a.flag}% worse than the "
-              f"{'previous' if 'previous' in summary else 'first'} variant: "
+        if "previous" in summary:  # a regression to the base that crept in step by step, too
+            bad += [b + " (vs first)" for b in flagged(summary["first"], labels, benches, a.flag)]
+        against = "the previous variant" if "previous" in summary else "the first variant"
+        print(f"\nCPU/op or instructions/op more than {a.flag}% worse than {against}: "
               + ("none" if not bad else ""))
         for b in bad:
             print(f"  {b}")
