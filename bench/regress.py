@@ -130,6 +130,13 @@ def timed_rounds(variants, steps_of, rounds, run_dir, log_dir, results, errors):
                       file=sys.stderr, flush=True)
 
 
+def marginal(got):
+    """Instructions per operation from a short and a full run, `[(ops, instructions)] * 2`: the
+    difference over the difference, so what both runs pay once (start, open, warm-up) cancels."""
+    (ops0, ir0), (ops1, ir1) = got
+    return (ir1 - ir0) / (ops1 - ops0) if ops1 > ops0 else ir1 / ops1
+
+
 def counted_pass(variants, steps_of, counter, run_dir, log_dir, results, errors):
     for v in variants:
         for step in steps_of[v.label]:
@@ -149,12 +156,11 @@ def counted_pass(variants, steps_of, counter, run_dir, log_dir, results, errors)
                 got.append((parsed[0], p.instructions))
             if len(got) != 2:
                 continue
-            (ops0, ir0), (ops1, ir1) = got
-            per_op = (ir1 - ir0) / (ops1 - ops0) if ops1 > ops0 else ir1 / ops1
+            per_op = marginal(got)
             rec = results.setdefault(v.label, {}).setdefault(step.name, {})
             rec["instr_op"] = [per_op]
-            rec["instr_total"] = [ir0, ir1]
-            rec["instr_ops"] = [ops0, ops1]
+            rec["instr_total"] = [ir for _, ir in got]
+            rec["instr_ops"] = [ops for ops, _ in got]
             print(f"count {step.name:<20} {v.label:<14} {per_op:12,.0f} instructions/op "
                   f"({counter.kind})", file=sys.stderr, flush=True)
 
@@ -290,6 +296,8 @@ def main():
     ap.add_argument("--build-only", action="store_true")
     ap.add_argument("--rebuild", action="store_true", help="rebuild fixed revisions too")
     ap.add_argument("--no-sysbench", action="store_true")
+    ap.add_argument("--worktree-target", help="cargo target dir for `.` variants without "
+                    "features or RUSTFLAGS (CI: the checkout's own, already built)")
     a = ap.parse_args()
     variants = regress_build.parse_variants(a.variants, a.variant)
     if not variants:
@@ -300,7 +308,7 @@ def main():
     started = time.time()
     load_start = regress_run.loadavg()
     for v in variants:
-        regress_build.build(repo, work, v, a.rebuild)
+        regress_build.build(repo, work, v, a.rebuild, a.worktree_target)
     if a.build_only:
         for v in variants:
             print(f"{v.label}\t{v.binary}")

@@ -143,8 +143,10 @@ def source_tree(repo, work, v):
     return src
 
 
-def build(repo, work, v, rebuild=False, log=sys.stderr):
-    """Builds `v` if needed; sets v.binary. Exits with cargo's output if the build fails."""
+def build(repo, work, v, rebuild=False, worktree_target=None, log=sys.stderr):
+    """Builds `v` if needed; sets v.binary. Exits with cargo's output if the build fails.
+    `worktree_target`: the cargo target dir for working-tree variants (CI passes the
+    checkout's own `target`, which its tests have just built), instead of one under `work`."""
     if v.binary:
         if not os.access(v.binary, os.X_OK):
             sys.exit(f"regress: {v.binary} is not an executable")
@@ -157,6 +159,11 @@ def build(repo, work, v, rebuild=False, log=sys.stderr):
         print(f"build {v.label}: reusing {out_bin}", file=log)
         return
     target = os.path.join(work, "target", v.config_slug())
+    if v.rev == "." and worktree_target:
+        if v.rustflags or v.features:
+            sys.exit(f"regress: --worktree-target is for plain profiles (it would rebuild "
+                     f"{worktree_target} with other flags); {v.label} has features or RUSTFLAGS")
+        target = os.path.abspath(worktree_target)
     cmd = ["cargo", "build", "--profile", v.profile, "-p", "talus-cli", "--bin", "talus"]
     if v.features:
         cmd += ["--features", ",".join(v.features)]
