@@ -7,9 +7,15 @@ environment says). `@PATH` is a `talus` binary built elsewhere (not rebuilt, not
 
 Layout under the work dir (outside the repo):
   src/<sha12>/                        `git archive` of each revision, made once
-  target/<profile>[_<features>][_<rustflags>]/   one cargo target dir per build configuration,
-                                      shared by all revisions: dependencies compile once per
-                                      configuration, only the workspace crates per revision
+  target/<profile>[_<features>][_<rustflags>]-revs/  one cargo target dir per build
+                                      configuration, shared by all fixed revisions: dependencies
+                                      compile once
+                                      per configuration, only the workspace crates per revision
+                                      (cargo keys path crates by their path inside the workspace
+                                      and decides freshness by mtime, so every file of a revision's
+                                      tree is touched before it is built: its crates always
+                                      rebuild, never reuse another revision's)
+  target/<config>/                    the same for `.`, which is never touched
   bin/<sha12|worktree>-<config>/talus the binary of each variant, copied out of the target dir;
                                       a fixed revision's binary is reused by later runs
 
@@ -143,6 +149,20 @@ def source_tree(repo, work, v):
     return src
 
 
+def target_dir(work, v):
+    """The cargo target dir of `v`'s configuration: one for the working tree, one shared by
+    fixed revisions (they must not share with `.`, whose files are not touched)."""
+    return os.path.join(work, "target", v.config_slug() + ("" if v.rev == "." else "-revs"))
+
+
+def touch_tree(src):
+    """Sets every file's mtime under `src` to now (see the layout note above)."""
+    now = time.time()
+    for root, _, files in os.walk(src):
+        for f in files:
+            os.utime(os.path.join(root, f), (now, now), follow_symlinks=False)
+
+
 def build(repo, work, v, rebuild=False, worktree_target=None, log=sys.stderr):
     """Builds `v` if needed; sets v.binary. Exits with cargo's output if the build fails.
     `worktree_target`: the cargo target dir for working-tree variants (CI passes the
@@ -158,7 +178,9 @@ def build(repo, work, v, rebuild=False, worktree_target=None, log=sys.stderr):
         v.binary = out_bin
         print(f"build {v.label}: reusing {out_bin}", file=log)
         return
-    target = os.path.join(work, "target", v.config_slug())
+    target = target_dir(work, v)
+    if v.rev != ".":
+        touch_tree(src)
     if v.rev == "." and worktree_target:
         if v.rustflags or v.features:
             sys.exit(f"regress: --worktree-target is for plain profiles (it would rebuild "

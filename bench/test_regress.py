@@ -39,6 +39,21 @@ class Variants(unittest.TestCase):
             self.assertEqual(regress_build.profile_overrides(repo, repo, "release-lto"), [])
 
 
+    def test_revisions_never_reuse_each_others_crates(self):
+        # Regression: two revisions built in one target dir got the first one's binary, since
+        # cargo keys path crates by workspace-relative path and `git archive` keeps old mtimes.
+        old, new, wt = regress_build.parse_variants(["a:release,b:release,.:release"], None)
+        self.assertEqual(regress_build.target_dir("/w", old), regress_build.target_dir("/w", new))
+        self.assertNotEqual(regress_build.target_dir("/w", old), regress_build.target_dir("/w", wt))
+        with tempfile.TemporaryDirectory() as src:
+            os.makedirs(os.path.join(src, "crates"))
+            f = os.path.join(src, "crates", "lib.rs")
+            open(f, "w").close()
+            os.utime(f, (1_000_000_000, 1_000_000_000))
+            regress_build.touch_tree(src)
+            self.assertGreater(os.stat(f).st_mtime, 1_700_000_000)
+
+
 class Summary(unittest.TestCase):
     def test_ratios_and_group_stats(self):
         results = {
