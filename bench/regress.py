@@ -75,8 +75,8 @@ def variant_steps(v, suite, num, use_sysbench):
     return steps
 
 
-def run_step(v, step, run_dir, log_dir, tag, counter=None, scale=1.0):
-    db = os.path.join(run_dir, v.label, step.db)
+def run_step(v, step, run_dir, log_dir, tag, counter=None, scale=1.0, shared=False):
+    db = os.path.join(run_dir, "shared" if shared else v.label, step.db)
     if step.fresh and scale != 1.0:
         db += ".short"  # a fresh step's short run builds its own database, then drops it
     if step.fresh:
@@ -95,16 +95,19 @@ def run_step(v, step, run_dir, log_dir, tag, counter=None, scale=1.0):
     return p, parsed, log
 
 
-def timed_rounds(variants, steps_of, rounds, run_dir, log_dir, results, errors):
+def timed_rounds(variants, steps_of, rounds, run_dir, log_dir, results, errors, shared):
+    """`shared`: all variants use one database, whose setup steps run once (see main)."""
     order = [s.name for s in max(steps_of.values(), key=len)]
+    loaded = set()
     for r in range(rounds):
         for i, name in enumerate(order):
             vs = variants if (r + i) % 2 == 0 else variants[::-1]
             for v in vs:
                 step = next((s for s in steps_of[v.label] if s.name == name), None)
-                if step is None:
+                if step is None or shared and step.group is None and name in loaded:
                     continue
-                p, parsed, log = run_step(v, step, run_dir, log_dir, f"r{r + 1}")
+                loaded.add(name)
+                p, parsed, log = run_step(v, step, run_dir, log_dir, f"r{r + 1}", shared=shared)
                 if step.group is None:
                     if p.returncode != 0:
                         errors.append(f"{v.label} {name} (setup) exit {p.returncode}: {log}")
@@ -137,18 +140,23 @@ def marginal(got):
     return (ir1 - ir0) / (ops1 - ops0) if ops1 > ops0 else ir1 / ops1
 
 
-def counted_pass(variants, steps_of, counter, run_dir, log_dir, results, errors):
+def counted_pass(variants, steps_of, counter, run_dir, log_dir, results, errors, shared):
+    loaded = set()
     for v in variants:
         for step in steps_of[v.label]:
+            if shared and step.group is None and step.name in loaded:
+                continue
+            loaded.add(step.name)
             if step.group is None or not step.countable:
-                p, _, log = run_step(v, step, run_dir, log_dir, "count")
+                p, _, log = run_step(v, step, run_dir, log_dir, "count", shared=shared)
                 if p.returncode != 0:
                     errors.append(f"{v.label} {step.name} (setup, count pass) exit "
                                   f"{p.returncode}: {log}")
                 continue
             got = []
             for scale, tag in ((0.25, "count-short"), (1.0, "count")):
-                p, parsed, log = run_step(v, step, run_dir, log_dir, tag, counter, scale)
+                p, parsed, log = run_step(v, step, run_dir, log_dir, tag, counter, scale,
+                                          shared)
                 if not parsed or p.instructions is None:
                     errors.append(f"{v.label} {step.name} {tag} ({counter.kind}): exit "
                                   f"{p.returncode}, no count: {log}")
@@ -321,16 +329,20 @@ def main():
     log_dir = os.path.join(out_dir, "logs") if out_dir else os.path.join(run_dir, "logs")
     steps_of = {v.label: variant_steps(v, a.suite, a.num, not a.no_sysbench) for v in variants}
     results, errors = {}, []
+    # A suite that only reads after its setup (the cache suite) loads one database for all
+    # variants when they are builds of one commit (same files, so any of them can read it).
+    shared = (a.suite in regress_suites.SHARED_DB and len({v.sha for v in variants}) == 1
+              and bool(variants[0].sha))
     try:
-        timed_rounds(variants, steps_of, a.rounds, run_dir, log_dir, results, errors)
+        timed_rounds(variants, steps_of, a.rounds, run_dir, log_dir, results, errors, shared)
         if counter.kind != "none":
             cdir = os.path.join(run_dir, "count")
             csteps = {v.label: variant_steps(v, a.suite, count_num, not a.no_sysbench)
                       for v in variants}
-            counted_pass(variants, csteps, counter, cdir, log_dir, results, errors)
+            counted_pass(variants, csteps, counter, cdir, log_dir, results, errors, shared)
     finally:
-        for v in variants:
-            shutil.rmtree(os.path.join(run_dir, v.label), ignore_errors=True)
+        for d in [v.label for v in variants] + ["shared"]:
+            shutil.rmtree(os.path.join(run_dir, d), ignore_errors=True)
         shutil.rmtree(os.path.join(run_dir, "count"), ignore_errors=True)
         if out_dir:
             shutil.rmtree(run_dir, ignore_errors=True)

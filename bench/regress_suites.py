@@ -13,8 +13,9 @@ Suites:
   compaction before the reads as its own setup process (so compaction CPU is not charged to
   readrandom), plus readseq, seekrandom over 100 keys and multireadrandom; then, where the
   variant's binary has `talus sysbench`, sysbench's microbenchmarks (see `sysbench_steps`).
-- `cache`: the allocator study: readrandom on one compacted database with the LRU and the hyper
-  clock cache at 1, 8, 64 MiB and 1 GiB (groups `lru` and `clock`), for peak RSS and VSZ.
+- `cache`: the allocator study: readrandom (--num/8 reads) on one compacted database of --num
+  keys with the LRU and the hyper clock cache at 1, 8, 64 MiB and 1 GiB (groups `lru` and
+  `clock`), for peak RSS and VSZ. Builds of one commit share the database (SHARED_DB).
 
 Adding a suite: a function `name(num) -> [Step]` and an entry in SUITES.
 """
@@ -113,8 +114,8 @@ def cache(num):
     for ctype, group in (("lru_cache", "lru"), ("hyper_clock_cache", "clock")):
         for label, size in CACHE_SIZES:
             steps.append(db_bench_step(f"readrandom_{group}_{label}", group, "readrandom", num,
-                                       [f"--cache_type={ctype}"], ops_flag="--reads", ops=num,
-                                       cache=f"--cache_size={size}"))
+                                       [f"--cache_type={ctype}"], ops_flag="--reads",
+                                       ops=num // 8, cache=f"--cache_size={size}"))
     return steps
 
 
@@ -165,3 +166,5 @@ def sysbench_steps(num, help_text):
 
 
 SUITES = {"cached": cached, "cache": cache}
+# Suites whose measured steps only read: variants built from one commit share one database.
+SHARED_DB = {"cache"}

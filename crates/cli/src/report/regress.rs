@@ -60,6 +60,9 @@ pub struct Variant {
     pub build_info: String,
 }
 
+/// Peak RSS and peak VSZ in MB.
+pub type Memory = (Option<f64>, Option<f64>);
+
 /// One regress.json.
 #[derive(Debug, Clone, Default)]
 pub struct Regress {
@@ -76,7 +79,7 @@ pub struct Regress {
     /// Measures against the first variant, then against the previous one.
     pub measures: Vec<Measure>,
     /// Per variant, per microbenchmark: (peak RSS MB, peak VSZ MB).
-    pub memory: BTreeMap<String, BTreeMap<String, (Option<f64>, Option<f64>)>>,
+    pub memory: BTreeMap<String, BTreeMap<String, Memory>>,
     /// What regress.py reported as failed.
     pub errors: Vec<String>,
     /// Flag threshold in percent.
@@ -286,7 +289,7 @@ fn measure_section(r: &Regress, m: &Measure, groups: &[&str], h: &mut String) {
     let Some(base) = labels.first() else { return };
     let others = &labels[1..];
     let against =
-        if m.against == "first" { format!("{base}") } else { "the previous variant".into() };
+        if m.against == "first" { base.to_string() } else { "the previous variant".into() };
     let better = if m.higher_is_better { "higher" } else { "lower" };
     let _ = write!(
         h,
