@@ -143,10 +143,13 @@ def marginal(got):
 def counted_pass(variants, steps_of, counter, run_dir, log_dir, results, errors, shared):
     loaded = set()
     for v in variants:
+        uncountable = False
         for step in steps_of[v.label]:
             if shared and step.group is None and step.name in loaded:
                 continue
             loaded.add(step.name)
+            if uncountable and step.group:
+                continue
             if step.group is None or not step.countable:
                 p, _, log = run_step(v, step, run_dir, log_dir, "count", shared=shared)
                 if p.returncode != 0:
@@ -158,6 +161,13 @@ def counted_pass(variants, steps_of, counter, run_dir, log_dir, results, errors,
                 p, parsed, log = run_step(v, step, run_dir, log_dir, tag, counter, scale,
                                           shared)
                 if not parsed or p.instructions is None:
+                    if "unhandled instruction bytes" in p.output:
+                        # valgrind cannot decode this build (AVX-512 from target-cpu=native on
+                        # a CPU that has it): no step of it can be counted.
+                        uncountable = True
+                        errors.append(f"{v.label}: not counted: valgrind cannot decode its "
+                                      f"instructions (AVX-512?): {log}")
+                        break
                     errors.append(f"{v.label} {step.name} {tag} ({counter.kind}): exit "
                                   f"{p.returncode}, no count: {log}")
                     break
