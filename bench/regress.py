@@ -148,8 +148,8 @@ def counted_pass(variants, steps_of, counter, run_dir, log_dir, results, errors,
             if shared and step.group is None and step.name in loaded:
                 continue
             loaded.add(step.name)
-            if uncountable and step.group:
-                continue
+            if uncountable:
+                break
             if step.group is None or not step.countable:
                 p, _, log = run_step(v, step, run_dir, log_dir, "count", shared=shared)
                 if p.returncode != 0:

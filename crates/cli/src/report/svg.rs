@@ -154,21 +154,38 @@ fn axis(lo: f64, top: f64, step: f64, label: &str, log: bool, out: &mut String) 
     );
 }
 
+/// The legend: entries left to right, wrapping onto more rows (stacked upwards from the
+/// bottom edge) when a row would run past the chart's right edge.
 fn legend(names: &[&str], out: &mut String) {
-    out.push_str("<g class=\"legend\">");
+    let width = |n: &str| 24.0 + 7.0 * n.chars().count() as f64;
+    let mut rows = vec![Vec::new()];
     let mut x = LEFT;
-    let y = HEIGHT - 12.0;
     for (i, n) in names.iter().enumerate() {
-        let color = PALETTE[i % PALETTE.len()];
-        let _ = write!(
-            out,
-            "<rect x=\"{x:.1}\" y=\"{:.1}\" width=\"12\" height=\"10\" fill=\"{color}\"/>\
-             <text x=\"{:.1}\" y=\"{y:.1}\">{}</text>",
-            y - 9.0,
-            x + 16.0,
-            esc(n)
-        );
-        x += 24.0 + 7.0 * n.chars().count() as f64;
+        let w = width(n);
+        if x + w > WIDTH - RIGHT + 24.0 && x > LEFT {
+            rows.push(Vec::new());
+            x = LEFT;
+        }
+        if let Some(r) = rows.last_mut() {
+            r.push((i, x, *n));
+        }
+        x += w;
+    }
+    out.push_str("<g class=\"legend\">");
+    let n_rows = rows.len();
+    for (r, row) in rows.iter().enumerate() {
+        let y = HEIGHT - 12.0 - 13.0 * (n_rows - 1 - r) as f64;
+        for &(i, x, n) in row {
+            let color = PALETTE[i % PALETTE.len()];
+            let _ = write!(
+                out,
+                "<rect x=\"{x:.1}\" y=\"{:.1}\" width=\"12\" height=\"10\" fill=\"{color}\"/>\
+                 <text x=\"{:.1}\" y=\"{y:.1}\">{}</text>",
+                y - 9.0,
+                x + 16.0,
+                esc(n)
+            );
+        }
     }
     out.push_str("</g>");
 }
@@ -458,5 +475,22 @@ mod tests {
         assert!((rects[1].1 - 1.0).abs() < 1e-9);
         assert!((rects[0].1 - rects[2].1).abs() < 0.2, "+10% and -10% are equally long");
         assert!(!s.contains(">0<"), "the axis does not start at 0 for ratios near 1: {s}");
+    }
+
+    #[test]
+    fn long_legends_wrap_inside_the_chart() {
+        let names: Vec<(String, Vec<f64>)> =
+            (0..4).map(|i| (format!("readrandom_clock_{i}M_long"), vec![1.0])).collect();
+        let s = ratio_chart("t", &["v".into()], &names);
+        let legend = s.split("<g class=\"legend\">").nth(1).unwrap();
+        let xs: Vec<f64> = legend
+            .split("<text x=\"")
+            .skip(1)
+            .map(|t| t.split('"').next().unwrap().parse().unwrap())
+            .collect();
+        assert_eq!(xs.len(), 4);
+        // Each name is 24 characters, about 170 px: at most three fit on a 560 px row.
+        assert!(xs.iter().all(|x| x + 7.0 * 24.0 <= WIDTH + 24.0), "{xs:?}");
+        assert!(xs.iter().filter(|x| **x == LEFT + 16.0).count() >= 2, "wrapped: {xs:?}");
     }
 }
