@@ -8,6 +8,7 @@
 #![warn(missing_docs)]
 
 mod args;
+mod build_info;
 mod cache_bench;
 mod db_bench;
 mod fmt;
