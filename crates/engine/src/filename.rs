@@ -112,6 +112,13 @@ pub fn parse_file_name(name: &str) -> Option<FileType> {
     None
 }
 
+/// True for a file only a database has: one of its data or metadata files (not `LOG`,
+/// `LOG.old*` or `LOCK`, names other programs use too). A directory with none of these holds no
+/// database.
+pub fn is_database_file(name: &str) -> bool {
+    !matches!(parse_file_name(name), None | Some(FileType::InfoLog | FileType::Lock))
+}
+
 /// A file number: one or more ASCII digits (no sign, no spaces), fitting a u64.
 fn number(s: &str) -> Option<u64> {
     if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {

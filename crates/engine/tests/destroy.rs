@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use common::corrupt::{dir_snapshot, snapshot_diff};
-use common::{tiny_options, SIM_DB};
+use common::{tiny_options, ROCKSDB_MANIFEST, SIM_DB};
 use talus::fs::fault::SimFs;
 use talus::fs::{Fs, StdFs};
 use talus::{destroy_db, Db, Error, Options};
@@ -100,6 +100,21 @@ fn an_open_database_is_not_destroyed() {
     assert!(!path.exists());
 }
 
+/// A directory with no database in it (another program's LOG, LOCK and files) is nothing to
+/// destroy: not one file is deleted, not even the ones named like ours.
+#[test]
+fn a_directory_without_a_database_is_left_alone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    for n in ["LOG", "LOG.old", "LOCK", "server.log", "backup.sst", "notes.txt"] {
+        std::fs::write(d.join(n), format!("{n} of another program")).unwrap();
+    }
+    std::fs::create_dir(d.join("sub")).unwrap();
+    let before = dir_snapshot(d);
+    destroy_db(d, &Options::default()).unwrap();
+    assert!(snapshot_diff(&before, &dir_snapshot(d)).is_empty());
+}
+
 #[test]
 fn refuses_a_file_and_a_rocksdb_database() {
     let tmp = tempfile::tempdir().unwrap();
@@ -119,6 +134,18 @@ fn refuses_a_file_and_a_rocksdb_database() {
     assert!(
         matches!(destroy_db(&rocks, &opts), Err(Error::InvalidArgument(m)) if m.contains("RocksDB"))
     );
+    assert!(snapshot_diff(&before, &dir_snapshot(&rocks)).is_empty());
+    // Without IDENTITY and OPTIONS files, the MANIFEST still tells.
+    for n in ["IDENTITY", "OPTIONS-000007"] {
+        std::fs::remove_file(rocks.join(n)).unwrap();
+    }
+    std::fs::write(rocks.join("CURRENT"), b"MANIFEST-000005\n").unwrap();
+    std::fs::write(rocks.join("MANIFEST-000005"), ROCKSDB_MANIFEST).unwrap();
+    let before = dir_snapshot(&rocks);
+    match destroy_db(&rocks, &opts) {
+        Err(Error::InvalidArgument(m)) => assert!(m.contains("RocksDB"), "{m}"),
+        other => panic!("{other:?}"),
+    }
     assert!(snapshot_diff(&before, &dir_snapshot(&rocks)).is_empty());
 }
 

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use common::corrupt::{dir_snapshot, snapshot_diff};
-use common::{tiny_options, SIM_DB};
+use common::{tiny_options, ROCKSDB_MANIFEST, SIM_DB};
 use talus::fs::fault::{CrashMode, OpFilter, OpKind, SimFs};
 use talus::fs::StdFs;
 use talus::{Db, Error, Options};
@@ -140,16 +140,6 @@ fn a_file_as_the_path_is_not_a_directory() {
     }
 }
 
-/// `MANIFEST-000005` of a database made by RocksDB 7.8.3's `ldb --create_if_missing put a b`
-/// (Debian's rocksdb-tools): a comparator record, then edits with RocksDB's tag 9 (previous
-/// log number), which Talus never writes.
-const ROCKSDB_MANIFEST: [u8; 59] = [
-    0x56, 0xf9, 0xb8, 0xf8, 0x1c, 0x00, 0x01, 0x01, 0x1a, 0x6c, 0x65, 0x76, 0x65, 0x6c, 0x64, 0x62,
-    0x2e, 0x42, 0x79, 0x74, 0x65, 0x77, 0x69, 0x73, 0x65, 0x43, 0x6f, 0x6d, 0x70, 0x61, 0x72, 0x61,
-    0x74, 0x6f, 0x72, 0xf4, 0x03, 0x0c, 0x5a, 0x04, 0x00, 0x01, 0x02, 0x00, 0x04, 0x00, 0xfc, 0x2c,
-    0x26, 0xf9, 0x06, 0x00, 0x01, 0x09, 0x00, 0x03, 0x06, 0x04, 0x00,
-];
-
 /// Regression: a RocksDB database was reported as "Corruption ... unknown tag 9" and its LOG
 /// was overwritten. Now it is refused before anything is touched, saying it is RocksDB's,
 /// whether the IDENTITY file says so or only the MANIFEST does.
@@ -204,6 +194,29 @@ fn background_error_keeps_the_io_kind() {
         assert_eq!(e.io_kind(), Some(kind));
         assert_eq!(db.get(b"a").expect("reads go on").as_deref(), Some(&b"1"[..]));
     }
+}
+
+/// A directory holding another program's `LOG` (and no database) gets no database: creating
+/// one would rotate that LOG away.
+#[test]
+fn no_database_is_created_over_another_programs_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("LOG"), b"another program's log\n").unwrap();
+    std::fs::write(d.join("notes.txt"), b"mine").unwrap();
+    let before = dir_snapshot(d);
+    match Db::open(d, Options { create_if_missing: true, ..Options::default() }) {
+        Err(Error::InvalidArgument(m)) => assert!(m.contains("LOG"), "{m}"),
+        other => panic!("{other:?}"),
+    }
+    assert!(snapshot_diff(&before, &dir_snapshot(d)).is_empty());
+    // Without the LOG, a database is created beside the other files, which stay as they were.
+    std::fs::remove_file(d.join("LOG")).unwrap();
+    Db::open(d, Options { create_if_missing: true, ..Options::default() })
+        .unwrap()
+        .close()
+        .unwrap();
+    assert_eq!(std::fs::read(d.join("notes.txt")).unwrap(), b"mine");
 }
 
 /// `Db::close` returns what dropping a handle could only swallow: a WAL that cannot be flushed.

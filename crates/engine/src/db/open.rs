@@ -70,7 +70,7 @@ pub(crate) fn open(path: &Path, opts: Options, access: Access) -> Result<Arc<DbI
             check_live_files(fs.as_ref(), path, &vs.current())?;
             vs
         }
-        Found::Nothing | Found::EmptyDir => {
+        Found::Nothing | Found::EmptyDir { .. } => {
             VersionSet::new_empty(path, fs.clone(), opts.num_levels)
         }
     };

@@ -18,8 +18,12 @@ pub(crate) enum Found {
     /// Nothing: neither the directory nor a database in it.
     Nothing,
     /// A directory with no `CURRENT` (and none of the files a database without one would be
-    /// damaged without).
-    EmptyDir,
+    /// damaged without). `foreign_log`: it holds a `LOG` file, which a Talus database only ever
+    /// has once its `CURRENT` exists, so the LOG is another program's.
+    EmptyDir {
+        /// A `LOG` file is there.
+        foreign_log: bool,
+    },
     /// A database (`CURRENT` is present).
     Database,
 }
@@ -44,7 +48,7 @@ pub(crate) fn inspect(fs: &dyn Fs, path: &Path) -> Result<Found> {
             ),
         ));
     }
-    Ok(Found::EmptyDir)
+    Ok(Found::EmptyDir { foreign_log: names.iter().any(|n| n == "LOG") })
 }
 
 /// The names in directory `path` (`None` if nothing is there), after refusing a path that is a
@@ -75,7 +79,7 @@ pub(crate) fn list_own_dir(fs: &dyn Fs, path: &Path) -> Result<Option<Vec<String
 }
 
 /// Applies `create_if_missing` and `error_if_exists` to what [`inspect`] found; `read_only`
-/// never creates.
+/// never creates, and nothing is created over another program's `LOG`.
 pub(crate) fn check_create(
     found: Found,
     path: &Path,
@@ -93,6 +97,12 @@ pub(crate) fn check_create(
         ))),
         _ if !opts.create_if_missing => Err(Error::InvalidArgument(format!(
             "{}: does not exist (create_if_missing is false)",
+            path.display()
+        ))),
+        // Creating would rotate that LOG away: it is not ours to touch.
+        Found::EmptyDir { foreign_log: true } => Err(Error::InvalidArgument(format!(
+            "{}: holds a LOG file but no database (no CURRENT); it belongs to another program, \
+             so no database is created here",
             path.display()
         ))),
         _ => Ok(()),

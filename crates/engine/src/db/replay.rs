@@ -119,15 +119,23 @@ impl fmt::Display for RecoveryReport {
                 )?,
                 WalLossKind::Damaged => write!(
                     f,
-                    "{name}: damaged at offset {} ({}), {:?}: dropped {} bytes holding {} intact \
+                    "{name}: damaged at offset {} ({}), {}: dropped {} bytes holding {} intact \
                      write batches ({} operations) besides the damaged records",
-                    w.offset, w.reason, self.mode, w.bytes, w.batches, w.operations
+                    w.offset,
+                    w.reason,
+                    self.mode.name(),
+                    w.bytes,
+                    w.batches,
+                    w.operations
                 )?,
                 WalLossKind::NotReplayed => write!(
                     f,
-                    "{name}: not replayed after the damage in an earlier WAL ({:?}): dropped {} \
+                    "{name}: not replayed after the damage in an earlier WAL ({}): dropped {} \
                      bytes holding {} write batches ({} operations)",
-                    self.mode, w.bytes, w.batches, w.operations
+                    self.mode.name(),
+                    w.bytes,
+                    w.batches,
+                    w.operations
                 )?,
             }
             match &w.kept_as {

@@ -384,6 +384,27 @@ impl VersionSet {
     }
 }
 
+/// Who wrote the MANIFEST that `dir/CURRENT` names, if another engine did: the writer named by
+/// the first intact record that does not decode as a Talus edit but holds RocksDB's or
+/// LevelDB's fields. `None` if the MANIFEST is Talus's, missing, unreadable or merely damaged.
+/// Reads only; for [`crate::destroy_db`], which must not delete another engine's database.
+pub fn foreign_manifest_writer(fs: &dyn Fs, dir: &Path) -> Option<&'static str> {
+    let number = read_current(fs, dir).ok()?;
+    let file = fs.open_sequential(&manifest_path(dir, number)).ok()?;
+    let mut reader = LogReader::new(file, String::new());
+    loop {
+        match reader.read_record().ok()? {
+            ReadOutcome::Record(payload, offset) => {
+                if VersionEdit::decode(&payload, "", offset).is_err() {
+                    return foreign_writer(&payload);
+                }
+            }
+            ReadOutcome::Corrupt { .. } => {}
+            ReadOutcome::Eof => return None,
+        }
+    }
+}
+
 /// If `record` (an intact MANIFEST record that did not decode as a Talus edit) starts with
 /// fields Talus never writes but RocksDB or LevelDB do, who wrote it. Tags are LevelDB's and
 /// RocksDB's `VersionEdit` tags: 5 compact pointer, 9 previous log number, 10 min log number
