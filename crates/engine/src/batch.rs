@@ -31,19 +31,26 @@ pub const MAX_ENTRY_LEN: usize = u32::MAX as usize - 18;
 /// and the limit. Every write (a batch operation, an [`crate::SstFileWriter`] entry) passes
 /// here before a byte is copied, so a length is never truncated to 32 bits.
 pub fn check_entry_size(key_len: usize, value_len: usize) -> Result<()> {
-    let what = if key_len > MAX_ENTRY_LEN {
-        format!("key is too large: {key_len} bytes (at most {MAX_ENTRY_LEN})")
+    match entry_size_problem(key_len, value_len) {
+        Some(why) => Err(Error::InvalidArgument(why)),
+        None => Ok(()),
+    }
+}
+
+/// What is too large about an entry with these lengths, if anything.
+fn entry_size_problem(key_len: usize, value_len: usize) -> Option<String> {
+    if key_len > MAX_ENTRY_LEN {
+        Some(format!("key is too large: {key_len} bytes (at most {MAX_ENTRY_LEN})"))
     } else if value_len > MAX_ENTRY_LEN {
-        format!("value is too large: {value_len} bytes (at most {MAX_ENTRY_LEN})")
+        Some(format!("value is too large: {value_len} bytes (at most {MAX_ENTRY_LEN})"))
     } else if key_len.saturating_add(value_len) > MAX_ENTRY_LEN {
-        format!(
+        Some(format!(
             "key and value are too large together: {key_len} + {value_len} bytes (at most \
              {MAX_ENTRY_LEN})"
-        )
+        ))
     } else {
-        return Ok(());
-    };
-    Err(Error::InvalidArgument(what))
+        None
+    }
 }
 
 /// An ordered group of writes applied atomically.
@@ -51,8 +58,9 @@ pub fn check_entry_size(key_len: usize, value_len: usize) -> Result<()> {
 pub struct WriteBatch {
     /// Empty (no header yet) or `header ++ records`.
     rep: Vec<u8>,
-    /// The first operation refused as too large (not added); `Db::write` returns it.
-    refused: Option<Box<str>>,
+    /// Why the first refused operation was refused (it was not added); `Db::write` returns it.
+    /// Boxed so that a batch stays small to move (the write path moves it a few times).
+    refused: Option<Box<String>>,
 }
 
 impl PartialEq for WriteBatch {
@@ -104,22 +112,17 @@ impl WriteBatch {
     pub fn status(&self) -> Result<()> {
         match &self.refused {
             None => Ok(()),
-            Some(why) => Err(Error::InvalidArgument(why.to_string())),
+            Some(why) => Err(Error::InvalidArgument(String::clone(why))),
         }
     }
 
     /// Appends a record of `kind` with strings `a` and `b` (one allocation at most), unless it
     /// is too large (then the refusal is remembered and nothing is added).
     fn begin_record(&mut self, kind: ValueKind, a: &[u8], b: Option<&[u8]>) {
-        let refusal = check_entry_size(a.len(), b.map_or(0, <[u8]>::len)).err().or_else(|| {
-            (self.count() == u32::MAX).then(|| {
-                Error::InvalidArgument("a write batch holds at most 2^32 - 1 operations".into())
-            })
-        });
-        if let Some(e) = refusal {
-            if self.refused.is_none() {
-                self.refused = Some(e.to_string().into_boxed_str());
-            }
+        let b_len = b.map_or(0, <[u8]>::len);
+        let count = self.count();
+        if a.len().saturating_add(b_len) > MAX_ENTRY_LEN || count == u32::MAX {
+            self.refuse(a.len(), b_len);
             return;
         }
         let need = 1
@@ -137,7 +140,18 @@ impl WriteBatch {
         if let Some(b) = b {
             put_length_prefixed(&mut self.rep, b);
         }
-        self.bump_count();
+        self.rep[8..12].copy_from_slice(&(count + 1).to_le_bytes());
+    }
+
+    /// Remembers why an operation with these lengths is not added (the first reason only).
+    #[cold]
+    fn refuse(&mut self, key_len: usize, value_len: usize) {
+        if self.refused.is_some() {
+            return;
+        }
+        let why = entry_size_problem(key_len, value_len)
+            .unwrap_or_else(|| "a write batch holds at most 2^32 - 1 operations".into());
+        self.refused = Some(Box::new(why));
     }
 
     /// Adds a put.
@@ -181,11 +195,6 @@ impl WriteBatch {
     /// Encoded size in bytes (what the WAL record carries).
     pub fn size_in_bytes(&self) -> usize {
         self.rep.len().max(HEADER_LEN)
-    }
-
-    fn bump_count(&mut self) {
-        let c = self.count() + 1;
-        self.rep[8..12].copy_from_slice(&c.to_le_bytes());
     }
 
     /// The sequence number of the first operation (set by the write path).

@@ -197,8 +197,6 @@ fn a_renamed_wal_from_an_interrupted_open_is_replayed_the_same_way() {
 /// was (the rename undone) or commits.
 #[test]
 fn a_failed_commit_renames_the_wal_back() {
-    let (fs, wal) = fixture();
-    damage(&fs, &wal, 200);
     let files = |fs: &SimFs| -> Vec<(PathBuf, usize)> {
         fs.files()
             .into_iter()
@@ -209,26 +207,33 @@ fn a_failed_commit_renames_the_wal_back() {
             })
             .collect()
     };
-    let pristine = fs.crash(CrashMode::KeepUnsynced);
-    let before = files(&pristine);
-    pristine.reset_op_counts();
-    drop(Db::open(SIM_DB, options(&pristine, WalRecoveryMode::default())).expect("open"));
-    let total = pristine.op_counts().total();
-    let mut failed = 0;
-    for n in 1..=total {
+    // A write buffer the WAL's good part fits in, and one it does not (replayed twice).
+    for wbs in [64 << 20, 16 << 10] {
+        let opts =
+            |fs: &Arc<SimFs>| Options { write_buffer_size: wbs, ..options(fs, Default::default()) };
         let (fs, wal) = fixture();
-        damage(&fs, &wal, 200);
-        fs.fail_after(OpFilter::ALL, n, std::io::ErrorKind::Other, true);
-        if Db::open(SIM_DB, options(&fs, WalRecoveryMode::default())).is_ok() {
-            continue;
+        damage(&fs, &wal, 2000);
+        let before = files(&fs);
+        fs.reset_op_counts();
+        let pristine = fs.crash(CrashMode::KeepUnsynced);
+        drop(Db::open(SIM_DB, opts(&pristine)).expect("open"));
+        let total = pristine.op_counts().total();
+        let mut failed = 0;
+        for n in 1..=total {
+            let (fs, wal) = fixture();
+            damage(&fs, &wal, 2000);
+            fs.fail_after(OpFilter::ALL, n, std::io::ErrorKind::Other, true);
+            if Db::open(SIM_DB, opts(&fs)).is_ok() {
+                continue;
+            }
+            failed += 1;
+            let after = files(&fs);
+            if after != before {
+                assert!(!fs.exists(&wal), "{wbs}, IO {n}: changed files without committing");
+            }
         }
-        failed += 1;
-        let after = files(&fs);
-        if after != before {
-            assert!(!fs.exists(&wal), "IO {n}: changed files without committing: {after:?}");
-        }
+        assert!(failed > 5, "{wbs}: {failed} of {total}");
     }
-    assert!(failed > 5, "{failed} of {total}");
 }
 
 #[test]

@@ -37,6 +37,14 @@ fn sim_options(fs: &Arc<SimFs>) -> Options {
     Options { max_background_jobs: 1, ..tiny_options(fs.clone(), 64 << 10) }
 }
 
+/// Write buffer sizes to reopen with: one the fixture's WAL fits in (recovery keeps the data
+/// from its first replay) and one it does not (the commit replays again, flushing as it goes).
+const REOPEN_BUFFERS: [usize; 2] = [64 << 10, 8 << 10];
+
+fn reopen_options(fs: &Arc<SimFs>, write_buffer_size: usize) -> Options {
+    Options { write_buffer_size, ..sim_options(fs) }
+}
+
 /// A value of `len` pseudo-random (incompressible) bytes.
 fn noise(seed: u32, len: usize) -> Vec<u8> {
     let mut x = u64::from(seed) * 0x9E37_79B9_7F4A_7C15 + 1;
@@ -66,22 +74,27 @@ fn db_with_unflushed_wal(fs: &Arc<SimFs>) -> Arc<SimFs> {
 /// open failed again. Now the failed open leaves every file byte-identical and no byte used.
 #[test]
 fn failed_recovery_on_a_full_disk_changes_nothing_and_uses_no_space() {
-    let fs = db_with_unflushed_wal(&SimFs::new());
-    let before = sim_files(&fs);
-    let used = fs.used_bytes();
-    // Room for a little, not for the recovered SST.
-    for extra in [0u64, 100, 2000, 8000] {
-        fs.set_capacity(used + extra);
-        match Db::open(SIM_DB, sim_options(&fs)) {
-            Err(e) => assert_eq!(e.io_kind(), Some(ErrorKind::StorageFull), "{extra}: {e}"),
-            Ok(_) => panic!("{extra}: open succeeded on a full disk"),
+    for wbs in REOPEN_BUFFERS {
+        let fs = db_with_unflushed_wal(&SimFs::new());
+        let before = sim_files(&fs);
+        let used = fs.used_bytes();
+        // Room for a little, not for the recovered SSTs.
+        for extra in [0u64, 100, 2000, 8000] {
+            fs.set_capacity(used + extra);
+            match Db::open(SIM_DB, reopen_options(&fs, wbs)) {
+                Err(e) => assert_eq!(e.io_kind(), Some(ErrorKind::StorageFull), "{extra}: {e}"),
+                Ok(_) => panic!("{wbs} {extra}: open succeeded on a full disk"),
+            }
+            let ctx = format!("write buffer {wbs}, {extra} bytes free");
+            assert_eq!(sim_files(&fs), before, "{ctx}: the failed open changed files");
+            assert_eq!(fs.used_bytes(), used, "{ctx}: the failed open used space");
         }
-        assert_eq!(sim_files(&fs), before, "{extra} bytes free: the failed open changed files");
-        assert_eq!(fs.used_bytes(), used, "{extra} bytes free: the failed open used space");
+        fs.clear_capacity();
+        let db = Db::open(SIM_DB, reopen_options(&fs, wbs)).expect("open with room");
+        assert_eq!(db.get("key00199").expect("get").map(|v| v.len()), Some(200));
+        let l0: usize = db.property("talus.num-files-at-level0").unwrap().parse().unwrap();
+        assert!(wbs > 40 << 10 || l0 > 2, "{wbs}: recovery wrote {l0} L0 files");
     }
-    fs.clear_capacity();
-    let db = Db::open(SIM_DB, sim_options(&fs)).expect("open with room");
-    assert_eq!(db.get("key00199").expect("get").map(|v| v.len()), Some(200));
 }
 
 /// Every IO of a recovering open failing in turn (the N-th, once): each failed open leaves the
@@ -90,29 +103,32 @@ fn failed_recovery_on_a_full_disk_changes_nothing_and_uses_no_space() {
 /// and the next open finds the recovered state.
 #[test]
 fn any_failing_io_during_recovery_changes_nothing() {
-    let fs = db_with_unflushed_wal(&SimFs::new());
-    let current = Path::new(SIM_DB).join("CURRENT");
-    fs.reset_op_counts();
-    drop(Db::open(SIM_DB, sim_options(&fs)).expect("clean open"));
-    let total = fs.op_counts().total();
-    let (mut failed_opens, mut committed) = (0, 0);
-    for n in 1..=total {
+    for wbs in REOPEN_BUFFERS {
         let fs = db_with_unflushed_wal(&SimFs::new());
-        let before = sim_files(&fs);
-        fs.fail_after(OpFilter::ALL, n, ErrorKind::Other, true);
-        let Err(e) = Db::open(SIM_DB, sim_options(&fs)) else { continue };
-        failed_opens += 1;
-        fs.clear_faults();
-        let after = sim_files(&fs);
-        if after != before {
-            assert_ne!(after.get(&current), before.get(&current), "IO {n}: changed files ({e})");
-            committed += 1;
-            let db = Db::open(SIM_DB, sim_options(&fs)).expect("reopen after a committed open");
-            assert_eq!(db.get("key00199").expect("get"), Some(noise(199, 200)), "IO {n}");
+        let current = Path::new(SIM_DB).join("CURRENT");
+        fs.reset_op_counts();
+        drop(Db::open(SIM_DB, reopen_options(&fs, wbs)).expect("clean open"));
+        let total = fs.op_counts().total();
+        let (mut failed_opens, mut committed) = (0, 0);
+        for n in 1..=total {
+            let fs = db_with_unflushed_wal(&SimFs::new());
+            let before = sim_files(&fs);
+            fs.fail_after(OpFilter::ALL, n, ErrorKind::Other, true);
+            let Err(e) = Db::open(SIM_DB, reopen_options(&fs, wbs)) else { continue };
+            failed_opens += 1;
+            fs.clear_faults();
+            let after = sim_files(&fs);
+            if after != before {
+                let ctx = format!("write buffer {wbs}, IO {n} of {total}: changed files ({e})");
+                assert_ne!(after.get(&current), before.get(&current), "{ctx}");
+                committed += 1;
+                let db = Db::open(SIM_DB, reopen_options(&fs, wbs)).expect("reopen");
+                assert_eq!(db.get("key00199").expect("get"), Some(noise(199, 200)), "{ctx}");
+            }
         }
+        assert!(failed_opens > 10, "{wbs}: only {failed_opens} of {total} opens failed");
+        assert!(committed <= 1, "{wbs}: {committed} failed opens had committed");
     }
-    assert!(failed_opens > 10, "only {failed_opens} of {total} opens failed");
-    assert!(committed <= 1, "{committed} failed opens had committed");
 }
 
 /// Regression: a regular file given as the database path was reported as "does not exist".

@@ -4,14 +4,17 @@
 //! first only reads: it checks the path (`open_checks.rs`: a directory, not another engine's
 //! database), takes the LOCK (read-write only; the one file an open may create and leave, empty),
 //! loads the MANIFEST into memory ([`VersionSet::load`]), checks that every live SST is there
-//! with its recorded size, and replays the WALs into memtables (`replay.rs`). The info log
-//! buffers its lines meanwhile. Any error so far returns with nothing written.
+//! with its recorded size, and replays the WALs (`replay.rs`): a read-only open into memtables
+//! it keeps; a read-write open to check them and measure what recovery drops, keeping the data
+//! only if it fits in one write buffer. The info log buffers its lines meanwhile. Any error so
+//! far returns with nothing written.
 //!
 //! Then a read-only open installs the replayed memtables and is done: no LOCK, no MANIFEST, no
-//! WAL, no LOG, nothing deleted. A read-write open commits (`open_commit.rs`): the memtables
-//! go to L0 SSTs, a new WAL is created, damaged WALs are renamed `NNNNNN.log.corrupt`, and one
-//! new MANIFEST (a snapshot plus the open's edit) is made current; a failure before CURRENT
-//! names it undoes every one of those steps. Only after the commit does the open rotate the
+//! WAL, no LOG, nothing deleted. A read-write open commits (`open_commit.rs`): the replayed
+//! data goes to L0 SSTs (replayed a second time, one write buffer at a time, if it did not fit
+//! in one), a new WAL is created, damaged WALs are renamed `NNNNNN.log.corrupt`, and one new
+//! MANIFEST (a snapshot plus the open's edit) is made current; a failure before CURRENT names it
+//! undoes every one of those steps. Only after the commit does the open rotate the
 //! LOG, write the OPTIONS file and delete obsolete files. Background threads are started by
 //! `Db::open` (`mod.rs`).
 
@@ -26,7 +29,7 @@ use parking_lot::{Condvar, Mutex};
 use super::core::{DbInner, DbState, Imm, SuperVersion};
 use super::info_log::InfoLog;
 use super::open_checks::{self, Found};
-use super::replay::{replay_wals, Replayed, WalFile};
+use super::replay::{replay_wals, Memtables, Replayed, WalFile};
 use super::snapshot::SnapshotList;
 use super::stats::DbStats;
 use super::write::WriteQueue;
@@ -75,20 +78,28 @@ pub(crate) fn open(path: &Path, opts: Options, access: Access) -> Result<Arc<DbI
         }
     };
     let wals = wals_to_replay(fs.as_ref(), path, &mut versions)?;
-    let replayed = replay_wals(
-        fs.as_ref(),
-        path,
-        &wals,
-        opts.wal_recovery_mode,
-        opts.write_buffer_size,
-        versions.last_sequence(),
-    )?;
+    let (mode, start) = (opts.wal_recovery_mode, versions.last_sequence());
+    // A read-only open keeps every replayed batch. A read-write one keeps them only while they
+    // fit in one write buffer (the usual case: the WAL of the memtable that was active); beyond
+    // that it keeps nothing and the commit replays the WALs again, flushing as it goes, so the
+    // memory recovery needs stays one write buffer.
+    let mut mems = Some(Memtables::new(opts.write_buffer_size));
+    let replayed = replay_wals(fs.as_ref(), path, &wals, mode, start, &mut |batch| {
+        if let Some(full) = mems.as_mut().and_then(|m| m.insert(batch)) {
+            match mems.as_mut() {
+                Some(m) if read_only => m.keep(full),
+                _ => mems = None,
+            }
+        }
+        Ok(())
+    })?;
+    let mems = mems.map(Memtables::finish);
     let inner = Arc::new(new_inner(path, opts, lock, versions, info_log, read_only));
     if read_only {
-        inner.install_read_only(replayed);
+        inner.install_read_only(mems.unwrap_or_default(), replayed);
         inner.info_log.attach(None);
     } else {
-        inner.commit_open(replayed)?;
+        inner.commit_open(&wals, replayed, mems)?;
         inner.info_log.attach(open_info_log(inner.fs.as_ref(), path));
         inner.write_options_file();
         inner.delete_obsolete_files();
@@ -247,8 +258,8 @@ fn new_inner(
 impl DbInner {
     /// Read-only: makes the replayed memtables readable (the newest is the "active" one, which
     /// nothing writes to), and publishes the sequence number and the report.
-    fn install_read_only(&self, replayed: Replayed) {
-        let Replayed { mut mems, last_sequence, report } = replayed;
+    fn install_read_only(&self, mut mems: Vec<Arc<MemTable>>, replayed: Replayed) {
+        let Replayed { last_sequence, report } = replayed;
         if !report.is_empty() {
             self.info_log.log(&format!("[WARN] WAL recovery:\n{report}"));
         }

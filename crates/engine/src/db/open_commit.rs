@@ -1,5 +1,11 @@
-//! The write phase of a read-write open, all or nothing: replayed memtables to L0 SSTs, the new
-//! WAL, damaged WALs renamed `NNNNNN.log.corrupt`, then one new MANIFEST made current.
+//! The write phase of a read-write open, all or nothing: the WALs replayed again into L0 SSTs,
+//! the new WAL, damaged WALs renamed `NNNNNN.log.corrupt`, then one new MANIFEST made current.
+//!
+//! The replay in `open.rs` (writing nothing) decided that the open can succeed and what it
+//! drops, and kept the data if it fit in one write buffer. If it did not, the WALs are replayed
+//! a second time here, one memtable at a time, each written to L0 when it is full, so recovery
+//! holds one write buffer in memory; the second pass must find exactly what the first found
+//! (else the WALs changed under the LOCK: Corruption, undone).
 //!
 //! Who calls: `open.rs`, once recovery has succeeded in memory, with the LOCK held and before
 //! any background thread exists (so the `versions` and `state` locks are uncontended). Every
@@ -13,11 +19,14 @@
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 
+use std::sync::Arc;
+
 use super::core::DbInner;
-use super::replay::Replayed;
-use crate::error::Result;
+use super::replay::{replay_wals, Memtables, Replayed, WalFile};
+use crate::error::{Error, Result};
 use crate::filename::{corrupt_wal_name, corrupt_wal_path, table_path, wal_path};
 use crate::fs::Fs;
+use crate::memtable::MemTable;
 use crate::version::VersionEdit;
 use crate::wal::LogWriter;
 
@@ -60,20 +69,62 @@ impl Drop for Undo<'_> {
 impl DbInner {
     /// Makes the replayed state durable and current (see the module doc). On success the new
     /// WAL is open, the memtable empty, and the report says which WALs were kept.
-    pub(super) fn commit_open(&self, replayed: Replayed) -> Result<()> {
-        let Replayed { mems, last_sequence, mut report } = replayed;
+    /// `mems`: the replayed data, if the first replay kept it (else it is replayed again).
+    pub(super) fn commit_open(
+        &self,
+        wals: &[WalFile],
+        checked: Replayed,
+        mems: Option<Vec<Arc<MemTable>>>,
+    ) -> Result<()> {
         let fs = self.fs.as_ref();
         let mut undo = Undo { fs, steps: Vec::new() };
         // Numbers: the MANIFEST's first, so a new database gets MANIFEST-000001.
         let manifest_number = self.versions.lock().new_file_number();
         let mut edit = VersionEdit::default();
-        for mem in &mems {
+        let mut to_l0 = |mem: &Arc<MemTable>, undo: &mut Undo<'_>| -> Result<()> {
             let number = self.versions.lock().new_file_number();
             undo.steps.push(Step::Remove(table_path(&self.path, number)));
             if let Some(meta) = self.write_level0_table(mem, number)? {
                 edit.new_files.push((0, meta));
             }
-        }
+            Ok(())
+        };
+        let replayed = match mems {
+            Some(mems) => {
+                for mem in &mems {
+                    to_l0(mem, &mut undo)?;
+                }
+                checked
+            }
+            None => {
+                let mut mems = Memtables::new(self.opts.write_buffer_size);
+                let start = self.versions.lock().last_sequence();
+                let mode = self.opts.wal_recovery_mode;
+                let replayed =
+                    replay_wals(fs, &self.path, wals, mode, start, &mut |batch| match mems
+                        .insert(batch)
+                    {
+                        Some(full) => to_l0(&full, &mut undo),
+                        None => Ok(()),
+                    })?;
+                if replayed != checked {
+                    return Err(Error::corruption(
+                        self.path.display(),
+                        0,
+                        format!(
+                            "the WALs read differently on the second pass of recovery (first: \
+                             {}, then: {}); nothing was changed",
+                            checked.report, replayed.report
+                        ),
+                    ));
+                }
+                for mem in mems.finish() {
+                    to_l0(&mem, &mut undo)?;
+                }
+                replayed
+            }
+        };
+        let Replayed { last_sequence, mut report } = replayed;
         let log_number = self.versions.lock().new_file_number();
         let log_path = wal_path(&self.path, log_number);
         undo.steps.push(Step::Remove(log_path.clone()));

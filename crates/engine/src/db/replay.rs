@@ -1,11 +1,14 @@
 //! WAL replay at open, in memory only, and the [`RecoveryReport`] of what it dropped.
 //!
-//! Who calls: `open.rs`, for both read-write and read-only opens, after the MANIFEST is loaded
-//! and before anything is written. [`replay_wals`] reads the WALs numbered at or above the
-//! MANIFEST's log number (ascending) into memtables (a new one whenever one reaches the write
-//! buffer size), applying the recovery mode to every bad stretch; it opens no file for writing.
-//! Whether the result is then flushed to L0 (read-write) or only read (read-only) is the
-//! caller's business.
+//! Who calls: `open.rs` and `open_commit.rs`, after the MANIFEST is loaded. [`replay_wals`]
+//! reads the WALs numbered at or above the MANIFEST's log number (ascending), applies the
+//! recovery mode to every bad stretch, and hands each good write batch, in order, to a sink; it
+//! opens no file for writing. A read-only open's sink is [`Memtables`] (the replayed data stays
+//! in memory and serves reads). A read-write open replays twice: first with a sink that does
+//! nothing, to find out before writing anything whether the open can succeed (and what it
+//! drops); then, in the commit, with a sink that fills a memtable and writes it to L0 whenever it
+//! is full, so recovery needs one write buffer of memory, not the whole WAL. The second pass must
+//! reproduce the first exactly (`open_commit.rs` checks).
 //!
 //! What is dropped is measured, not guessed: for a stretch the log reader could not read, its
 //! bytes; for everything after a point-in-time stop, the rest of that WAL and every later WAL,
@@ -166,29 +169,60 @@ impl WalFile {
     }
 }
 
-/// What replay rebuilt.
+/// What a replay found.
+#[derive(Debug, PartialEq, Eq)]
 pub(crate) struct Replayed {
-    /// Memtables, oldest first; none if the WALs held nothing.
-    pub mems: Vec<Arc<MemTable>>,
     /// The largest sequence number seen (at least the MANIFEST's).
     pub last_sequence: SequenceNumber,
     /// What was dropped.
     pub report: RecoveryReport,
 }
 
-/// Replays `wals` (ascending) into memtables of about `write_buffer_size` bytes under `mode`.
-/// Reads only. `Err` for IO errors and for damage the mode does not accept.
+/// A sink that keeps replayed batches in memtables of about `write_buffer_size` bytes each.
+pub(crate) struct Memtables {
+    full: Vec<Arc<MemTable>>,
+    mem: Arc<MemTable>,
+    write_buffer_size: usize,
+}
+
+impl Memtables {
+    pub fn new(write_buffer_size: usize) -> Memtables {
+        Memtables { full: Vec::new(), mem: Arc::new(MemTable::new()), write_buffer_size }
+    }
+
+    /// Inserts `batch` at its sequence numbers; returns a memtable that just filled up (the
+    /// caller may write it out).
+    pub fn insert(&mut self, batch: &WriteBatch) -> Option<Arc<MemTable>> {
+        insert_into_memtable(&self.mem, batch, batch.sequence());
+        (self.mem.approximate_memory_usage() >= self.write_buffer_size)
+            .then(|| std::mem::replace(&mut self.mem, Arc::new(MemTable::new())))
+    }
+
+    /// Keeps a memtable [`Memtables::insert`] returned.
+    pub fn keep(&mut self, full: Arc<MemTable>) {
+        self.full.push(full);
+    }
+
+    /// Every memtable holding data, oldest first.
+    pub fn finish(mut self) -> Vec<Arc<MemTable>> {
+        if !self.mem.is_empty() || self.mem.has_range_tombstones() {
+            self.full.push(self.mem);
+        }
+        self.full
+    }
+}
+
+/// Replays `wals` (ascending) under `mode`, handing every good batch to `sink` in order. Reads
+/// only. `Err` for IO errors, for damage the mode does not accept, and for the sink's errors.
 pub(crate) fn replay_wals(
     fs: &dyn Fs,
     dir: &Path,
     wals: &[WalFile],
     mode: WalRecoveryMode,
-    write_buffer_size: usize,
     last_sequence: SequenceNumber,
+    sink: &mut dyn FnMut(&WriteBatch) -> Result<()>,
 ) -> Result<Replayed> {
-    let mut out =
-        Replayed { mems: Vec::new(), last_sequence, report: RecoveryReport { mode, wals: vec![] } };
-    let mut mem = Arc::new(MemTable::new());
+    let mut out = Replayed { last_sequence, report: RecoveryReport { mode, wals: vec![] } };
     let mut stopped = false;
     for (i, wal) in wals.iter().enumerate() {
         let path = wal.path(dir);
@@ -213,14 +247,10 @@ pub(crate) fn replay_wals(
                     let len = data.len() as u64;
                     match WriteBatch::from_data(data, &name, offset) {
                         Ok(batch) => {
-                            let first = batch.sequence();
-                            insert_into_memtable(&mem, &batch, first);
-                            let last = first + u64::from(batch.count()).saturating_sub(1);
+                            sink(&batch)?;
+                            let last =
+                                batch.sequence() + u64::from(batch.count()).saturating_sub(1);
                             out.last_sequence = out.last_sequence.max(last);
-                            if mem.approximate_memory_usage() >= write_buffer_size {
-                                out.mems
-                                    .push(std::mem::replace(&mut mem, Arc::new(MemTable::new())));
-                            }
                             continue;
                         }
                         Err(e)
@@ -270,9 +300,6 @@ pub(crate) fn replay_wals(
             }
         }
         out.report.wals.extend(skipped);
-    }
-    if !mem.is_empty() || mem.has_range_tombstones() {
-        out.mems.push(mem);
     }
     Ok(out)
 }
