@@ -60,8 +60,12 @@ pub struct WriteBatch {
     rep: Vec<u8>,
     /// Why the first refused operation was refused (it was not added); `Db::write` returns it.
     /// Boxed so that a batch stays small to move (the write path moves it a few times).
-    refused: Option<Box<String>>,
+    refused: Option<Box<Refusal>>,
 }
+
+/// Why an operation was not added to a batch (boxed in the batch: one pointer when absent).
+#[derive(Clone, Debug)]
+struct Refusal(String);
 
 impl PartialEq for WriteBatch {
     fn eq(&self, other: &Self) -> bool {
@@ -112,7 +116,7 @@ impl WriteBatch {
     pub fn status(&self) -> Result<()> {
         match &self.refused {
             None => Ok(()),
-            Some(why) => Err(Error::InvalidArgument(String::clone(why))),
+            Some(r) => Err(Error::InvalidArgument(r.0.clone())),
         }
     }
 
@@ -151,7 +155,7 @@ impl WriteBatch {
         }
         let why = entry_size_problem(key_len, value_len)
             .unwrap_or_else(|| "a write batch holds at most 2^32 - 1 operations".into());
-        self.refused = Some(Box::new(why));
+        self.refused = Some(Box::new(Refusal(why)));
     }
 
     /// Adds a put.
