@@ -5,14 +5,17 @@
 //! is refused with [`Error::Locked`] and untouched), then deletes only the files whose names
 //! parse as this engine's ([`crate::filename::parse_file_name`]: `NNNNNN.log`, `NNNNNN.sst`,
 //! `MANIFEST-NNNNNN`, `CURRENT`, `LOG`, `LOG.old*`, `OPTIONS-NNNNNN`, `NNNNNN.log.corrupt`,
-//! `*.dbtmp` of those), `CURRENT` first, then `LOCK` (unlinked while still held, so no other
+//! `*.dbtmp` of those; `CURRENT` first), then `LOCK` (unlinked while still held, so no other
 //! process can lock the old file and be fooled), and last the directory itself if nothing else
 //! is in it. Anything else (`server.log`, `backup.sst`, `notes.txt`, a subdirectory, RocksDB's
-//! `IDENTITY`) is left alone. A directory with none of the database's own files (at most a
-//! `LOG` or `LOCK`, which may be another program's) holds no database: nothing is deleted. A directory holding a RocksDB database (by its `IDENTITY` or
-//! OPTIONS file, or a MANIFEST with RocksDB's fields) is refused whole (`InvalidArgument`), as is
-//! a path that is a file; a missing path is `Ok` (nothing to do). A damaged Talus database is
-//! destroyed like any other.
+//! `IDENTITY`) is left alone.
+//!
+//! A directory with none of the database's own files (at most a `LOG` or `LOCK`, which may be
+//! another program's) holds no database: nothing is deleted. A directory holding a RocksDB
+//! database (by its `IDENTITY` or OPTIONS file, or a MANIFEST with RocksDB's fields) is refused
+//! whole (`InvalidArgument`), as is a path that is a file; a missing path is `Ok` (nothing to
+//! do). A damaged Talus database is destroyed like any other. MANIFESTs go last, so a crash in
+//! the middle leaves a directory that is still recognized as a database to finish destroying.
 
 use std::path::Path;
 

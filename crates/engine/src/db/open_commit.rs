@@ -18,11 +18,11 @@
 
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
-
 use std::sync::Arc;
 
 use super::core::DbInner;
 use super::replay::{replay_wals, Memtables, Replayed, WalFile};
+use crate::batch::WriteBatch;
 use crate::error::{Error, Result};
 use crate::filename::{corrupt_wal_name, corrupt_wal_path, table_path, wal_path};
 use crate::fs::Fs;
@@ -100,13 +100,11 @@ impl DbInner {
                 let mut mems = Memtables::new(self.opts.write_buffer_size);
                 let start = self.versions.lock().last_sequence();
                 let mode = self.opts.wal_recovery_mode;
-                let replayed =
-                    replay_wals(fs, &self.path, wals, mode, start, &mut |batch| match mems
-                        .insert(batch)
-                    {
-                        Some(full) => to_l0(&full, &mut undo),
-                        None => Ok(()),
-                    })?;
+                let mut sink = |batch: &WriteBatch| match mems.insert(batch) {
+                    Some(full) => to_l0(&full, &mut undo),
+                    None => Ok(()),
+                };
+                let replayed = replay_wals(fs, &self.path, wals, mode, start, &mut sink)?;
                 if replayed != checked {
                     return Err(Error::corruption(
                         self.path.display(),

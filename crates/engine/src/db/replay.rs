@@ -291,7 +291,13 @@ pub(crate) fn replay_wals(
                 _ => {
                     let (batches, operations) = count_intact(&mut reader)?;
                     let size = fs.file_size(&path)?;
-                    let mut l = loss(wal, WalLossKind::Damaged, offset, reason, size - offset);
+                    let mut l = loss(
+                        wal,
+                        WalLossKind::Damaged,
+                        offset,
+                        reason,
+                        size.saturating_sub(offset),
+                    );
                     (l.batches, l.operations) = (batches, operations);
                     out.report.wals.push(l);
                     stopped = true;
