@@ -6,8 +6,9 @@ use std::time::Duration;
 
 use rocksdb::{
     BlockBasedOptions, Cache, DBCompactionStyle, DBCompressionType, DBRawIteratorWithThreadMode,
-    LruCacheOptions, Options, ReadOptions, WriteBatch, WriteOptions, DB,
+    DBRecoveryMode, LruCacheOptions, Options, ReadOptions, WriteBatch, WriteOptions, DB,
 };
+use talus::WalRecoveryMode;
 
 use super::super::flags::Flags;
 use super::{EResult, Engine, EngineIter, Ops};
@@ -30,10 +31,21 @@ fn compression(name: &str) -> EResult<DBCompressionType> {
 }
 
 impl RocksEngine {
-    /// Opens (creating) the database at `path`.
+    /// Opens (creating unless `--use_existing_db`; read-only with `--readonly`) the database
+    /// at `path`.
     pub fn open(f: &Flags, path: &Path) -> EResult<Self> {
         let mut o = Options::default();
-        o.create_if_missing(true);
+        o.create_if_missing(!f.use_existing_db && !f.readonly);
+        o.set_wal_recovery_mode(
+            match WalRecoveryMode::parse(&f.wal_recovery_mode).map_err(|e| e.to_string())? {
+                WalRecoveryMode::TolerateCorruptedTailRecords => {
+                    DBRecoveryMode::TolerateCorruptedTailRecords
+                }
+                WalRecoveryMode::AbsoluteConsistency => DBRecoveryMode::AbsoluteConsistency,
+                WalRecoveryMode::SkipAnyCorruptedRecords => DBRecoveryMode::SkipAnyCorruptedRecord,
+                _ => DBRecoveryMode::PointInTime,
+            },
+        );
         o.set_write_buffer_size(f.write_buffer_size as usize);
         o.set_max_write_buffer_number(f.max_write_buffer_number as i32);
         o.set_level_zero_file_num_compaction_trigger(f.level0_file_num_compaction_trigger as i32);
@@ -119,7 +131,9 @@ impl RocksEngine {
             t.disable_cache();
         }
         o.set_block_based_table_factory(&t);
-        let db = DB::open(&o, path).map_err(|e| format!("opening {}: {e}", path.display()))?;
+        let db =
+            if f.readonly { DB::open_for_read_only(&o, path, false) } else { DB::open(&o, path) }
+                .map_err(|e| format!("opening {}: {e}", path.display()))?;
         let mut wo = WriteOptions::default();
         wo.set_sync(f.sync);
         wo.disable_wal(f.disable_wal);
