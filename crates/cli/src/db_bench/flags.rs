@@ -127,11 +127,13 @@ define_flags! {
     readwritepercent: i64 = 90; "Percentage of reads in readrandomwriterandom"
     db: String = String::new(); "Database directory (default: a new temporary directory, removed at exit)"
     use_existing_db: bool = false; "Use the existing database at --db; fill benchmarks are skipped"
+    readonly: bool = false; "Open the database read-only (implies --use_existing_db): read benchmarks only; writes fail"
+    wal_recovery_mode: String = "kPointInTimeRecovery".to_string(); "WAL recovery at open: kTolerateCorruptedTailRecords, kAbsoluteConsistency, kPointInTimeRecovery, kSkipAnyCorruptedRecords (or 0-3)"
     disable_wal: bool = false; "Write without the WAL"
     sync: bool = false; "Sync the WAL on every write"
     verify_checksum: bool = true; "Verify block checksums on reads"
-    cache_size: i64 = 8388608; "Block cache capacity in bytes"
-    cache_type: String = "lru_cache".to_string(); "Block cache type: lru_cache or hyper_clock_cache (alias clock_cache)"
+    cache_size: i64 = 8388608; "Block cache capacity in bytes (0 or -1: no block cache)"
+    cache_type: String = "lru_cache".to_string(); "Block cache type: lru_cache, hyper_clock_cache (= fixed_hyper_clock_cache, sized by block_size) or auto_hyper_clock_cache"
     cache_numshardbits: i64 = -1; "The block cache has 2^N shards (-1: the engine's default, 6)"
     cache_index_and_filter_blocks: bool = false; "Keep index and filter blocks in the block cache, charged to it"
     pin_l0_filter_and_index_blocks_in_cache: bool = false; "With --cache_index_and_filter_blocks: L0 table readers pin their index and filter blocks"
@@ -294,7 +296,8 @@ pub fn validate(f: &Flags) -> Result<(), String> {
     range("batch_size", f.batch_size, 1, 1 << 20)?;
     range("seek_nexts", f.seek_nexts, 0, i64::MAX)?;
     range("readwritepercent", f.readwritepercent, 0, 100)?;
-    range("cache_size", f.cache_size, 0, i64::MAX)?;
+    range("cache_size", f.cache_size, -1, i64::MAX)?;
+    talus::WalRecoveryMode::parse(&f.wal_recovery_mode).map_err(|e| e.to_string())?;
     range("cache_numshardbits", f.cache_numshardbits, -1, 20)?;
     range("perf_level", f.perf_level, 0, 5)?;
     range("wal_bytes_per_sync", f.wal_bytes_per_sync, -1, i64::MAX)?;

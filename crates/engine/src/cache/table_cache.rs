@@ -20,7 +20,7 @@ use crate::fs::Fs;
 use crate::sst::reader::TableReaderOptions;
 use crate::sst::{Block, TableReader};
 
-use super::{Cache, LruCache};
+use super::{Cache, LruCache, Priority};
 
 /// Open SST readers by file number, bounded by `max_open_files`.
 pub struct TableCache {
@@ -72,7 +72,7 @@ impl TableCache {
     /// The reader of SST `file_number` of `level`, opening it if needed.
     pub fn get_at(&self, file_number: u64, level: Option<usize>) -> Result<Arc<TableReader>> {
         let key = (file_number, 0);
-        if let Some(r) = self.readers.lookup(key) {
+        if let Some(r) = self.readers.lookup_shared(key) {
             return Ok(r);
         }
         let path = filename::table_path(&self.db_path, file_number);
@@ -84,7 +84,7 @@ impl TableCache {
         };
         let reader =
             Arc::new(TableReader::open_with(file, file_number, path.display().to_string(), opts)?);
-        self.readers.insert(key, Arc::clone(&reader), 1);
+        self.readers.insert_shared(key, Arc::clone(&reader), 1, Priority::Low);
         Ok(reader)
     }
 

@@ -46,6 +46,8 @@ pub(crate) struct WriteQueue {
 impl DbInner {
     /// Commits `batch`, possibly as part of a group led by another writer.
     pub(crate) fn write(&self, batch: WriteBatch, opts: &WriteOptions) -> Result<()> {
+        self.check_writable()?;
+        batch.status()?;
         if batch.is_empty() {
             return Ok(());
         }

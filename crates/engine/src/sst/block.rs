@@ -8,7 +8,8 @@
 //! entry = shared: varint32 | non_shared: varint32 | value_len: varint32 | key_delta | value
 //! ```
 //!
-//! Blocks are immutable and shared (`Arc<Block>`) between the block cache and iterators, so a
+//! Blocks are immutable and shared (`CacheHandle<Block>`: a block cache entry, or an `Arc` for
+//! an uncached block) between the block cache and iterators, so a
 //! [`BlockIter`] hands out zero-copy value slices. Keys are ordered by
 //! [`crate::key::compare_internal`] (used by `seek`); meta blocks whose keys are plain names are
 //! only scanned, never sought.
@@ -20,6 +21,7 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
+use crate::cache::CacheHandle;
 use crate::coding::{decode_fixed32, get_varint32};
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
@@ -161,11 +163,6 @@ impl Block {
         self.offset
     }
 
-    /// An iterator over the block's entries.
-    pub fn iter(self: &Arc<Self>) -> BlockIter {
-        BlockIter::new(Arc::clone(self))
-    }
-
     fn restart_point(&self, i: usize) -> Option<usize> {
         let at = self.restarts_offset.checked_add(i.checked_mul(4)?)?;
         decode_fixed32(self.data.get(at..)?).map(|v| v as usize)
@@ -191,9 +188,16 @@ fn decode_entry(src: &[u8]) -> Option<(usize, usize, usize, usize)> {
     Some((shared as usize, non_shared as usize, value_len as usize, a + b + c))
 }
 
+impl CacheHandle<Block> {
+    /// An iterator over the block's entries (holding the block).
+    pub fn iter(&self) -> BlockIter {
+        BlockIter::new(self.clone())
+    }
+}
+
 /// A cursor over one block's entries, in both directions. Holds the block alive.
 pub struct BlockIter {
-    block: Arc<Block>,
+    block: CacheHandle<Block>,
     /// Offset of the current entry; `restarts_offset` when invalid.
     current: usize,
     /// Offset just past the current entry.
@@ -208,7 +212,7 @@ pub struct BlockIter {
 
 impl BlockIter {
     /// A new iterator (not positioned).
-    pub fn new(block: Arc<Block>) -> BlockIter {
+    pub fn new(block: CacheHandle<Block>) -> BlockIter {
         let end = block.restarts_offset;
         let err = (block.num_restarts == 0).then(|| block.corruption("not a key/value block"));
         BlockIter {
@@ -234,7 +238,7 @@ impl BlockIter {
             offset: 0,
             role: BlockRole::Other,
         };
-        let mut it = BlockIter::new(Arc::new(empty));
+        let mut it = BlockIter::new(CacheHandle::new(empty));
         it.err = Some(err);
         it
     }

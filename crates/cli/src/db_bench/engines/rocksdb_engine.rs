@@ -6,8 +6,9 @@ use std::time::Duration;
 
 use rocksdb::{
     BlockBasedOptions, Cache, DBCompactionStyle, DBCompressionType, DBRawIteratorWithThreadMode,
-    LruCacheOptions, Options, ReadOptions, WriteBatch, WriteOptions, DB,
+    DBRecoveryMode, LruCacheOptions, Options, ReadOptions, WriteBatch, WriteOptions, DB,
 };
+use talus::WalRecoveryMode;
 
 use super::super::flags::Flags;
 use super::{EResult, Engine, EngineIter, Ops};
@@ -42,10 +43,21 @@ fn compression(name: &str) -> EResult<DBCompressionType> {
 }
 
 impl RocksEngine {
-    /// Opens (creating) the database at `path`.
+    /// Opens (creating unless `--use_existing_db`; read-only with `--readonly`) the database
+    /// at `path`.
     pub fn open(f: &Flags, path: &Path) -> EResult<Self> {
         let mut o = Options::default();
-        o.create_if_missing(true);
+        o.create_if_missing(!f.use_existing_db && !f.readonly);
+        o.set_wal_recovery_mode(
+            match WalRecoveryMode::parse(&f.wal_recovery_mode).map_err(|e| e.to_string())? {
+                WalRecoveryMode::TolerateCorruptedTailRecords => {
+                    DBRecoveryMode::TolerateCorruptedTailRecords
+                }
+                WalRecoveryMode::AbsoluteConsistency => DBRecoveryMode::AbsoluteConsistency,
+                WalRecoveryMode::SkipAnyCorruptedRecords => DBRecoveryMode::SkipAnyCorruptedRecord,
+                _ => DBRecoveryMode::PointInTime,
+            },
+        );
         o.set_write_buffer_size(f.write_buffer_size as usize);
         o.set_max_write_buffer_number(f.max_write_buffer_number as i32);
         o.set_level_zero_file_num_compaction_trigger(f.level0_file_num_compaction_trigger as i32);
@@ -118,23 +130,32 @@ impl RocksEngine {
             t.set_bloom_filter(f.bloom_bits as f64, false);
         }
         if f.cache_size > 0 {
-            let cache = if matches!(f.cache_type.as_str(), "hyper_clock_cache" | "clock_cache") {
-                // 0: the automatic (growing) table, as db_bench's default estimated charge.
-                Cache::new_hyper_clock_cache(f.cache_size as usize, 0)
-            } else {
-                let mut co = LruCacheOptions::default();
-                co.set_capacity(f.cache_size as usize);
-                if f.cache_numshardbits >= 0 {
-                    co.set_num_shard_bits(f.cache_numshardbits as i32);
-                }
-                Cache::new_lru_cache_opts(&co)
-            };
+            let cache =
+                if f.cache_type.ends_with("hyper_clock_cache") || f.cache_type == "clock_cache" {
+                    // As RocksDB 10's db_bench: the fixed table sized for blocks of `block_size`, or
+                    // with `auto_hyper_clock_cache` the automatic (growing) one.
+                    let estimate = if f.cache_type == "auto_hyper_clock_cache" {
+                        0
+                    } else {
+                        f.block_size as usize
+                    };
+                    Cache::new_hyper_clock_cache(f.cache_size as usize, estimate)
+                } else {
+                    let mut co = LruCacheOptions::default();
+                    co.set_capacity(f.cache_size as usize);
+                    if f.cache_numshardbits >= 0 {
+                        co.set_num_shard_bits(f.cache_numshardbits as i32);
+                    }
+                    Cache::new_lru_cache_opts(&co)
+                };
             t.set_block_cache(&cache);
         } else {
             t.disable_cache();
         }
         o.set_block_based_table_factory(&t);
-        let db = DB::open(&o, path).map_err(|e| format!("opening {}: {e}", path.display()))?;
+        let db =
+            if f.readonly { DB::open_for_read_only(&o, path, false) } else { DB::open(&o, path) }
+                .map_err(|e| format!("opening {}: {e}", path.display()))?;
         let mut wo = WriteOptions::default();
         wo.set_sync(f.sync);
         wo.disable_wal(f.disable_wal);
