@@ -195,7 +195,7 @@ impl DbInner {
         let bytes = meta.as_ref().map_or(0, |m| m.file_size);
         let mut vs = self.versions.lock();
         let mut edit = VersionEdit::default();
-        {
+        let next_log = {
             let st = self.state.lock();
             let front =
                 st.imms.front().ok_or_else(|| Error::Busy("memtable list changed".into()))?;
@@ -205,7 +205,8 @@ impl DbInner {
             // Logs older than the next memtable's are no longer needed.
             let next_log = st.imms.get(1).map_or(st.mem_log_number, |i| i.log_number);
             edit.log_number = Some(next_log);
-        }
+            next_log
+        };
         if let Some(m) = meta {
             edit.new_files.push((0, m));
         }
@@ -217,6 +218,13 @@ impl DbInner {
         st.imms.pop_front();
         st.current = current;
         self.install_super_version(&st);
+        drop(st);
+        drop(vs);
+        // WALs below the new log number are obsolete: no need to sync the ones a switch left
+        // unsynced (`write.rs`). The `wal` lock comes before `versions` and `state`.
+        if let Some(w) = self.wal.lock().as_mut() {
+            w.unsynced.retain(|(n, _)| *n >= next_log);
+        }
         Ok(bytes)
     }
 }

@@ -88,7 +88,7 @@ fn shut_down(inner: &DbInner, threads: &mut Vec<std::thread::JoinHandle<()>>) ->
         let _ = t.join();
     }
     let flushed = match inner.wal.lock().as_mut() {
-        Some(w) => w.flush(),
+        Some(w) => w.writer.flush(),
         None => Ok(()),
     };
     if let Err(e) = &flushed {
