@@ -159,7 +159,8 @@ fn a_missing_predecessor_stops_recovery() {
 
 #[test]
 fn strict_modes_refuse_a_cut_predecessor_and_skip_mode_replays_on() {
-    for mode in [WalRecoveryMode::AbsoluteConsistency, WalRecoveryMode::TolerateCorruptedTailRecords]
+    for mode in
+        [WalRecoveryMode::AbsoluteConsistency, WalRecoveryMode::TolerateCorruptedTailRecords]
     {
         let (tmp, opts) = crafted(3, false);
         match Db::open(tmp.path(), Options { wal_recovery_mode: mode, ..opts }) {
@@ -199,8 +200,8 @@ fn strict_modes_sync_the_old_wal_at_the_switch() {
     // old WAL itself: a power loss loses at most the last WAL's tail, and the open succeeds.
     for seed in 0..10u64 {
         let fs = SimFs::new();
-        let db = Db::open(SIM_DB, options(&fs, WalRecoveryMode::TolerateCorruptedTailRecords))
-            .unwrap();
+        let db =
+            Db::open(SIM_DB, options(&fs, WalRecoveryMode::TolerateCorruptedTailRecords)).unwrap();
         for i in 0..200 {
             db.put(key(i), value(i)).unwrap();
         }

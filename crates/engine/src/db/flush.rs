@@ -8,10 +8,10 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::core::DbInner;
+use crate::compaction::job::stripe;
 use crate::error::{Error, Result};
 use crate::filename::table_path;
 use crate::fs::rate_limiter::{IoPriority, RateLimitedFile};
-use crate::compaction::job::stripe;
 use crate::iter::range_del::{FragmentedTombstones, RangeTombstone};
 use crate::key::{compare_internal, parse_internal_key, InternalKey, ValueKind, MAX_SEQUENCE};
 use crate::memtable::MemTable;
@@ -99,8 +99,8 @@ impl DbInner {
         // Read after `mem` became immutable: a snapshot taken later holds a sequence at or
         // above every entry of `mem`, so it changes no stripe.
         let snapshots = self.snapshots.sequences();
-        let covering = (!tombstones.is_empty())
-            .then(|| FragmentedTombstones::new(tombstones.iter().cloned()));
+        let covering =
+            (!tombstones.is_empty()).then(|| FragmentedTombstones::new(tombstones.iter().cloned()));
         let mut it = mem.iter();
         it.seek_to_first();
         let mut cur_key: Vec<u8> = Vec::new();

@@ -382,9 +382,9 @@ fn predecessor_cut(
                 None
             }
         }
-        _ if p.number >= log_number => {
-            Some(format!("{pred}, still needed, is missing (lost before its directory entry was synced)"))
-        }
+        _ if p.number >= log_number => Some(format!(
+            "{pred}, still needed, is missing (lost before its directory entry was synced)"
+        )),
         _ => None,
     }
 }

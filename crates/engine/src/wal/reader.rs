@@ -15,8 +15,8 @@
 //!   zeros followed by more log data are a hole and are reported, then the data is read.
 
 use super::{
-    fragment_checksum, PredecessorWal, ReadOutcome, BLOCK_SIZE, FIRST_TYPE, FULL_TYPE,
-    HEADER_SIZE, LAST_TYPE, MIDDLE_TYPE, PREDECESSOR_TYPE,
+    fragment_checksum, PredecessorWal, ReadOutcome, BLOCK_SIZE, FIRST_TYPE, FULL_TYPE, HEADER_SIZE,
+    LAST_TYPE, MIDDLE_TYPE, PREDECESSOR_TYPE,
 };
 use crate::coding::decode_fixed32;
 use crate::error::Result;

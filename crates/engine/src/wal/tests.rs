@@ -408,7 +408,9 @@ fn predecessor_record_golden_bytes_and_reading() {
     let mut want = vec![0u8; 7];
     want[4] = 24;
     want[6] = super::PREDECESSOR_TYPE;
-    want.extend_from_slice(&[5, 0, 0, 0, 0, 0, 0, 0, 100, 0, 0, 0, 0, 0, 0, 0, 10, 0, 0, 0, 0, 0, 0, 0]);
+    want.extend_from_slice(&[
+        5, 0, 0, 0, 0, 0, 0, 0, 100, 0, 0, 0, 0, 0, 0, 0, 10, 0, 0, 0, 0, 0, 0, 0,
+    ]);
     let crc = fragment_checksum(super::PREDECESSOR_TYPE, &want[7..]);
     want[..4].copy_from_slice(&crc.to_le_bytes());
     assert_eq!(data[..31], want[..]);
