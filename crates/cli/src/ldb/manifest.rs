@@ -70,6 +70,9 @@ pub fn replay(
                     if at_tail { ", at the tail" } else { "" }
                 ));
             }
+            ReadOutcome::Predecessor(_, offset) => st.problems.push(format!(
+                "Corruption in {name} at offset {offset}: a WAL's predecessor record in a MANIFEST"
+            )),
             ReadOutcome::Record(payload, offset) => {
                 match VersionEdit::decode(&payload, &name, offset) {
                     Ok(edit) => {

@@ -92,7 +92,7 @@ pub(crate) struct DbInner {
     pub snapshots: Arc<SnapshotList>,
     pub table_cache: Arc<TableCache>,
     pub writers: WriteQueue,
-    pub wal: Mutex<Option<LogWriter>>,
+    pub wal: Mutex<Option<ActiveWal>>,
     /// Set (under `wal`) when a memtable switch created the current WAL without syncing the
     /// directory; the first synced write to it syncs the directory first.
     pub wal_dir_unsynced: AtomicBool,
@@ -153,5 +153,29 @@ impl DbInner {
             st.bg_error = Some(e);
         }
         self.done_cv.notify_all();
+    }
+}
+
+/// The WAL being appended to (under `DbInner::wal`), and the WALs before it that a memtable
+/// switch closed without syncing.
+pub(crate) struct ActiveWal {
+    /// The writer.
+    pub writer: LogWriter,
+    /// Its file number.
+    pub number: u64,
+    /// The last sequence number appended to it (0: none yet): the next WAL's
+    /// `PredecessorWal::last_seq`.
+    pub last_seq: SequenceNumber,
+    /// Earlier WALs closed at memtable switches and not yet synced, oldest first. Synced before
+    /// the first synced write to this WAL, so a synced write never survives a power loss that
+    /// cut an earlier write; dropped unsynced once their memtables are flushed. Recovery
+    /// detects a cut one through the next WAL's predecessor record (`replay.rs`).
+    pub unsynced: Vec<(u64, LogWriter)>,
+}
+
+impl ActiveWal {
+    /// A new, empty WAL `number`.
+    pub fn new(writer: LogWriter, number: u64) -> ActiveWal {
+        ActiveWal { writer, number, last_seq: 0, unsynced: Vec::new() }
     }
 }

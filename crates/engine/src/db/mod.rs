@@ -88,7 +88,7 @@ fn shut_down(inner: &DbInner, threads: &mut Vec<std::thread::JoinHandle<()>>) ->
         let _ = t.join();
     }
     let flushed = match inner.wal.lock().as_mut() {
-        Some(w) => w.flush(),
+        Some(w) => w.writer.flush(),
         None => Ok(()),
     };
     if let Err(e) = &flushed {
@@ -241,10 +241,13 @@ impl Db {
     /// The value of `key` under `opts` (snapshot, cache policy).
     pub fn get_opt(&self, key: impl AsRef<[u8]>, opts: &ReadOptions) -> Result<Option<Vec<u8>>> {
         let inner = self.inner();
-        // Sequence first, then the SuperVersion: every write up to `seq` is in a memtable or
-        // file of any SuperVersion loaded afterwards.
-        let seq = inner.read_sequence(opts);
+        // The SuperVersion first, then the sequence number (RocksDB's order): every entry in the
+        // SuperVersion's memtables and files was published before it was installed, so `seq`
+        // reads the newest of them, and a version a flush or compaction dropped (shadowed by a
+        // newer one in the same snapshot stripe) is never needed. Writes that land in a newer
+        // memtable after the load are not seen: the read sees the prefix up to the switch.
         let sv = inner.super_version.load();
+        let seq = inner.read_sequence(opts);
         inner.get_in(&sv, key.as_ref(), seq, opts.fill_cache)
     }
 
@@ -257,8 +260,9 @@ impl Db {
         opts: &ReadOptions,
     ) -> Vec<Result<Option<Vec<u8>>>> {
         let inner = self.inner();
-        let seq = inner.read_sequence(opts);
+        // SuperVersion, then sequence: see `get_opt`.
         let sv = inner.super_version.load_full();
+        let seq = inner.read_sequence(opts);
         inner.multi_get_in(&sv, keys, seq, opts.fill_cache)
     }
 
@@ -279,9 +283,10 @@ impl Db {
         let inner = self.inner().clone();
         // The SuperVersion pins the memtables and the files the iterator reads (compaction
         // writes new files and never changes old ones), so no snapshot needs registering: the
-        // iterator reads at the sequence number current now.
-        let seq = inner.read_sequence(opts);
+        // iterator reads at the sequence number current now (read after the SuperVersion: see
+        // `get_opt`).
         let sv = inner.super_version.load_full();
+        let seq = inner.read_sequence(opts);
         let it = inner.new_db_iterator(&sv, opts, seq);
         RawIter { it, _sv: sv, _snapshot: opts.snapshot.clone(), _db: inner }
     }

@@ -78,13 +78,14 @@ pub(crate) fn open(path: &Path, opts: Options, access: Access) -> Result<Arc<DbI
         }
     };
     let wals = wals_to_replay(fs.as_ref(), path, &mut versions)?;
-    let (mode, start) = (opts.wal_recovery_mode, versions.last_sequence());
+    let (mode, start, log_number) =
+        (opts.wal_recovery_mode, versions.last_sequence(), versions.log_number());
     // A read-only open keeps every replayed batch. A read-write one keeps them only while they
     // fit in one write buffer (the usual case: the WAL of the memtable that was active); beyond
     // that it keeps nothing and the commit replays the WALs again, flushing as it goes, so the
     // memory recovery needs stays one write buffer.
     let mut mems = Some(Memtables::new(opts.write_buffer_size));
-    let replayed = replay_wals(fs.as_ref(), path, &wals, mode, start, &mut |batch| {
+    let replayed = replay_wals(fs.as_ref(), path, &wals, mode, start, log_number, &mut |batch| {
         if let Some(full) = mems.as_mut().and_then(|m| m.insert(batch)) {
             match mems.as_mut() {
                 Some(m) if read_only => m.keep(full),

@@ -98,13 +98,17 @@ impl DbInner {
             }
             None => {
                 let mut mems = Memtables::new(self.opts.write_buffer_size);
-                let start = self.versions.lock().last_sequence();
+                let (start, log_number) = {
+                    let vs = self.versions.lock();
+                    (vs.last_sequence(), vs.log_number())
+                };
                 let mode = self.opts.wal_recovery_mode;
                 let mut sink = |batch: &WriteBatch| match mems.insert(batch) {
                     Some(full) => to_l0(&full, &mut undo),
                     None => Ok(()),
                 };
-                let replayed = replay_wals(fs, &self.path, wals, mode, start, &mut sink)?;
+                let replayed =
+                    replay_wals(fs, &self.path, wals, mode, start, log_number, &mut sink)?;
                 if replayed != checked {
                     return Err(Error::corruption(
                         self.path.display(),
@@ -151,7 +155,7 @@ impl DbInner {
         undo.disarm();
         let current = vs.current();
         drop(vs);
-        *self.wal.lock() = Some(wal);
+        *self.wal.lock() = Some(super::core::ActiveWal::new(wal, log_number));
         self.last_sequence.store(last_sequence, Ordering::Release);
         let mut st = self.state.lock();
         st.mem_log_number = log_number;

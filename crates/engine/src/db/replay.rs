@@ -27,7 +27,7 @@ use crate::fs::Fs;
 use crate::key::SequenceNumber;
 use crate::memtable::MemTable;
 use crate::options::WalRecoveryMode;
-use crate::wal::{LogReader, ReadOutcome};
+use crate::wal::{LogReader, PredecessorWal, ReadOutcome};
 
 /// How a WAL lost data at recovery.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,6 +39,10 @@ pub enum WalLossKind {
     /// Not replayed at all: an earlier WAL was damaged and point-in-time recovery stopped
     /// there, so replaying this one would leave a hole.
     NotReplayed,
+    /// Not replayed: the WAL before it replayed to less than this WAL recorded of it when it
+    /// was started (its unsynced tail was lost to a power loss, or the whole file), so
+    /// replaying this one would leave a hole. `reason` says what was missing.
+    PredecessorCut,
 }
 
 /// What recovery dropped from one WAL.
@@ -140,6 +144,16 @@ impl fmt::Display for RecoveryReport {
                     w.batches,
                     w.operations
                 )?,
+                WalLossKind::PredecessorCut => write!(
+                    f,
+                    "{name}: not replayed because {} ({}): dropped {} bytes holding {} write \
+                     batches ({} operations)",
+                    w.reason,
+                    self.mode.name(),
+                    w.bytes,
+                    w.batches,
+                    w.operations
+                )?,
             }
             match &w.kept_as {
                 Some(k) => write!(f, "; kept as {k}")?,
@@ -214,16 +228,26 @@ impl Memtables {
 
 /// Replays `wals` (ascending) under `mode`, handing every good batch to `sink` in order. Reads
 /// only. `Err` for IO errors, for damage the mode does not accept, and for the sink's errors.
+///
+/// A WAL started at a memtable switch begins with a [`PredecessorWal`] record: what the WAL
+/// before it held at the switch (Talus syncs that WAL lazily, see `write.rs`). If the
+/// predecessor replayed to less (its unsynced tail, or the whole file, was lost to a power
+/// loss), this WAL's writes came after a hole: point-in-time recovery stops before it, the
+/// strict modes fail, `SkipAnyCorruptedRecords` replays it anyway. A predecessor numbered below
+/// `log_number` (the MANIFEST's) was flushed, so nothing is owed.
 pub(crate) fn replay_wals(
     fs: &dyn Fs,
     dir: &Path,
     wals: &[WalFile],
     mode: WalRecoveryMode,
     last_sequence: SequenceNumber,
+    log_number: u64,
     sink: &mut dyn FnMut(&WriteBatch) -> Result<()>,
 ) -> Result<Replayed> {
     let mut out = Replayed { last_sequence, report: RecoveryReport { mode, wals: vec![] } };
     let mut stopped = false;
+    // The WAL replayed before the current one: (number, last sequence replayed, file size).
+    let mut prev: Option<(u64, SequenceNumber, u64)> = None;
     for (i, wal) in wals.iter().enumerate() {
         let path = wal.path(dir);
         let name = wal_name(wal.number);
@@ -240,9 +264,26 @@ pub(crate) fn replay_wals(
         let is_last = i + 1 == wals.len();
         // A SkipAnyCorruptedRecords loss accumulates here over the WAL's bad stretches.
         let mut skipped: Option<WalLoss> = None;
+        let mut wal_last: SequenceNumber = 0;
         loop {
             let (offset, bytes, reason, at_tail) = match reader.read_record()? {
                 ReadOutcome::Eof => break,
+                ReadOutcome::Predecessor(p, _) => {
+                    let Some(cut) = predecessor_cut(&p, prev, log_number) else { continue };
+                    match mode {
+                        WalRecoveryMode::SkipAnyCorruptedRecords => continue,
+                        WalRecoveryMode::PointInTimeRecovery => {
+                            let (batches, operations) = count_intact(&mut reader)?;
+                            let size = fs.file_size(&path)?;
+                            let mut l = loss(wal, WalLossKind::PredecessorCut, 0, cut, size);
+                            (l.batches, l.operations) = (batches, operations);
+                            out.report.wals.push(l);
+                            stopped = true;
+                            break;
+                        }
+                        _ => return Err(Error::corruption(wal_name(p.number), p.size, cut)),
+                    }
+                }
                 ReadOutcome::Record(data, offset) => {
                     let len = data.len() as u64;
                     match WriteBatch::from_data(data, &name, offset) {
@@ -251,6 +292,7 @@ pub(crate) fn replay_wals(
                             let last =
                                 batch.sequence() + u64::from(batch.count()).saturating_sub(1);
                             out.last_sequence = out.last_sequence.max(last);
+                            wal_last = wal_last.max(last);
                             continue;
                         }
                         Err(e)
@@ -306,8 +348,45 @@ pub(crate) fn replay_wals(
             }
         }
         out.report.wals.extend(skipped);
+        if !stopped {
+            prev = Some((wal.number, wal_last, fs.file_size(&path)?));
+        }
     }
     Ok(out)
+}
+
+/// Why the WAL whose predecessor record is `p` follows a hole, if it does: the predecessor
+/// `prev` (the WAL replayed just before) ends below what `p` recorded, or a predecessor that
+/// was still live (numbered at or above `log_number`) is missing.
+fn predecessor_cut(
+    p: &PredecessorWal,
+    prev: Option<(u64, SequenceNumber, u64)>,
+    log_number: u64,
+) -> Option<String> {
+    let pred = wal_name(p.number);
+    match prev {
+        Some((n, last, size)) if n == p.number => {
+            if last < p.last_seq {
+                Some(format!(
+                    "{pred} replayed to sequence {last}, but held up to {} when this WAL was \
+                     started (its unsynced tail was lost)",
+                    p.last_seq
+                ))
+            } else if size < p.size {
+                Some(format!(
+                    "{pred} has {size} bytes, but had {} when this WAL was started (its unsynced \
+                     tail was lost)",
+                    p.size
+                ))
+            } else {
+                None
+            }
+        }
+        _ if p.number >= log_number => Some(format!(
+            "{pred}, still needed, is missing (lost before its directory entry was synced)"
+        )),
+        _ => None,
+    }
 }
 
 fn loss(wal: &WalFile, kind: WalLossKind, offset: u64, reason: String, bytes: u64) -> WalLoss {
@@ -329,7 +408,7 @@ fn count_intact(reader: &mut LogReader) -> Result<(u64, u64)> {
     loop {
         match reader.read_record()? {
             ReadOutcome::Eof => return Ok((batches, ops)),
-            ReadOutcome::Corrupt { .. } => {}
+            ReadOutcome::Corrupt { .. } | ReadOutcome::Predecessor(..) => {}
             ReadOutcome::Record(data, offset) => {
                 if let Ok(b) = WriteBatch::from_data(data, "", offset) {
                     batches += 1;

@@ -137,6 +137,13 @@ impl VersionSet {
                 ReadOutcome::Corrupt { offset, reason, .. } => {
                     return Err(Error::corruption(&file_name, offset, reason));
                 }
+                ReadOutcome::Predecessor(_, offset) => {
+                    return Err(Error::corruption(
+                        &file_name,
+                        offset,
+                        "a WAL's predecessor record in a MANIFEST",
+                    ));
+                }
                 ReadOutcome::Eof => break,
             }
         }
@@ -399,7 +406,7 @@ pub fn foreign_manifest_writer(fs: &dyn Fs, dir: &Path) -> Option<&'static str> 
                     return foreign_writer(&payload);
                 }
             }
-            ReadOutcome::Corrupt { .. } => {}
+            ReadOutcome::Corrupt { .. } | ReadOutcome::Predecessor(..) => {}
             ReadOutcome::Eof => return None,
         }
     }

@@ -103,6 +103,9 @@ pub trait Engine: Send + Sync {
     fn property(&self, name: &str) -> Option<String>;
     /// The memtable description for the header.
     fn memtable_name(&self) -> &'static str;
+    /// Called once in each benchmark thread before it starts (RocksDB's db_bench sets the
+    /// thread-local perf level there).
+    fn thread_init(&self) {}
 }
 
 /// Opens the engine `flags.engine` at `path` (created if missing).

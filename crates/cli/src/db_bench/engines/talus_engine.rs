@@ -62,6 +62,7 @@ pub fn options(f: &Flags) -> EResult<Options> {
         },
         cache_index_and_filter_blocks: f.cache_index_and_filter_blocks,
         pin_l0_filter_and_index_blocks_in_cache: f.pin_l0_filter_and_index_blocks_in_cache,
+        pin_top_level_index_and_filter: f.pin_top_level_index_and_filter,
         high_pri_pool_ratio: f.cache_high_pri_pool_ratio,
         wal_bytes_per_sync: if f.wal_bytes_per_sync >= 0 {
             f.wal_bytes_per_sync as u64
