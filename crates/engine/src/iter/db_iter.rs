@@ -24,9 +24,10 @@ use super::range_del::FragmentedTombstones;
 use super::InternalIterator;
 use crate::error::{Error, Result};
 use crate::key::{
-    append_internal_key, parse_internal_key, user_key, SequenceNumber, ValueKind, KIND_FOR_SEEK,
+    pack_trailer, parse_internal_key, user_key, SequenceNumber, ValueKind, KIND_FOR_SEEK,
     MAX_SEQUENCE,
 };
+use smallvec::SmallVec;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Direction {
@@ -44,11 +45,11 @@ pub struct DbIterator {
     dir: Direction,
     valid: bool,
     /// Backward: the current user key. Forward: scratch for the key being skipped.
-    saved_key: Vec<u8>,
+    saved_key: SmallVec<[u8; 64]>,
     /// Backward: the current value.
     saved_value: Vec<u8>,
     /// Scratch for building seek targets.
-    seek_buf: Vec<u8>,
+    seek_buf: SmallVec<[u8; 64]>,
     /// A corruption found in the inner stream (sticky).
     err: Option<Error>,
 }
@@ -71,9 +72,9 @@ impl DbIterator {
             upper,
             dir: Direction::Forward,
             valid: false,
-            saved_key: Vec::new(),
+            saved_key: SmallVec::new(),
             saved_value: Vec::new(),
-            seek_buf: Vec::new(),
+            seek_buf: SmallVec::new(),
             err: None,
         }
     }
@@ -134,7 +135,8 @@ impl DbIterator {
                 self.upper = other;
                 // The last internal key of `key` has sequence 0 and the lowest kind.
                 self.seek_buf.clear();
-                append_internal_key(&mut self.seek_buf, key, 0, ValueKind::Delete);
+                self.seek_buf.extend_from_slice(key);
+                self.seek_buf.extend_from_slice(&pack_trailer(0, ValueKind::Delete).to_le_bytes());
                 self.inner.seek_for_prev(&self.seek_buf);
             }
         }
@@ -216,7 +218,8 @@ impl DbIterator {
     /// Seeks the inner iterator to the first entry of `user_key` visible at `read_seq`.
     fn seek_inner(&mut self, user_key: &[u8]) {
         self.seek_buf.clear();
-        append_internal_key(&mut self.seek_buf, user_key, self.read_seq, KIND_FOR_SEEK);
+        self.seek_buf.extend_from_slice(user_key);
+        self.seek_buf.extend_from_slice(&pack_trailer(self.read_seq, KIND_FOR_SEEK).to_le_bytes());
         self.inner.seek(&self.seek_buf);
     }
 
@@ -224,7 +227,8 @@ impl DbIterator {
     /// `upper` itself that sort at or before the target are skipped by the backward scan).
     fn seek_for_prev_before(&mut self, upper: &[u8]) {
         self.seek_buf.clear();
-        append_internal_key(&mut self.seek_buf, upper, MAX_SEQUENCE, KIND_FOR_SEEK);
+        self.seek_buf.extend_from_slice(upper);
+        self.seek_buf.extend_from_slice(&pack_trailer(MAX_SEQUENCE, KIND_FOR_SEEK).to_le_bytes());
         self.inner.seek_for_prev(&self.seek_buf);
     }
 
