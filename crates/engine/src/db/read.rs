@@ -136,7 +136,7 @@ impl DbInner {
         DbIterator::new(
             merged,
             read_seq,
-            Arc::new(FragmentedTombstones::new(tombstones)),
+            (!tombstones.is_empty()).then(|| Arc::new(FragmentedTombstones::new(tombstones))),
             opts.iterate_lower_bound.clone(),
             opts.iterate_upper_bound.clone(),
         )

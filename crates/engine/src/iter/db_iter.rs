@@ -39,7 +39,8 @@ enum Direction {
 pub struct DbIterator {
     inner: Box<dyn InternalIterator>,
     read_seq: SequenceNumber,
-    tombstones: Arc<FragmentedTombstones>,
+    /// `None`: no range tombstone in any source.
+    tombstones: Option<Arc<FragmentedTombstones>>,
     lower: Option<Vec<u8>>,
     upper: Option<Vec<u8>>,
     dir: Direction,
@@ -60,7 +61,7 @@ impl DbIterator {
     pub fn new(
         inner: Box<dyn InternalIterator>,
         read_seq: SequenceNumber,
-        tombstones: Arc<FragmentedTombstones>,
+        tombstones: Option<Arc<FragmentedTombstones>>,
         lower: Option<Vec<u8>>,
         upper: Option<Vec<u8>>,
     ) -> Self {
@@ -77,6 +78,12 @@ impl DbIterator {
             seek_buf: SmallVec::new(),
             err: None,
         }
+    }
+
+    /// True if a range tombstone visible at the read sequence covers `user_key` at `seq`.
+    #[inline]
+    fn covered(&self, user_key: &[u8], seq: SequenceNumber) -> bool {
+        self.tombstones.as_ref().is_some_and(|t| t.covers(user_key, seq, self.read_seq))
     }
 
     /// True if positioned at a visible entry.
@@ -270,7 +277,7 @@ impl DbIterator {
             if p.seq <= self.read_seq && !(skipping && p.user_key <= self.saved_key.as_slice()) {
                 match p.kind {
                     ValueKind::RangeDelete => {}
-                    ValueKind::Put if !self.tombstones.covers(p.user_key, p.seq, self.read_seq) => {
+                    ValueKind::Put if !self.covered(p.user_key, p.seq) => {
                         self.valid = true;
                         return;
                     }
@@ -312,8 +319,7 @@ impl DbIterator {
                     // The candidate's entries are all behind us: it is the answer.
                     break;
                 }
-                let is_live = p.kind == ValueKind::Put
-                    && !self.tombstones.covers(p.user_key, p.seq, self.read_seq);
+                let is_live = p.kind == ValueKind::Put && !self.covered(p.user_key, p.seq);
                 if is_live {
                     self.saved_key.clear();
                     self.saved_key.extend_from_slice(p.user_key);
