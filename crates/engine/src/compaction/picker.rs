@@ -22,7 +22,6 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use super::Compaction;
-use crate::db::core::DbState;
 use crate::key::user_key;
 use crate::options::{CompactionStyle, Options};
 use crate::version::{FileMetaData, Version};
@@ -320,23 +319,52 @@ pub fn pick_intra_l0(
     })
 }
 
-/// The next automatic compaction for the database state, if any level's score is at least 1.
-pub(crate) fn pick(opts: &Options, st: &mut DbState) -> Option<Compaction> {
-    let v = st.current.clone();
-    if opts.compaction_style == CompactionStyle::Universal {
-        let compacting = &st.compacting;
-        return super::universal::pick(opts, &v, &|f| compacting.contains(&f.number));
-    }
-    pick_in(opts, &v, &st.compacting, &mut st.compact_cursor)
+/// What a picker may know of the running jobs: the files being compacted and the round-robin
+/// cursors (one per level, the largest user key last compacted). Built by the DB's job
+/// registry (`db/jobs.rs`) under the state lock.
+#[derive(Clone, Copy)]
+pub struct JobsView<'a> {
+    /// Input files of running compactions.
+    pub compacting: &'a HashSet<u64>,
+    /// Per level, the largest user key last compacted by a round-robin pick.
+    pub cursors: &'a [Vec<u8>],
 }
 
+impl JobsView<'_> {
+    /// File `f` is an input of a running compaction.
+    pub fn is_busy(&self, f: &FileMetaData) -> bool {
+        self.compacting.contains(&f.number)
+    }
+}
+
+/// The next automatic compaction of `v`, if any level's score is at least 1: a pure function
+/// of the version, the options and the running jobs.
+pub fn pick(opts: &Options, v: &Version, jobs: &JobsView<'_>) -> Option<Compaction> {
+    if opts.compaction_style == CompactionStyle::Universal {
+        return super::universal::pick(opts, v, &|f| jobs.is_busy(f));
+    }
+    pick_in(opts, v, jobs.compacting, jobs.cursors)
+}
+
+/// The round-robin cursor a pick moves: `(level, largest user key of its input)` for a
+/// compaction of one file chosen by level size; `None` for any other.
+pub fn cursor_after(c: &Compaction) -> Option<(usize, Vec<u8>)> {
+    if c.reason != REASON_LEVEL_SIZE {
+        return None;
+    }
+    let f = c.inputs[0].last()?;
+    Some((c.level, user_key(f.largest.encoded()).to_vec()))
+}
+
+const REASON_LEVEL_SIZE: &str = "LevelMaxLevelSize";
+
 /// The next automatic compaction of `v`, given the files being compacted and the round-robin
-/// cursors (one per level, the largest user key last compacted; advanced on a pick).
+/// cursors (one per level, the largest user key last compacted; see [`cursor_after`]).
 pub fn pick_in(
     opts: &Options,
     v: &Version,
     compacting: &HashSet<u64>,
-    cursors: &mut [Vec<u8>],
+    cursors: &[Vec<u8>],
 ) -> Option<Compaction> {
     let busy = |f: &FileMetaData| compacting.contains(&f.number);
     let t = level_targets(opts, v);
@@ -356,19 +384,16 @@ pub fn pick_in(
         }
         // Round-robin: the first file after the cursor, wrapping around.
         let files = v.level_files(level);
-        let cursor = cursors.get(level).cloned().unwrap_or_default();
-        let after = files.partition_point(|f| user_key(f.largest.encoded()) <= cursor.as_slice());
+        let cursor = cursors.get(level).map_or(&[][..], |c| c.as_slice());
+        let after = files.partition_point(|f| user_key(f.largest.encoded()) <= cursor);
         let order = files[after..].iter().chain(files[..after].iter());
         for f in order {
             if busy(f) {
                 continue;
             }
-            let c = build(opts, v, level, level + 1, vec![f.clone()], &busy, "LevelMaxLevelSize");
-            if let Some(c) = c {
-                if let Some(cur) = cursors.get_mut(level) {
-                    *cur = user_key(f.largest.encoded()).to_vec();
-                }
-                return Some(c);
+            let c = build(opts, v, level, level + 1, vec![f.clone()], &busy, REASON_LEVEL_SIZE);
+            if c.is_some() {
+                return c;
             }
         }
     }

@@ -9,7 +9,7 @@
 //! Readers take none of them: they load the current [`SuperVersion`] from `super_version`
 //! (an `ArcSwap`) and the published sequence number from `last_sequence`.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -18,6 +18,7 @@ use arc_swap::ArcSwap;
 use parking_lot::{Condvar, Mutex};
 
 use super::info_log::InfoLog;
+use super::jobs::Jobs;
 use super::snapshot::SnapshotList;
 use super::stats::DbStats;
 use super::write::WriteQueue;
@@ -56,18 +57,11 @@ pub(crate) struct DbState {
     /// Oldest first.
     pub imms: VecDeque<Imm>,
     pub current: Arc<Version>,
-    pub flush_running: bool,
-    pub compactions_running: usize,
-    pub manual_compaction: bool,
-    /// Files that are inputs of a running compaction.
-    pub compacting: HashSet<u64>,
-    /// File numbers being written by running jobs (not yet in a version).
-    pub pending_outputs: HashSet<u64>,
+    /// Running jobs (flush, compactions, manual slot, pending outputs): `jobs.rs`.
+    pub jobs: Jobs,
     /// Set when a background job fails; writes are refused until resumed.
     pub bg_error: Option<Error>,
     pub shutting_down: bool,
-    /// Round-robin compaction cursor per level (largest user key last compacted).
-    pub compact_cursor: Vec<Vec<u8>>,
     /// Test hook: no new automatic compaction starts while set (flushes still run).
     pub compactions_paused: bool,
 }

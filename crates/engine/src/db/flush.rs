@@ -145,43 +145,52 @@ impl DbInner {
         Ok(Some(file_meta(number, &props, &live)))
     }
 
+    /// Waits until every immutable memtable is flushed (`Db::flush`, ingestion). Fails with the
+    /// background error, or `Busy` when the database is closing.
+    pub(crate) fn wait_for_flushes(&self) -> Result<()> {
+        let mut st = self.state.lock();
+        while !st.imms.is_empty() {
+            DbInner::check_bg_error(&st)?;
+            if st.shutting_down {
+                return Err(Error::Busy("the database is closing".into()));
+            }
+            self.bg_cv.notify_all();
+            self.done_cv.wait_for(&mut st, std::time::Duration::from_millis(50));
+        }
+        Ok(())
+    }
+
     /// Flushes the oldest immutable memtable. Returns false if there was nothing to flush.
     pub(crate) fn flush_one(&self) -> Result<bool> {
-        let (mem, number) = {
+        let (mem, flushing) = {
             let mut st = self.state.lock();
-            if st.flush_running || st.imms.is_empty() {
-                return Ok(false);
-            }
-            st.flush_running = true;
-            let Some(imm) = st.imms.front() else { return Ok(false) };
-            let mem = imm.mem.clone();
+            let Some(mem) = st.imms.front().map(|imm| imm.mem.clone()) else { return Ok(false) };
+            let Some(flushing) = self.begin_flush(&mut st) else { return Ok(false) };
             drop(st);
-            let number = self.versions.lock().new_file_number();
-            self.state.lock().pending_outputs.insert(number);
-            (mem, number)
+            (mem, flushing)
         };
+        let output = self.reserve_output();
+        let number = output.number();
         let start = Instant::now();
         let result = self.flush_memtable(&mem, number);
-        let mut st = self.state.lock();
-        st.flush_running = false;
-        st.pending_outputs.remove(&number);
         match result {
             Ok(bytes) => {
                 self.stats.record_flush(bytes, start.elapsed().as_micros() as u64);
-                drop(st);
+                // The file is in the version: it needs no protection from deletion any more.
+                drop(output);
+                drop(flushing);
                 self.info_log.log(&format!(
                     "[flush] memtable flushed to {} ({bytes} bytes) in {} ms",
                     crate::filename::table_name(number),
                     start.elapsed().as_millis()
                 ));
                 self.delete_obsolete_files();
-                self.done_cv.notify_all();
-                self.bg_cv.notify_all();
                 Ok(true)
             }
             Err(e) => {
                 let _ = self.fs.remove_file(&table_path(&self.path, number));
-                self.set_bg_error(&mut st, e.duplicate());
+                // The error before the flush mark goes: no thread retries the flush meanwhile.
+                self.set_bg_error(&mut self.state.lock(), e.duplicate());
                 Err(e)
             }
         }

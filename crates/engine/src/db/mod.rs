@@ -30,6 +30,7 @@ mod destroy;
 pub(crate) mod flush;
 mod info_log;
 mod ingest;
+mod jobs;
 mod open;
 mod open_checks;
 mod open_commit;
@@ -306,16 +307,7 @@ impl Db {
                 inner.with_write_lock(|| inner.switch_memtable())?;
             }
         }
-        let mut st = inner.state.lock();
-        while !st.imms.is_empty() {
-            DbInner::check_bg_error(&st)?;
-            if st.shutting_down {
-                return Err(Error::Busy("the database is closing".into()));
-            }
-            inner.bg_cv.notify_all();
-            inner.done_cv.wait_for(&mut st, std::time::Duration::from_millis(50));
-        }
-        Ok(())
+        inner.wait_for_flushes()
     }
 
     /// Flushes, then compacts every file overlapping `[begin, end]` (`None`: unbounded) down to

@@ -18,7 +18,7 @@
 //! LOG, write the OPTIONS file and delete obsolete files. Background threads are started by
 //! `Db::open` (`mod.rs`).
 
-use std::collections::{BTreeMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Arc;
@@ -28,6 +28,7 @@ use parking_lot::{Condvar, Mutex};
 
 use super::core::{DbInner, DbState, Imm, SuperVersion};
 use super::info_log::InfoLog;
+use super::jobs::Jobs;
 use super::open_checks::{self, Found};
 use super::replay::{replay_wals, Memtables, Replayed, WalFile};
 use super::snapshot::SnapshotList;
@@ -212,14 +213,9 @@ fn new_inner(
         mem_log_number: 0,
         imms: VecDeque::new(),
         current: current.clone(),
-        flush_running: false,
-        compactions_running: 0,
-        manual_compaction: false,
-        compacting: HashSet::new(),
-        pending_outputs: HashSet::new(),
+        jobs: Jobs::new(num_levels),
         bg_error: None,
         shutting_down: false,
-        compact_cursor: vec![Vec::new(); num_levels],
         compactions_paused: false,
     };
     let last_seq = versions.last_sequence();

@@ -108,7 +108,7 @@ impl DbInner {
                         files: files.len(),
                         compacting: files
                             .iter()
-                            .filter(|f| st.compacting.contains(&f.number))
+                            .filter(|f| st.jobs.is_compacting(f.number))
                             .count(),
                         size: v.level_bytes(l),
                         score: scores.get(l).copied().unwrap_or(0.0),

@@ -93,7 +93,7 @@ impl WriteController {
         };
         let auto = !opts.disable_auto_compactions;
         let pending = picker::estimate_pending_bytes(opts, v);
-        let l0_compacting = v.level_files(0).iter().any(|f| st.compacting.contains(&f.number));
+        let l0_compacting = v.level_files(0).iter().any(|f| st.jobs.is_compacting(f.number));
         let mwbn = opts.max_write_buffer_number;
         let hard = opts.hard_pending_compaction_bytes_limit;
         let soft = opts.soft_pending_compaction_bytes_limit;
