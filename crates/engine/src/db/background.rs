@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use super::core::DbInner;
 use super::jobs::CompactionGuard;
-use crate::compaction::{picker, Compaction};
+use crate::compaction::{picker_for, Compaction};
 use crate::filename::{parse_file_name, FileType};
 
 /// How many compactions may run at once: the background jobs minus those kept for flushes
@@ -43,9 +43,9 @@ impl DbInner {
                             && !st.compactions_paused
                             && st.jobs.compactions_running() < max_compactions(&self.opts)
                         {
-                            if let Some(c) = picker::pick(&self.opts, &st.current, &st.jobs.view())
-                            {
-                                if let Some((level, key)) = picker::cursor_after(&c) {
+                            let picker = picker_for(&self.opts);
+                            if let Some(c) = picker.pick(&st.current, &self.opts, &st.jobs.view()) {
+                                if let Some((level, key)) = picker.cursor_after(&c) {
                                     st.jobs.set_cursor(level, key);
                                 }
                                 let guard = self.begin_compaction(&mut st, &c);

@@ -13,7 +13,7 @@ use super::stats::LevelSnap;
 use parking_lot::Mutex;
 
 use crate::compaction::job::{self, JobContext, JobOutput};
-use crate::compaction::{picker, subcompaction, Compaction};
+use crate::compaction::{leveled, subcompaction, Compaction};
 use crate::error::{Error, Result};
 use crate::filename::table_path;
 use crate::iter::level::LevelIterator;
@@ -302,8 +302,15 @@ impl DbInner {
             // Skip empty levels: the output is the next non-empty level, or the target.
             let output =
                 (level + 1..target).find(|&l| !v.level_files(l).is_empty()).unwrap_or(target);
-            let c =
-                picker::build(&self.opts, &v, level, output, files, &|_| false, "ManualCompaction");
+            let c = leveled::build(
+                &self.opts,
+                &v,
+                level,
+                output,
+                files,
+                &|_| false,
+                "ManualCompaction",
+            );
             // Drop our reference to the version now, so its files become obsolete when the
             // compaction installs.
             drop(v);

@@ -13,58 +13,10 @@ use crate::error::{Error, Result};
 use crate::filename::table_path;
 use crate::fs::rate_limiter::{IoPriority, RateLimitedFile};
 use crate::iter::range_del::{FragmentedTombstones, RangeTombstone};
-use crate::key::{compare_internal, parse_internal_key, InternalKey, ValueKind, MAX_SEQUENCE};
+use crate::key::{parse_internal_key, MAX_SEQUENCE};
 use crate::memtable::MemTable;
-use crate::options::Options;
-use crate::sst::{TableBuilder, TableBuilderOptions};
+use crate::sst::TableBuilder;
 use crate::version::{FileMetaData, VersionEdit};
-
-/// Builder options for a table written to `level`.
-pub(crate) fn table_options(opts: &Options, level: usize, bottommost: bool) -> TableBuilderOptions {
-    TableBuilderOptions {
-        block_size: opts.block_size,
-        block_restart_interval: opts.block_restart_interval,
-        bloom_bits_per_key: opts.bloom_bits_per_key,
-        compression: opts.compression_for_level(level, bottommost),
-    }
-}
-
-/// File metadata for a finished table holding `tombstones` besides its point entries.
-pub(crate) fn file_meta(
-    number: u64,
-    props: &crate::sst::TableProperties,
-    tombstones: &[RangeTombstone],
-) -> FileMetaData {
-    let mut smallest: Option<InternalKey> = None;
-    let mut largest: Option<InternalKey> = None;
-    let mut consider = |k: InternalKey| {
-        if smallest.as_ref().is_none_or(|s| compare_internal(k.encoded(), s.encoded()).is_lt()) {
-            smallest = Some(k.clone());
-        }
-        if largest.as_ref().is_none_or(|l| compare_internal(k.encoded(), l.encoded()).is_gt()) {
-            largest = Some(k);
-        }
-    };
-    if !props.smallest_point_key.is_empty() {
-        consider(InternalKey(props.smallest_point_key.clone()));
-        consider(InternalKey(props.largest_point_key.clone()));
-    }
-    for t in tombstones {
-        consider(InternalKey::new(&t.start, t.seq, ValueKind::RangeDelete));
-        // The end is exclusive: a sentinel that sorts before every real entry of `end`.
-        consider(InternalKey::new(&t.end, MAX_SEQUENCE, ValueKind::RangeDelete));
-    }
-    FileMetaData {
-        number,
-        file_size: props.file_size,
-        smallest: smallest.unwrap_or_default(),
-        largest: largest.unwrap_or_default(),
-        smallest_seq: props.smallest_seq,
-        largest_seq: props.largest_seq,
-        num_entries: props.num_entries,
-        num_deletions: props.num_deletions + props.num_range_deletions,
-    }
-}
 
 impl DbInner {
     /// Writes `mem` to SST `number` at L0; `None` if the memtable holds nothing.
@@ -92,7 +44,7 @@ impl DbInner {
         );
         let bottommost = self.opts.num_levels == 1;
         let mut b = TableBuilder::new(
-            table_options(&self.opts, 0, bottommost),
+            self.opts.table_builder_options(0, bottommost),
             file,
             crate::filename::table_name(number),
         );
@@ -142,7 +94,7 @@ impl DbInner {
             return Ok(None);
         }
         let props = b.finish()?;
-        Ok(Some(file_meta(number, &props, &live)))
+        Ok(Some(FileMetaData::from_table(number, &props, &live)))
     }
 
     /// Waits until every immutable memtable is flushed (`Db::flush`, ingestion). Fails with the

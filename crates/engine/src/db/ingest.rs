@@ -30,7 +30,7 @@ use crate::error::{Error, Result};
 use crate::filename::{table_name, table_path};
 use crate::key::{make_internal_key, parse_internal_key, user_key, MAX_SEQUENCE};
 use crate::sst::{TableBuilder, TableProperties, TableReader};
-use crate::version::VersionEdit;
+use crate::version::{FileMetaData, VersionEdit};
 
 /// Options of [`crate::Db::ingest_external_file`] (RocksDB's `IngestExternalFileOptions`).
 #[derive(Clone, Debug)]
@@ -299,7 +299,7 @@ impl DbInner {
                 f.number = n;
                 f.props = self.rewrite_with_seq(f.copied, n, s, level)?;
             }
-            edit.new_files.push((level, super::flush::file_meta(f.number, &f.props, &[])));
+            edit.new_files.push((level, FileMetaData::from_table(f.number, &f.props, &[])));
         }
         if seq.is_some() {
             self.fs.sync_dir(&self.path)?;
@@ -333,7 +333,7 @@ impl DbInner {
             Arc::new(TableReader::open(self.fs.open_random(&src)?, from, table_name(from), None)?);
         let bottommost = level + 1 == self.opts.num_levels;
         let mut b = TableBuilder::new(
-            super::flush::table_options(&self.opts, level, bottommost),
+            self.opts.table_builder_options(level, bottommost),
             self.fs.create(&table_path(&self.path, to))?,
             table_name(to),
         );

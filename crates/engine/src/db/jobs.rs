@@ -8,18 +8,17 @@
 //! `inProgress` in one place). The fields are private to this module; the rest of `db/` reads
 //! them through accessors and the pickers through [`JobsView`].
 //!
-//! Locks: the registry lives in [`DbState`] under `DbInner::state`. A guard is made with the
-//! state lock held (the caller's `&mut DbState`) or takes it itself; its `Drop` takes the state
-//! lock, so a guard must never be dropped while the caller holds that lock. Dropping a
+//! Locks: the registry lives in `DbState` under `DbInner::state`. A guard is made with the
+//! state lock held (the caller's `&mut Jobs`; `core.rs` wraps these in `DbInner::begin_*`);
+//! its `Drop` takes the state lock through [`JobHost`], so a guard must never be dropped while
+//! the caller holds that lock. This module knows nothing of `DbInner` (no circle with `core`). Dropping a
 //! flush, compaction or manual guard wakes the background threads (`bg_cv`) and the waiters
 //! (`done_cv`).
 
 use std::collections::HashSet;
 
-use super::core::{DbInner, DbState};
 use crate::compaction::picker::JobsView;
 use crate::compaction::Compaction;
-use crate::error::Result;
 
 /// What is running. See the module documentation.
 pub(crate) struct Jobs {
@@ -99,27 +98,27 @@ impl Jobs {
 /// The flush mark; released on drop.
 #[must_use]
 pub(crate) struct FlushGuard<'a> {
-    db: &'a DbInner,
+    host: &'a dyn JobHost,
 }
 
 /// A running compaction: its count and its input files; released on drop.
 #[must_use]
 pub(crate) struct CompactionGuard<'a> {
-    db: &'a DbInner,
+    host: &'a dyn JobHost,
     inputs: Vec<u64>,
 }
 
 /// The manual-compaction slot; released on drop.
 #[must_use]
 pub(crate) struct ManualGuard<'a> {
-    db: &'a DbInner,
+    host: &'a dyn JobHost,
 }
 
 /// A reserved output file number, kept from obsolete-file deletion until dropped (drop it
 /// after the file is in a version, or after the file was removed).
 #[must_use]
 pub(crate) struct OutputGuard<'a> {
-    db: &'a DbInner,
+    host: &'a dyn JobHost,
     number: u64,
 }
 
@@ -130,80 +129,85 @@ impl OutputGuard<'_> {
     }
 }
 
-impl DbInner {
+/// What the guards release into: the owner of the registry (`DbInner`, in `core.rs`).
+pub(crate) trait JobHost: Sync {
+    /// Runs `f` on the registry, under the lock that guards it.
+    fn with_jobs(&self, f: &mut dyn FnMut(&mut Jobs));
+    /// Wakes the background threads and whoever waits for a job to end.
+    fn job_ended(&self);
+}
+
+impl Jobs {
     /// Takes the flush mark, unless a flush runs already.
-    pub(crate) fn begin_flush(&self, st: &mut DbState) -> Option<FlushGuard<'_>> {
-        if st.jobs.flush_running {
+    pub fn begin_flush<'a>(&mut self, host: &'a dyn JobHost) -> Option<FlushGuard<'a>> {
+        if self.flush_running {
             return None;
         }
-        st.jobs.flush_running = true;
-        Some(FlushGuard { db: self })
+        self.flush_running = true;
+        Some(FlushGuard { host })
     }
 
     /// Registers `c` as running: counts it and marks its inputs busy.
-    pub(crate) fn begin_compaction(&self, st: &mut DbState, c: &Compaction) -> CompactionGuard<'_> {
+    pub fn begin_compaction<'a>(
+        &mut self,
+        host: &'a dyn JobHost,
+        c: &Compaction,
+    ) -> CompactionGuard<'a> {
         let inputs: Vec<u64> = c.input_files().map(|f| f.number).collect();
-        st.jobs.compactions_running += 1;
-        st.jobs.compacting.extend(inputs.iter().copied());
-        CompactionGuard { db: self, inputs }
+        self.compactions_running += 1;
+        self.compacting.extend(inputs.iter().copied());
+        CompactionGuard { host, inputs }
     }
 
-    /// Takes the manual-compaction slot, waiting until no compaction (manual or automatic)
-    /// runs; no automatic compaction starts while it is held. Fails with the background error
-    /// if one is set while waiting.
-    pub(crate) fn begin_manual(&self) -> Result<ManualGuard<'_>> {
-        let mut st = self.state.lock();
-        while st.jobs.manual || st.jobs.compactions_running > 0 {
-            DbInner::check_bg_error(&st)?;
-            self.done_cv.wait(&mut st);
+    /// Takes the manual-compaction slot if it is free and no compaction runs.
+    pub fn try_begin_manual<'a>(&mut self, host: &'a dyn JobHost) -> Option<ManualGuard<'a>> {
+        if self.manual || self.compactions_running > 0 {
+            return None;
         }
-        st.jobs.manual = true;
-        Ok(ManualGuard { db: self })
+        self.manual = true;
+        Some(ManualGuard { host })
     }
 
-    /// A new file number, registered as a pending output until the guard is dropped. Takes
-    /// `versions`, then `state` (one after the other, never both).
-    pub(crate) fn reserve_output(&self) -> OutputGuard<'_> {
-        let number = self.versions.lock().new_file_number();
-        self.state.lock().jobs.pending_outputs.insert(number);
-        OutputGuard { db: self, number }
-    }
-
-    fn job_ended(&self) {
-        self.done_cv.notify_all();
-        self.bg_cv.notify_all();
+    /// Registers file `number` as a pending output.
+    pub fn add_output<'a>(&mut self, host: &'a dyn JobHost, number: u64) -> OutputGuard<'a> {
+        self.pending_outputs.insert(number);
+        OutputGuard { host, number }
     }
 }
 
 impl Drop for FlushGuard<'_> {
     fn drop(&mut self) {
-        self.db.state.lock().jobs.flush_running = false;
-        self.db.job_ended();
+        self.host.with_jobs(&mut |j| j.flush_running = false);
+        self.host.job_ended();
     }
 }
 
 impl Drop for CompactionGuard<'_> {
     fn drop(&mut self) {
-        let mut st = self.db.state.lock();
-        st.jobs.compactions_running = st.jobs.compactions_running.saturating_sub(1);
-        for n in &self.inputs {
-            st.jobs.compacting.remove(n);
-        }
-        drop(st);
-        self.db.job_ended();
+        let inputs = &self.inputs;
+        self.host.with_jobs(&mut |j| {
+            j.compactions_running = j.compactions_running.saturating_sub(1);
+            for n in inputs {
+                j.compacting.remove(n);
+            }
+        });
+        self.host.job_ended();
     }
 }
 
 impl Drop for ManualGuard<'_> {
     fn drop(&mut self) {
-        self.db.state.lock().jobs.manual = false;
-        self.db.job_ended();
+        self.host.with_jobs(&mut |j| j.manual = false);
+        self.host.job_ended();
     }
 }
 
 impl Drop for OutputGuard<'_> {
     fn drop(&mut self) {
-        self.db.state.lock().jobs.pending_outputs.remove(&self.number);
+        let n = self.number;
+        self.host.with_jobs(&mut |j| {
+            j.pending_outputs.remove(&n);
+        });
     }
 }
 

@@ -42,6 +42,7 @@ mod snapshot;
 mod stats;
 mod write;
 mod write_controller;
+mod write_queue;
 
 pub use destroy::destroy_db;
 pub use ingest::IngestOptions;

@@ -18,6 +18,7 @@ use std::sync::Arc;
 
 use parking_lot::RwLock;
 
+use crate::batch::{BatchOp, WriteBatch};
 use crate::iter::range_del::RangeTombstone;
 use crate::iter::InternalIterator;
 use crate::key::{
@@ -69,6 +70,22 @@ impl std::fmt::Debug for MemTable {
 }
 
 impl MemTable {
+    /// Inserts every operation of `batch`, the i-th at sequence `first_seq + i` (the write
+    /// path and WAL replay).
+    pub fn insert_batch(&self, batch: &WriteBatch, first_seq: u64) {
+        for (seq, op) in (first_seq..).zip(batch.iter()) {
+            match op {
+                BatchOp::Put(k, v) => self.add(seq, ValueKind::Put, k, v),
+                BatchOp::Delete(k) => self.add(seq, ValueKind::Delete, k, &[]),
+                BatchOp::DeleteRange(b, e) => {
+                    if b < e {
+                        self.add(seq, ValueKind::RangeDelete, b, e)
+                    }
+                }
+            }
+        }
+    }
+
     /// An empty memtable.
     pub fn new() -> Self {
         MemTable {

@@ -52,6 +52,7 @@ pub mod format;
 pub mod properties;
 pub mod reader;
 pub mod table_iter;
+mod table_meta;
 
 #[cfg(test)]
 mod tests;
