@@ -15,7 +15,7 @@
 //! [`SstFileWriter`] with [`Db::ingest_external_file`] ([`IngestOptions`]). Everything else is internal
 //! and public only so that the tools (`talus sst_dump`, `ldb manifest_dump`) and the tests can
 //! reach it; it carries no stability promise.
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 pub mod batch;
 pub mod cache;
@@ -38,7 +38,8 @@ pub mod wal;
 
 pub use batch::WriteBatch;
 pub use db::{
-    destroy_db, Db, IngestOptions, Iter, RawIter, RecoveryReport, Snapshot, WalLoss, WalLossKind,
+    destroy_db, Db, IngestOptions, Iter, KeyValue, PinnedSlice, RangeIter, RawIter, RecoveryReport,
+    Snapshot, WalLoss, WalLossKind,
 };
 pub use error::{Error, Result};
 pub use options::{

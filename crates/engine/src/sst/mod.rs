@@ -57,7 +57,7 @@ mod table_meta;
 #[cfg(test)]
 mod tests;
 
-pub use block::{Block, BlockIter, BlockRole};
+pub use block::{Block, BlockIter, BlockRole, BlockSlice};
 pub use builder::TableBuilder;
 pub use file_writer::{ExternalSstFileInfo, SstFileWriter};
 pub use reader::TableReader;
