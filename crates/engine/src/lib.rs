@@ -33,6 +33,7 @@ pub mod error;
 #[doc(hidden)]
 pub mod filename;
 pub mod fs;
+mod human;
 #[doc(hidden)]
 pub mod iter;
 #[doc(hidden)]

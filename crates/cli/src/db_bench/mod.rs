@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize};
 mod engines;
 mod flags;
 mod header;
-mod histogram;
+pub(crate) mod histogram;
 mod keygen;
 mod report;
 mod runner;
