@@ -208,14 +208,25 @@ impl TableReader {
                 return Ok(None);
             }
         }
-        let target = key::seek_key(user_key, seq.min(key::MAX_SEQUENCE));
+        key::with_seek_key(user_key, seq.min(key::MAX_SEQUENCE), |target| {
+            self.get_at(user_key, target, fill_cache)
+        })
+    }
+
+    /// [`TableReader::get_pinned`] past the filter: the entry at or after seek key `target`.
+    fn get_at(
+        &self,
+        user_key: &[u8],
+        target: &[u8],
+        fill_cache: bool,
+    ) -> Result<Option<(ValueKind, SequenceNumber, BlockSlice)>> {
         let mut index = self.index_block()?.iter();
-        self.seek_index(&mut index, &target);
+        self.seek_index(&mut index, target);
         while index.valid() {
             let handle = self.decode_handle(index.value())?;
             let block = self.data_block(handle, fill_cache)?;
             let mut it = block.iter();
-            it.seek(&target);
+            it.seek(target);
             if it.valid() {
                 let p = key::parse_internal_key(it.key()).ok_or_else(|| {
                     Error::corruption(&self.file_name, handle.offset, "malformed internal key")

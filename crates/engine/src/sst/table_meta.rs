@@ -63,6 +63,7 @@ impl FileMetaData {
             largest_seq: props.largest_seq,
             num_entries: props.num_entries,
             num_deletions: props.num_deletions + props.num_range_deletions,
+            reader: Default::default(),
         }
     }
 }
