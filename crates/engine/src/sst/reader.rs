@@ -33,7 +33,6 @@ use super::block::{Block, BlockIter, BlockRole, BlockSlice};
 use super::builder::{META_FILTER, META_PROPERTIES, META_RANGEDEL};
 use super::filter::filter_hash;
 use super::format::{read_block, BlockHandle, Footer, BLOCK_TRAILER_LEN, FOOTER_LEN};
-use super::table_iter::TableIter;
 use super::{properties, TableProperties};
 
 mod multi_get;
@@ -275,11 +274,6 @@ impl TableReader {
     /// True if the reader holds its index and filter blocks (not looked up per read).
     pub fn holds_index_and_filter(&self) -> bool {
         matches!(self.index, MetaBlock::Held(_))
-    }
-
-    /// An iterator over the point entries, holding the reader alive.
-    pub fn iter(self: &Arc<Self>, fill_cache: bool) -> Box<dyn InternalIterator> {
-        Box::new(TableIter::new(Arc::clone(self), fill_cache))
     }
 
     /// The file's range tombstones, fragmented.
