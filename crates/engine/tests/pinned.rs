@@ -81,3 +81,13 @@ fn put_opt_delete_opt_and_delete_range_opt_take_write_options() {
     assert_eq!(db.get(b"c").unwrap().as_deref(), Some(&b"3"[..]));
     assert_eq!(db.get(b"a").unwrap(), None);
 }
+
+#[test]
+fn results_cross_threads() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<talus::PinnedSlice>();
+    send_sync::<talus::KeyValue>();
+    fn send<T: Send>() {}
+    send::<talus::RangeIter>();
+    send::<talus::Iter>();
+}
