@@ -34,7 +34,6 @@
 //! Differences: each op is timed with `Instant` (RocksDB: `StopWatchNano`), the random generator
 //! is splitmix64 (RocksDB: `mt19937_64`), keys are `(k, 0)` pairs (RocksDB: 16 bytes hashed).
 
-mod histogram;
 mod workload;
 
 use std::collections::VecDeque;
@@ -44,7 +43,7 @@ use std::time::{Duration, Instant};
 use talus::cache::{AutoHyperClockCache, Cache, CacheHandle, HyperClockCache, LruCache, Priority};
 
 use crate::args::{Parsed, Spec};
-use histogram::Histogram;
+use crate::db_bench::histogram::Histogram;
 use workload::{hash_value, Op, Rng, Workload};
 
 const SPEC: Spec<'static> = Spec {
@@ -305,7 +304,7 @@ fn insert_and_hold(
 fn operate(cache: &dyn Cache<Value>, w: &Workload, tid: u32) -> ThreadResult {
     let f = &w.flags;
     let mut rng = Rng(f.seed.wrapping_add(1).wrapping_add(u64::from(tid)));
-    let mut hist = Histogram::new();
+    let mut hist = Histogram::default();
     let (mut result, mut hits, mut misses) = (0u64, 0u64, 0u64);
     let total_pins =
         ((f.cache_size as f64 * f.pinned_ratio) / f64::from(f.value_bytes) + 0.999_999) as usize;
@@ -435,7 +434,7 @@ fn report(
     println!("Final load factor: {} ({occ} / {slots})", occ as f64 / slots.max(1) as f64);
     println!("Final pinned count: {}", results.iter().map(|r| r.pinned).sum::<usize>());
 
-    let mut hist = Histogram::new();
+    let mut hist = Histogram::default();
     let mut sink = 0u64;
     for r in results {
         hist.merge(&r.hist);
@@ -445,17 +444,9 @@ fn report(
         println!("Auto table          : at most {} generations per shard", auto.max_generations());
     }
     if f.histograms {
+        // RocksDB's cache_bench prints its HistogramImpl the same way.
         println!("\nOperation latency (ns):");
-        let avg = if hist.count == 0 { 0.0 } else { hist.sum as f64 / hist.count as f64 };
-        println!("Count: {} Average: {avg:.4}  Max: {}", hist.count, hist.max);
-        println!(
-            "Percentiles: P50: {} P75: {} P99: {} P99.9: {} P99.99: {}",
-            hist.percentile(50.0),
-            hist.percentile(75.0),
-            hist.percentile(99.0),
-            hist.percentile(99.9),
-            hist.percentile(99.99)
-        );
+        print!("{}", hist.to_rocksdb_string());
     }
     println!(
         "\nCache usage: {} of {} bytes (checksum {:x})",

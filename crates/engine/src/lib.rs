@@ -9,40 +9,57 @@
 //! ```
 //!
 //! The public API is this file: [`Db`] (with [`Db::open_read_only`] and the
-//! [`RecoveryReport`] of what WAL recovery dropped), [`destroy_db`], [`Options`],
-//! [`ReadOptions`], [`WriteOptions`], [`WriteBatch`], [`Snapshot`], [`Iter`], [`RawIter`],
-//! [`Error`], and for bulk loading
-//! [`SstFileWriter`] with [`Db::ingest_external_file`] ([`IngestOptions`]). Everything else is internal
-//! and public only so that the tools (`talus sst_dump`, `ldb manifest_dump`) and the tests can
-//! reach it; it carries no stability promise.
-#![warn(missing_docs)]
+//! [`RecoveryReport`] of what WAL recovery dropped), [`destroy_db`], [`Options`] (and the
+//! enums it takes), [`ReadOptions`], [`WriteOptions`], [`WriteBatch`], [`Snapshot`], the
+//! reads without a copy ([`PinnedSlice`]) and the iterators ([`Iter`], [`RangeIter`] of
+//! [`KeyValue`], [`RawIter`]), [`Error`], the perf context ([`perf`]), the caches' public types
+//! ([`cache`]), the file-system boundary ([`fs`]: bring your own, or inject faults), and for
+//! bulk loading [`SstFileWriter`] with [`Db::ingest_external_file`] ([`IngestOptions`]).
+//!
+//! The other modules are the engine's internals. They are public only so that the tools
+//! (`talus ldb`, `talus sst_dump`), the fuzz targets and the tests can reach the formats
+//! (log reader, table reader, version edits, internal keys); they are hidden from the
+//! documentation (`#[doc(hidden)]`, as fjall's lsm-tree does) and carry no stability promise.
+#![deny(missing_docs)]
 
 pub mod batch;
 pub mod cache;
+#[doc(hidden)]
 pub mod coding;
+#[doc(hidden)]
 pub mod compaction;
 mod db;
 pub mod error;
+#[doc(hidden)]
 pub mod filename;
 pub mod fs;
+mod human;
+#[doc(hidden)]
 pub mod iter;
+#[doc(hidden)]
 pub mod key;
+#[doc(hidden)]
 pub mod memtable;
 pub mod options;
 mod options_file;
 pub mod perf;
+#[doc(hidden)]
 pub mod sst;
 mod sync;
+#[doc(hidden)]
 pub mod version;
+#[doc(hidden)]
 pub mod wal;
 
 pub use batch::WriteBatch;
 pub use db::{
-    destroy_db, Db, IngestOptions, Iter, RawIter, RecoveryReport, Snapshot, WalLoss, WalLossKind,
+    destroy_db, Db, IngestOptions, Iter, KeyValue, PinnedSlice, RangeIter, RawIter, RecoveryReport,
+    Snapshot, WalLoss, WalLossKind,
 };
 pub use error::{Error, Result};
 pub use options::{
-    CompactionStyle, CompressionType, Options, ReadOptions, WalRecoveryMode, WriteOptions,
+    CacheType, CompactionStyle, CompressionType, Options, ReadOptions, WalRecoveryMode,
+    WriteOptions,
 };
 pub use perf::{perf_context, set_perf_level, PerfContext, PerfLevel};
 pub use sst::{ExternalSstFileInfo, SstFileWriter};

@@ -263,6 +263,8 @@ impl Harness {
             Op::Get(k) => {
                 let got = self.db().get(k).unwrap_or_else(|e| panic!("{ctx}: {e}"));
                 assert_eq!(got.as_ref(), self.model.get(&k.0), "{ctx}");
+                let pinned = self.db().get_pinned(k).unwrap_or_else(|e| panic!("{ctx}: {e}"));
+                assert_eq!(pinned.as_deref(), got.as_deref(), "{ctx}: get_pinned");
             }
             Op::MultiGet(keys) => {
                 let got = self.db().multi_get(keys, &ReadOptions::default());
@@ -289,6 +291,9 @@ impl Harness {
                 let (ro, m) = self.view(Some(*i));
                 let got = self.db().get_opt(k, &ro).unwrap_or_else(|e| panic!("{ctx}: {e}"));
                 assert_eq!(got.as_ref(), m.get(&k.0), "{ctx}");
+                let pinned =
+                    self.db().get_pinned_opt(k, &ro).unwrap_or_else(|e| panic!("{ctx}: {e}"));
+                assert_eq!(pinned.as_deref(), got.as_deref(), "{ctx}: get_pinned_opt");
             }
             Op::Iter { snap, lower, upper, pulls } => {
                 self.check_iter(&ctx, *snap, lower, upper, pulls)
@@ -355,6 +360,25 @@ impl Harness {
         }
         let rest: Vec<_> = it.map(|r| r.unwrap_or_else(|e| panic!("{ctx} drain: {e}"))).collect();
         assert_eq!(rest, Vec::from(want), "{ctx}: rest after the pulls");
+        if snap.is_none() {
+            // The same pulls through `Db::range` (bounds as a RangeBounds, items as KeyValue).
+            use std::ops::Bound;
+            let lo = opt(lower).map_or(Bound::Unbounded, Bound::Included);
+            let hi = opt(upper).map_or(Bound::Unbounded, Bound::Excluded);
+            let mut want: std::collections::VecDeque<_> =
+                model_range(m, opt(lower), opt(upper)).into();
+            let mut it = self.db().range::<&[u8], _>((lo, hi));
+            for (n, &front) in pulls.iter().enumerate() {
+                let got = if front { it.next() } else { it.next_back() };
+                let got = got.map(|r| {
+                    let kv = r.unwrap_or_else(|e| panic!("{ctx} range pull {n}: {e}"));
+                    (kv.key().to_vec(), kv.value().to_vec())
+                });
+                let exp = if front { want.pop_front() } else { want.pop_back() };
+                assert_eq!(got, exp, "{ctx}: range pull {n} (front: {front})");
+            }
+            assert_eq!(it.count(), want.len(), "{ctx}: range rest after the pulls");
+        }
     }
 
     fn check_raw(

@@ -1,5 +1,6 @@
 //! [`Catalog`]: the table definitions stored in the engine, the registry of open tables, and
-//! DDL (create/drop table, drop index; create index is in `build`).
+//! DDL (create/drop table, drop index; create index is in `build`). The state the handles
+//! share (`CatalogInner`, `TableShared`) and the key layout are in `shared`.
 //!
 //! Storage (docs/format/table-keys.md, "Catalog"): key `00 00 00 00 'n'` holds the next free
 //! index id (u32 BE); key `00 00 00 00 't' + name` holds a table's record. Every DDL change is
@@ -17,31 +18,15 @@ use parking_lot::{Mutex, RwLock};
 use talus::{Db, ReadOptions, WriteBatch, WriteOptions};
 
 use crate::error::{Result, TableError};
-use crate::keycodec::{prefix_successor, put_index_id};
+use crate::keycodec::prefix_successor;
 use crate::meta::{IndexState, TableMeta, FIRST_USER_ID};
+use crate::shared::{index_range, table_key, BuildHook, CatalogInner, TableShared, TABLE_PREFIX};
 use crate::stats::{Counters, TableStats};
 use crate::table::Table;
 use crate::txn::Transaction;
-use crate::write::TableShared;
 use crate::{IndexDef, TableDef};
 
 const NEXT_ID_KEY: [u8; 5] = [0, 0, 0, 0, b'n'];
-const TABLE_PREFIX: [u8; 5] = [0, 0, 0, 0, b't'];
-
-/// The catalog record key of table `name`.
-pub(crate) fn table_key(name: &str) -> Vec<u8> {
-    let mut k = TABLE_PREFIX.to_vec();
-    k.extend_from_slice(name.as_bytes());
-    k
-}
-
-/// `[id prefix, successor)`: every key of index `id`.
-pub(crate) fn index_range(id: u32) -> (Vec<u8>, Vec<u8>) {
-    let mut lo = Vec::with_capacity(4);
-    put_index_id(&mut lo, id);
-    let hi = prefix_successor(&lo).unwrap_or_else(|| vec![0xFF; 5]);
-    (lo, hi)
-}
 
 /// Removes the run and SST files an interrupted `create_index` left in `<db>/tmp` (best effort).
 fn remove_build_leftovers(db: &Db) {
@@ -53,24 +38,6 @@ fn remove_build_leftovers(db: &Db) {
         }
     }
 }
-
-/// State shared by every handle of one catalog.
-pub(crate) struct CatalogInner {
-    pub db: Db,
-    pub tables: RwLock<HashMap<String, Arc<TableShared>>>,
-    /// Serializes DDL and guards the next free index id.
-    pub ddl: Mutex<u32>,
-    pub stats: Counters,
-    /// Commit clock: incremented after each table write lands (conflict detection).
-    pub clock: AtomicU64,
-    /// Begin clocks of open transactions (a multiset), to prune conflict history.
-    pub active: Mutex<BTreeMap<u64, usize>>,
-    /// Test hook: called by `create_index` at named points (see [`Catalog::set_build_hook`]).
-    pub build_hook: Mutex<Option<BuildHook>>,
-}
-
-/// A test hook for `create_index`; see [`Catalog::set_build_hook`].
-pub type BuildHook = Arc<dyn Fn(&str) + Send + Sync>;
 
 /// A database of tables on one [`Db`]. Cheap to clone; `Send + Sync`.
 #[derive(Clone)]
@@ -244,17 +211,6 @@ impl Catalog {
         self.inner.db.write(b, &WriteOptions { sync: true, ..Default::default() })?;
         shared.set_meta(m);
         Ok(())
-    }
-
-    /// Builds index `def` on the populated table `table`; see [`crate::CreateIndexOptions`] and
-    /// the `build` module for the steps. Writes continue meanwhile (non-unique indexes).
-    pub fn create_index(
-        &self,
-        table: &str,
-        def: IndexDef,
-        opts: &crate::CreateIndexOptions,
-    ) -> Result<()> {
-        crate::build::create_index(self, table, def, opts)
     }
 
     /// Starts a read-committed transaction: reads see its own writes, else the snapshot taken

@@ -43,6 +43,7 @@ mod meta;
 pub mod rowcodec;
 mod scan;
 mod schema;
+mod shared;
 mod stats;
 mod table;
 mod txn;

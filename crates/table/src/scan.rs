@@ -10,7 +10,6 @@ use std::sync::atomic::Ordering;
 
 use talus::ReadOptions;
 
-use crate::catalog::index_range;
 use crate::error::{Result, TableError};
 use crate::keycodec::{
     decode_values, encode_value, prefix_successor, put_index_id, KeyCol, INDEX_ID_LEN,
@@ -18,6 +17,7 @@ use crate::keycodec::{
 use crate::meta::{IndexState, TableMeta, PRIMARY};
 use crate::rowcodec::decode_row;
 use crate::schema::{Direction, Row, Value};
+use crate::shared::index_range;
 use crate::table::Table;
 
 /// Decodes the primary key values from their encoding (without index id), checking that the
@@ -207,4 +207,38 @@ pub(crate) fn first_pk(t: &Table) -> Result<Option<Vec<Value>>> {
     }
     let key = it.key();
     decode_pk(&m, key.get(INDEX_ID_LEN..).unwrap_or(&[])).map(Some)
+}
+
+impl Table {
+    /// Rows in index order (`index` = `"PRIMARY"` or a ready secondary index) from the first
+    /// entry whose index columns are `>= from` (a prefix of the index columns; empty = the
+    /// start), at most `limit`, in `dir` (Reverse starts from the last entry whose prefix is
+    /// `<= from`, or the end if `from` is empty).
+    pub fn scan(
+        &self,
+        index: &str,
+        from: &[Value],
+        limit: usize,
+        dir: Direction,
+    ) -> Result<Vec<Row>> {
+        scan(self, index, from, limit, dir, None)
+    }
+
+    /// Like [`Table::scan`], returning only `columns` (in that order). When they are all in the
+    /// index (index columns + primary key), the rows come from the index entries alone.
+    pub fn scan_columns(
+        &self,
+        index: &str,
+        from: &[Value],
+        limit: usize,
+        dir: Direction,
+        columns: &[&str],
+    ) -> Result<Vec<Row>> {
+        scan(self, index, from, limit, dir, Some(columns))
+    }
+
+    /// The smallest primary key, if the table has rows.
+    pub fn first_pk(&self) -> Result<Option<Vec<Value>>> {
+        first_pk(self)
+    }
 }

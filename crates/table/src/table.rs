@@ -6,10 +6,10 @@ use std::sync::Arc;
 
 use talus::ReadOptions;
 
-use crate::catalog::CatalogInner;
 use crate::error::Result;
-use crate::schema::{Direction, Row, TableDef, Value};
-use crate::write::{commit_ops, pk_key, Ctx, Op, TableShared};
+use crate::schema::{Row, TableDef, Value};
+use crate::shared::{CatalogInner, TableShared};
+use crate::write::{commit_ops, pk_key, Ctx, Op};
 
 /// A handle on one table. Cheap to clone; `Send + Sync`. Each call is its own atomic batch.
 #[derive(Clone)]
@@ -74,44 +74,5 @@ impl Table {
     /// Deletes the row with primary key `pk` and its index entries; false if there is none.
     pub fn delete(&self, pk: &[Value]) -> Result<bool> {
         self.one(Op::Delete(pk))
-    }
-
-    /// Rows in index order (`index` = `"PRIMARY"` or a ready secondary index) from the first
-    /// entry whose index columns are `>= from` (a prefix of the index columns; empty = the
-    /// start), at most `limit`, in `dir` (Reverse starts from the last entry whose prefix is
-    /// `<= from`, or the end if `from` is empty).
-    pub fn scan(
-        &self,
-        index: &str,
-        from: &[Value],
-        limit: usize,
-        dir: Direction,
-    ) -> Result<Vec<Row>> {
-        crate::scan::scan(self, index, from, limit, dir, None)
-    }
-
-    /// Like [`Table::scan`], returning only `columns` (in that order). When they are all in the
-    /// index (index columns + primary key), the rows come from the index entries alone.
-    pub fn scan_columns(
-        &self,
-        index: &str,
-        from: &[Value],
-        limit: usize,
-        dir: Direction,
-        columns: &[&str],
-    ) -> Result<Vec<Row>> {
-        crate::scan::scan(self, index, from, limit, dir, Some(columns))
-    }
-
-    /// Checks, on one snapshot, that every ready secondary index holds exactly the entries
-    /// derived from the rows; returns the number of rows, or [`crate::TableError::Corruption`]
-    /// naming the first mismatch. Memory: all expected entries of the table.
-    pub fn verify_indexes(&self) -> Result<u64> {
-        crate::verify::verify_indexes(self)
-    }
-
-    /// The smallest primary key, if the table has rows.
-    pub fn first_pk(&self) -> Result<Option<Vec<Value>>> {
-        crate::scan::first_pk(self)
     }
 }

@@ -15,11 +15,11 @@ use std::sync::Arc;
 
 use talus::ReadOptions;
 
-use crate::catalog::CatalogInner;
 use crate::error::{Result, TableError};
 use crate::schema::{Row, Value};
+use crate::shared::{CatalogInner, TableShared};
 use crate::table::Table;
-use crate::write::{commit_ops, pk_key, Ctx, Op, TableShared};
+use crate::write::{commit_ops, pk_key, Ctx, Op};
 
 enum OwnedOp {
     Insert(Row),

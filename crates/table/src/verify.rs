@@ -9,10 +9,10 @@ use std::sync::atomic::Ordering;
 
 use talus::ReadOptions;
 
-use crate::catalog::index_range;
 use crate::error::{Result, TableError};
 use crate::meta::IndexState;
 use crate::rowcodec::decode_row;
+use crate::shared::index_range;
 use crate::table::Table;
 use crate::write::index_entry;
 
@@ -71,4 +71,13 @@ pub(crate) fn verify_indexes(t: &Table) -> Result<u64> {
         }
     }
     Ok(rows)
+}
+
+impl Table {
+    /// Checks, on one snapshot, that every ready secondary index holds exactly the entries
+    /// derived from the rows; returns the number of rows, or [`crate::TableError::Corruption`]
+    /// naming the first mismatch. Memory: all expected entries of the table.
+    pub fn verify_indexes(&self) -> Result<u64> {
+        verify_indexes(self)
+    }
 }

@@ -1,5 +1,6 @@
 //! Row writes and their index entries: the one place that turns row operations into an engine
-//! WriteBatch, and the per-table write lock that makes check-then-write atomic.
+//! WriteBatch, under the per-table write lock (`shared::TableShared::lock`) that makes
+//! check-then-write atomic.
 //!
 //! Callers: [`crate::Table`]'s insert/update/delete (one op, or `insert_many`) and
 //! [`crate::Transaction::commit`] (many ops, maybe several tables), both through
@@ -11,58 +12,22 @@
 //! On any error nothing is written.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use parking_lot::{Mutex, MutexGuard, RwLock};
+use parking_lot::MutexGuard;
 use talus::{Db, ReadOptions, WriteBatch, WriteOptions};
 
-use crate::catalog::CatalogInner;
 use crate::error::{Result, TableError};
 use crate::keycodec::{encode_value, put_index_id};
 use crate::meta::{IndexMeta, IndexState, TableMeta, PRIMARY};
 use crate::rowcodec::{decode_row, encode_row};
 use crate::schema::Value;
+use crate::shared::{CatalogInner, TableShared, WriteState};
 use crate::stats::{Counters, TableStats};
 
 /// Conflict history is pruned once it holds this many keys.
 const RECENT_PRUNE_AT: usize = 1 << 16;
-
-/// One table's shared state: its current metadata and its write lock.
-pub(crate) struct TableShared {
-    meta: RwLock<Arc<TableMeta>>,
-    /// Serializes writers of this table (check + write), and DDL on it.
-    pub lock: Mutex<WriteState>,
-    pub dropped: AtomicBool,
-}
-
-/// What the write lock guards.
-#[derive(Default)]
-pub(crate) struct WriteState {
-    /// Primary key -> commit clock of its last write, for conflict detection.
-    recent: HashMap<Vec<u8>, u64>,
-    /// While an index build runs: the last write (value, or `None` for a delete) of every key
-    /// of a building index written meanwhile, replayed by the build's catch-up step.
-    pub building_touched: Option<HashMap<Vec<u8>, Option<Vec<u8>>>>,
-}
-
-impl TableShared {
-    pub(crate) fn new(meta: TableMeta) -> TableShared {
-        TableShared {
-            meta: RwLock::new(Arc::new(meta)),
-            lock: Mutex::new(WriteState::default()),
-            dropped: AtomicBool::new(false),
-        }
-    }
-    /// The current metadata.
-    pub(crate) fn meta(&self) -> Arc<TableMeta> {
-        self.meta.read().clone()
-    }
-    /// Replaces the metadata (the caller holds the write lock).
-    pub(crate) fn set_meta(&self, m: TableMeta) {
-        *self.meta.write() = Arc::new(m);
-    }
-}
 
 /// One row operation.
 #[derive(Clone, Copy, Debug)]

@@ -54,7 +54,7 @@ fn keys_stay_in_range_and_ops_run_on_every_cache() {
             let cache = built.cache();
             populate(&built, cache.as_ref(), &w);
             let r = operate(cache.as_ref(), &w, 0);
-            assert_eq!(r.hist.count, 2000);
+            assert_eq!(r.hist.count(), 2000);
             assert!(r.hits > 0, "{kind:?} {args:?}");
             // 64 KiB * 0.25 / 64 bytes = 256 pins over 2 threads.
             assert_eq!(r.pinned, 128);
@@ -80,17 +80,4 @@ fn degenerate_keys_share_their_low_hash_bits() {
     for (i, k) in keys.iter().take(100).enumerate() {
         assert_eq!(c.lookup(*k).as_deref(), Some(&(i as u64)));
     }
-}
-
-#[test]
-fn histogram_percentiles_bracket_samples() {
-    let mut h = Histogram::new();
-    for ns in 1..=1000u64 {
-        h.add(ns);
-    }
-    let p50 = h.percentile(50.0);
-    assert!((500..=640).contains(&p50), "p50 {p50}");
-    assert_eq!(h.percentile(100.0), 1000);
-    assert_eq!(Histogram::bucket(7), 11);
-    assert!(Histogram::bound(Histogram::bucket(1234)) >= 1234);
 }

@@ -17,16 +17,17 @@ use std::sync::atomic::{AtomicBool, AtomicUsize};
 mod engines;
 mod flags;
 mod header;
-mod histogram;
+pub(crate) mod histogram;
 mod keygen;
 mod report;
 mod runner;
+mod thread_state;
 mod workloads;
 
 use engines::Engine;
 use flags::Flags;
 use report::ReportConfig;
-use runner::{Params, RateLimiter, Shared};
+use thread_state::{Params, RateLimiter, Shared};
 use workloads::Method;
 
 /// Runs db_bench with `args` (the arguments after `db_bench`); returns the exit code.

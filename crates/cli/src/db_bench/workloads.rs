@@ -8,7 +8,7 @@ use std::sync::atomic::Ordering;
 use super::engines::{EResult, Ops};
 use super::keygen::{key_from_int, random_key, KeyGen, ValueSource, WriteMode};
 use super::report::OpType;
-use super::runner::{Duration, RateLimiter, Shared, ThreadState};
+use super::thread_state::{Duration, RateLimiter, Shared, ThreadState};
 
 /// Which body a benchmark runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

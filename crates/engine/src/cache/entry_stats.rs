@@ -8,6 +8,7 @@
 use std::fmt::Write as _;
 
 use super::Cache;
+use crate::human::human_bytes;
 use crate::sst::{Block, BlockRole};
 
 /// Count and bytes of one role's entries.
@@ -95,22 +96,6 @@ impl BlockCacheStats {
     }
 }
 
-/// RocksDB's `BytesToHumanString`: `0.09 KB`, `8.00 MB`, ...
-fn human_bytes(b: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KB", "MB", "GB", "TB"];
-    let mut v = b as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u + 1 < UNITS.len() {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{b} B")
-    } else {
-        format!("{v:.2} {}", UNITS[u])
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
@@ -143,8 +128,8 @@ mod tests {
         assert_eq!(s.pinned_usage(), 30);
         assert_eq!(cache.pinned_usage(), 30);
         let text = s.render();
-        assert!(text.contains("DataBlock(2,150 B,"), "{text}");
-        assert!(text.contains("IndexBlock(1,30 B,"), "{text}");
+        assert!(text.contains("DataBlock(2,0.15 KB,"), "{text}");
+        assert!(text.contains("IndexBlock(1,0.03 KB,"), "{text}");
         assert!(!text.contains("Misc"), "{text}");
         drop(pinned);
         assert_eq!(cache.pinned_usage(), 0);
@@ -154,7 +139,5 @@ mod tests {
     fn per_role_counts_bytes_and_pinned_both_caches() {
         check(&LruCache::new(1 << 20, 2, false));
         check(&HyperClockCache::new(1 << 20, 64, 2, false));
-        assert_eq!(human_bytes(8 << 20), "8.00 MB");
-        assert_eq!(human_bytes(92), "92 B");
     }
 }

@@ -4,7 +4,7 @@
 //! (`max_open_files > 0`) they are kept in an [`LruCache`] with charge 1 per reader (one shard,
 //! so the bound is exact); the only lock is the LRU's shard mutex, never held across IO.
 //! Unbounded (`max_open_files = -1`, the default) a reader is kept in its file's
-//! [`ReaderSlot`] (in the [`FileMetaData`] every Version shares), as RocksDB keeps it in the
+//! [`ReaderSlot`](crate::version::ReaderSlot) (in the [`FileMetaData`] every Version shares), as RocksDB keeps it in the
 //! file descriptor: a read reaches it with one atomic load and no reference count, and it is
 //! closed when the last Version holding the file is dropped. [`TableCache::preload`] opens every
 //! file of a Version (RocksDB's `LoadTableHandlers` at DB open). Called by the read path and
@@ -18,7 +18,7 @@
 
 use std::ops::Deref;
 use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use crate::error::Result;
 use crate::filename;
@@ -29,35 +29,9 @@ use crate::version::{FileMetaData, Version};
 
 use super::{Cache, LruCache, Priority};
 
-/// The open reader of one live file when the table cache is unbounded (see the module doc).
-/// Clones share the reader; equality ignores it (it is not part of the file's identity).
-#[derive(Default, Clone)]
-pub struct ReaderSlot(OnceLock<Arc<TableReader>>);
-
-impl ReaderSlot {
-    /// The reader, if the file has been opened.
-    pub fn get(&self) -> Option<&Arc<TableReader>> {
-        self.0.get()
-    }
-}
-
-impl std::fmt::Debug for ReaderSlot {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(if self.0.get().is_some() { "open" } else { "closed" })
-    }
-}
-
-impl PartialEq for ReaderSlot {
-    fn eq(&self, _: &Self) -> bool {
-        true
-    }
-}
-
-impl Eq for ReaderSlot {}
-
 /// A reader borrowed from its file's slot, or shared out of the LRU.
 pub enum TableRef<'a> {
-    /// Kept in the file's [`ReaderSlot`]: no reference count taken.
+    /// Kept in the file's [`ReaderSlot`](crate::version::ReaderSlot): no reference count taken.
     Slot(&'a Arc<TableReader>),
     /// From the bounded LRU.
     Shared(Arc<TableReader>),
@@ -134,12 +108,12 @@ impl TableCache {
         if !self.unbounded {
             return self.get_at(f.number, level).map(TableRef::Shared);
         }
-        if let Some(r) = f.reader.0.get() {
+        if let Some(r) = f.reader.get() {
             return Ok(TableRef::Slot(r));
         }
         let opened = Arc::new(self.open(f.number, level)?);
         // A racing first read may have set it meanwhile: then theirs is kept, ours dropped.
-        Ok(TableRef::Slot(f.reader.0.get_or_init(|| opened)))
+        Ok(TableRef::Slot(f.reader.get_or_init(|| opened)))
     }
 
     /// Opens the reader of every file of `v` that is not open yet (unbounded cache only;

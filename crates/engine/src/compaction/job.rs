@@ -19,7 +19,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use super::Compaction;
-use crate::db::flush::{file_meta, table_options};
 use crate::error::{Error, Result};
 use crate::filename::{table_name, table_path};
 use crate::fs::rate_limiter::{IoPriority, RateLimitedFile, RateLimiter};
@@ -92,7 +91,7 @@ impl Writer<'_, '_> {
             self.ctx.rate_limiter,
             IoPriority::Low,
         );
-        let topts = table_options(self.ctx.opts, self.c.output_level, self.c.bottommost);
+        let topts = self.ctx.opts.table_builder_options(self.c.output_level, self.c.bottommost);
         self.cur = Some(Output {
             builder: TableBuilder::new(topts, file, table_name(number)),
             number,
@@ -129,7 +128,7 @@ impl Writer<'_, '_> {
         }
         let props = o.builder.finish()?;
         self.out.bytes_written += props.file_size;
-        self.out.files.push(file_meta(o.number, &props, &mine));
+        self.out.files.push(FileMetaData::from_table(o.number, &props, &mine));
         Ok(())
     }
 }

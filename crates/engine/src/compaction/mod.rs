@@ -1,4 +1,4 @@
-//! Compaction: which files to merge ([`picker`]), the merge itself ([`job`]) and the split of
+//! Compaction: which files to merge ([`picker`]: [`leveled`], [`universal`]), the merge itself ([`job`]) and the split of
 //! one merge into key ranges run in parallel ([`subcompaction`]).
 //!
 //! Leveled compaction with RocksDB's semantics: dynamic level bytes, L0→base when L0 reaches
@@ -9,12 +9,22 @@
 
 use std::sync::Arc;
 
+use crate::options::{CompactionStyle, Options};
 use crate::version::FileMetaData;
 
 pub mod job;
+pub mod leveled;
 pub mod picker;
 pub mod subcompaction;
 pub mod universal;
+
+/// The picker of `opts.compaction_style`.
+pub fn picker_for(opts: &Options) -> &'static dyn picker::CompactionPicker {
+    match opts.compaction_style {
+        CompactionStyle::Level => &leveled::LeveledPicker,
+        CompactionStyle::Universal => &universal::UniversalPicker,
+    }
+}
 
 /// A chosen compaction: `inputs[0]` from `level`, `inputs[1]` from `output_level`, and (universal
 /// compaction only) whole sorted runs of the levels in between in `middle`.

@@ -18,7 +18,7 @@
 
 use std::sync::Arc;
 
-use super::picker::{is_bottommost, key_range};
+use super::picker::{is_bottommost, key_range, CompactionPicker, JobsView};
 use super::Compaction;
 use crate::options::Options;
 use crate::version::{FileMetaData, Version};
@@ -55,6 +55,33 @@ fn sorted_runs(v: &Version, busy: &dyn Fn(&FileMetaData) -> bool) -> Vec<Run> {
 /// Number of sorted runs in `v` (what the L0 triggers count under universal compaction).
 pub fn num_sorted_runs(v: &Version) -> usize {
     v.level_files(0).len() + (1..v.num_levels()).filter(|&l| !v.level_files(l).is_empty()).count()
+}
+
+/// The universal (size-tiered) picker (see the module documentation).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct UniversalPicker;
+
+impl CompactionPicker for UniversalPicker {
+    fn pick(&self, v: &Version, opts: &Options, jobs: &JobsView<'_>) -> Option<Compaction> {
+        pick(opts, v, &|f| jobs.is_busy(f))
+    }
+
+    /// L0 only: sorted runs over the trigger.
+    fn scores(&self, v: &Version, opts: &Options) -> Vec<f64> {
+        let mut s = vec![0.0; v.num_levels().saturating_sub(1).max(1)];
+        s[0] = num_sorted_runs(v) as f64 / opts.level0_file_num_compaction_trigger as f64;
+        s
+    }
+
+    /// Not estimated (RocksDB's universal compaction does not either).
+    fn pending_compaction_bytes(&self, _v: &Version, _opts: &Options) -> u64 {
+        0
+    }
+
+    /// Sorted runs, as RocksDB counts them against the L0 triggers.
+    fn l0_trigger_count(&self, v: &Version) -> usize {
+        num_sorted_runs(v)
+    }
 }
 
 /// The next universal compaction, if any.

@@ -9,7 +9,8 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use super::core::DbInner;
-use crate::compaction::picker;
+use super::jobs::CompactionGuard;
+use crate::compaction::{picker_for, Compaction};
 use crate::filename::{parse_file_name, FileType};
 
 /// How many compactions may run at once: the background jobs minus those kept for flushes
@@ -23,9 +24,9 @@ impl DbInner {
     /// The loop of one background thread; returns at shutdown.
     pub(crate) fn background_loop(self: &Arc<Self>) {
         loop {
-            enum Job {
+            enum Job<'a> {
                 Flush,
-                Compact(Box<crate::compaction::Compaction>),
+                Compact(Box<Compaction>, CompactionGuard<'a>),
             }
             let job = {
                 let mut st = self.state.lock();
@@ -34,20 +35,21 @@ impl DbInner {
                         return;
                     }
                     if st.bg_error.is_none() {
-                        if !st.flush_running && !st.imms.is_empty() {
+                        if !st.jobs.flush_running() && !st.imms.is_empty() {
                             break Job::Flush;
                         }
                         if !self.opts.disable_auto_compactions
-                            && !st.manual_compaction
+                            && !st.jobs.manual_running()
                             && !st.compactions_paused
-                            && st.compactions_running < max_compactions(&self.opts)
+                            && st.jobs.compactions_running() < max_compactions(&self.opts)
                         {
-                            if let Some(c) = picker::pick(&self.opts, &mut st) {
-                                st.compactions_running += 1;
-                                for f in c.input_files() {
-                                    st.compacting.insert(f.number);
+                            let picker = picker_for(&self.opts);
+                            if let Some(c) = picker.pick(&st.current, &self.opts, &st.jobs.view()) {
+                                if let Some((level, key)) = picker.cursor_after(&c) {
+                                    st.jobs.set_cursor(level, key);
                                 }
-                                break Job::Compact(Box::new(c));
+                                let guard = self.begin_compaction(&mut st, &c);
+                                break Job::Compact(Box::new(c), guard);
                             }
                         }
                     }
@@ -58,16 +60,9 @@ impl DbInner {
                 Job::Flush => {
                     let _ = self.flush_one();
                 }
-                Job::Compact(c) => {
+                Job::Compact(c, guard) => {
                     let _ = self.run_compaction(&c);
-                    let mut st = self.state.lock();
-                    st.compactions_running -= 1;
-                    for f in c.input_files() {
-                        st.compacting.remove(&f.number);
-                    }
-                    drop(st);
-                    self.done_cv.notify_all();
-                    self.bg_cv.notify_all();
+                    drop(guard);
                 }
             }
         }
@@ -85,7 +80,7 @@ impl DbInner {
             let vs = self.versions.lock();
             let st = self.state.lock();
             let mut live: HashSet<u64> = vs.live_files();
-            live.extend(st.pending_outputs.iter().copied());
+            live.extend(st.jobs.pending_outputs());
             let min_log = st.imms.front().map_or(st.mem_log_number, |i| i.log_number);
             (live, vs.manifest_file_number(), min_log.min(vs.log_number()))
         };

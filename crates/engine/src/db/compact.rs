@@ -13,7 +13,7 @@ use super::stats::LevelSnap;
 use parking_lot::Mutex;
 
 use crate::compaction::job::{self, JobContext, JobOutput};
-use crate::compaction::{picker, subcompaction, Compaction};
+use crate::compaction::{leveled, subcompaction, Compaction};
 use crate::error::{Error, Result};
 use crate::filename::table_path;
 use crate::iter::level::LevelIterator;
@@ -170,9 +170,9 @@ impl DbInner {
             let input: Box<dyn InternalIterator> =
                 if whole { input } else { Box::new(subcompaction::Bounded::new(input, lo, hi)) };
             let mut new_number = || {
-                let n = self.versions.lock().new_file_number();
-                self.state.lock().pending_outputs.insert(n);
-                allocated.lock().push(n);
+                let output = self.reserve_output();
+                let n = output.number();
+                allocated.lock().push(output);
                 n
             };
             let mut ctx = JobContext {
@@ -232,10 +232,8 @@ impl DbInner {
                 let _ = self.fs.remove_file(&table_path(&self.path, f.number));
             }
         }
-        let mut st = self.state.lock();
-        for n in allocated.lock().iter() {
-            st.pending_outputs.remove(n);
-        }
+        // Installed or removed: the outputs need no protection from deletion any more.
+        drop(allocated);
         result.map(|()| (out.bytes_written, out.keys_in, out.keys_dropped))
     }
 
@@ -263,22 +261,8 @@ impl DbInner {
 
     /// Manual compaction of `[begin, end]` down to the last non-empty level (at least L1).
     pub(crate) fn compact_range(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
-        // Take the manual-compaction slot and wait for running compactions to finish.
-        {
-            let mut st = self.state.lock();
-            while st.manual_compaction || st.compactions_running > 0 {
-                DbInner::check_bg_error(&st)?;
-                self.done_cv.wait(&mut st);
-            }
-            st.manual_compaction = true;
-        }
-        let result = self.compact_range_locked(begin, end);
-        let mut st = self.state.lock();
-        st.manual_compaction = false;
-        drop(st);
-        self.bg_cv.notify_all();
-        self.done_cv.notify_all();
-        result
+        let _manual = self.begin_manual()?;
+        self.compact_range_locked(begin, end)
     }
 
     fn compact_range_locked(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
@@ -318,8 +302,15 @@ impl DbInner {
             // Skip empty levels: the output is the next non-empty level, or the target.
             let output =
                 (level + 1..target).find(|&l| !v.level_files(l).is_empty()).unwrap_or(target);
-            let c =
-                picker::build(&self.opts, &v, level, output, files, &|_| false, "ManualCompaction");
+            let c = leveled::build(
+                &self.opts,
+                &v,
+                level,
+                output,
+                files,
+                &|_| false,
+                "ManualCompaction",
+            );
             // Drop our reference to the version now, so its files become obsolete when the
             // compaction installs.
             drop(v);
@@ -330,19 +321,13 @@ impl DbInner {
             level = output;
             // A manual compaction rewrites even a lone file, so tombstones get dropped.
             c.trivial_move = false;
-            {
+            let running = {
                 let mut st = self.state.lock();
                 DbInner::check_bg_error(&st)?;
-                for f in c.input_files() {
-                    st.compacting.insert(f.number);
-                }
-            }
+                self.begin_compaction(&mut st, &c)
+            };
             let r = self.run_compaction(&c);
-            let mut st = self.state.lock();
-            for f in c.input_files() {
-                st.compacting.remove(&f.number);
-            }
-            drop(st);
+            drop(running);
             drop(c);
             r?;
             self.delete_obsolete_files();

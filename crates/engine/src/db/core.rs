@@ -1,7 +1,7 @@
 //! The shared state behind a [`crate::Db`] handle.
 //!
 //! Locks, in the order they may be taken (never the reverse):
-//! 1. the write queue (`write::WriteQueue`), held only to join, lead or leave a group;
+//! 1. the write queue (`write_queue::WriteQueue`), held only to join, lead or leave a group;
 //! 2. `wal`: the open WAL writer, used only by the write-group leader;
 //! 3. `versions`: the VersionSet; held across MANIFEST writes (one background job at a time);
 //! 4. `state`: memtables, job flags, the current version; never held across IO.
@@ -9,7 +9,7 @@
 //! Readers take none of them: they load the current [`SuperVersion`] from `super_version`
 //! (an `ArcSwap`) and the published sequence number from `last_sequence`.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -18,11 +18,13 @@ use arc_swap::ArcSwap;
 use parking_lot::{Condvar, Mutex};
 
 use super::info_log::InfoLog;
+use super::jobs::{CompactionGuard, FlushGuard, JobHost, Jobs, ManualGuard, OutputGuard};
 use super::snapshot::SnapshotList;
 use super::stats::DbStats;
-use super::write::WriteQueue;
 use super::write_controller::WriteController;
+use super::write_queue::WriteQueue;
 use crate::cache::TableCache;
+use crate::compaction::Compaction;
 use crate::error::{Error, Result};
 use crate::fs::{FileLock, Fs};
 use crate::iter::range_del::FragmentedTombstones;
@@ -56,18 +58,11 @@ pub(crate) struct DbState {
     /// Oldest first.
     pub imms: VecDeque<Imm>,
     pub current: Arc<Version>,
-    pub flush_running: bool,
-    pub compactions_running: usize,
-    pub manual_compaction: bool,
-    /// Files that are inputs of a running compaction.
-    pub compacting: HashSet<u64>,
-    /// File numbers being written by running jobs (not yet in a version).
-    pub pending_outputs: HashSet<u64>,
+    /// Running jobs (flush, compactions, manual slot, pending outputs): `jobs.rs`.
+    pub jobs: Jobs,
     /// Set when a background job fails; writes are refused until resumed.
     pub bg_error: Option<Error>,
     pub shutting_down: bool,
-    /// Round-robin compaction cursor per level (largest user key last compacted).
-    pub compact_cursor: Vec<Vec<u8>>,
     /// Test hook: no new automatic compaction starts while set (flushes still run).
     pub compactions_paused: bool,
 }
@@ -123,7 +118,9 @@ impl DbInner {
             imms,
             version: st.current.clone(),
         }));
-        self.write_controller.recalculate(&self.opts, st, &self.stats);
+        let v = &st.current;
+        let l0_compacting = v.level_files(0).iter().any(|f| st.jobs.is_compacting(f.number));
+        self.write_controller.recalculate(&self.opts, v, st.imms.len(), l0_compacting, &self.stats);
     }
 
     /// `NotSupported` on a read-only handle (RocksDB's message), for every call that writes.
@@ -153,6 +150,51 @@ impl DbInner {
             st.bg_error = Some(e);
         }
         self.done_cv.notify_all();
+    }
+}
+
+impl JobHost for DbInner {
+    fn with_jobs(&self, f: &mut dyn FnMut(&mut Jobs)) {
+        f(&mut self.state.lock().jobs);
+    }
+
+    fn job_ended(&self) {
+        self.done_cv.notify_all();
+        self.bg_cv.notify_all();
+    }
+}
+
+/// Job guards (`jobs.rs`) for this database.
+impl DbInner {
+    /// Takes the flush mark, unless a flush runs already.
+    pub fn begin_flush(&self, st: &mut DbState) -> Option<FlushGuard<'_>> {
+        st.jobs.begin_flush(self)
+    }
+
+    /// Registers `c` as running: counts it and marks its inputs busy.
+    pub fn begin_compaction(&self, st: &mut DbState, c: &Compaction) -> CompactionGuard<'_> {
+        st.jobs.begin_compaction(self, c)
+    }
+
+    /// Takes the manual-compaction slot, waiting until no compaction (manual or automatic)
+    /// runs; no automatic compaction starts while it is held. Fails with the background error
+    /// if one is set while waiting. The one wait loop of `compact_range` and ingestion.
+    pub fn begin_manual(&self) -> Result<ManualGuard<'_>> {
+        let mut st = self.state.lock();
+        loop {
+            if let Some(g) = st.jobs.try_begin_manual(self) {
+                return Ok(g);
+            }
+            DbInner::check_bg_error(&st)?;
+            self.done_cv.wait(&mut st);
+        }
+    }
+
+    /// A new file number, registered as a pending output (kept from obsolete-file deletion)
+    /// until the guard is dropped. Takes `versions`, then `state`, one after the other.
+    pub fn reserve_output(&self) -> OutputGuard<'_> {
+        let number = self.versions.lock().new_file_number();
+        self.state.lock().jobs.add_output(self, number)
     }
 }
 

@@ -13,59 +13,10 @@ use crate::error::{Error, Result};
 use crate::filename::table_path;
 use crate::fs::rate_limiter::{IoPriority, RateLimitedFile};
 use crate::iter::range_del::{FragmentedTombstones, RangeTombstone};
-use crate::key::{compare_internal, parse_internal_key, InternalKey, ValueKind, MAX_SEQUENCE};
+use crate::key::{parse_internal_key, MAX_SEQUENCE};
 use crate::memtable::MemTable;
-use crate::options::Options;
-use crate::sst::{TableBuilder, TableBuilderOptions};
+use crate::sst::TableBuilder;
 use crate::version::{FileMetaData, VersionEdit};
-
-/// Builder options for a table written to `level`.
-pub(crate) fn table_options(opts: &Options, level: usize, bottommost: bool) -> TableBuilderOptions {
-    TableBuilderOptions {
-        block_size: opts.block_size,
-        block_restart_interval: opts.block_restart_interval,
-        bloom_bits_per_key: opts.bloom_bits_per_key,
-        compression: opts.compression_for_level(level, bottommost),
-    }
-}
-
-/// File metadata for a finished table holding `tombstones` besides its point entries.
-pub(crate) fn file_meta(
-    number: u64,
-    props: &crate::sst::TableProperties,
-    tombstones: &[RangeTombstone],
-) -> FileMetaData {
-    let mut smallest: Option<InternalKey> = None;
-    let mut largest: Option<InternalKey> = None;
-    let mut consider = |k: InternalKey| {
-        if smallest.as_ref().is_none_or(|s| compare_internal(k.encoded(), s.encoded()).is_lt()) {
-            smallest = Some(k.clone());
-        }
-        if largest.as_ref().is_none_or(|l| compare_internal(k.encoded(), l.encoded()).is_gt()) {
-            largest = Some(k);
-        }
-    };
-    if !props.smallest_point_key.is_empty() {
-        consider(InternalKey(props.smallest_point_key.clone()));
-        consider(InternalKey(props.largest_point_key.clone()));
-    }
-    for t in tombstones {
-        consider(InternalKey::new(&t.start, t.seq, ValueKind::RangeDelete));
-        // The end is exclusive: a sentinel that sorts before every real entry of `end`.
-        consider(InternalKey::new(&t.end, MAX_SEQUENCE, ValueKind::RangeDelete));
-    }
-    FileMetaData {
-        number,
-        file_size: props.file_size,
-        smallest: smallest.unwrap_or_default(),
-        largest: largest.unwrap_or_default(),
-        smallest_seq: props.smallest_seq,
-        largest_seq: props.largest_seq,
-        num_entries: props.num_entries,
-        num_deletions: props.num_deletions + props.num_range_deletions,
-        reader: Default::default(),
-    }
-}
 
 impl DbInner {
     /// Writes `mem` to SST `number` at L0; `None` if the memtable holds nothing.
@@ -93,7 +44,7 @@ impl DbInner {
         );
         let bottommost = self.opts.num_levels == 1;
         let mut b = TableBuilder::new(
-            table_options(&self.opts, 0, bottommost),
+            self.opts.table_builder_options(0, bottommost),
             file,
             crate::filename::table_name(number),
         );
@@ -143,46 +94,55 @@ impl DbInner {
             return Ok(None);
         }
         let props = b.finish()?;
-        Ok(Some(file_meta(number, &props, &live)))
+        Ok(Some(FileMetaData::from_table(number, &props, &live)))
+    }
+
+    /// Waits until every immutable memtable is flushed (`Db::flush`, ingestion). Fails with the
+    /// background error, or `Busy` when the database is closing.
+    pub(crate) fn wait_for_flushes(&self) -> Result<()> {
+        let mut st = self.state.lock();
+        while !st.imms.is_empty() {
+            DbInner::check_bg_error(&st)?;
+            if st.shutting_down {
+                return Err(Error::Busy("the database is closing".into()));
+            }
+            self.bg_cv.notify_all();
+            self.done_cv.wait_for(&mut st, std::time::Duration::from_millis(50));
+        }
+        Ok(())
     }
 
     /// Flushes the oldest immutable memtable. Returns false if there was nothing to flush.
     pub(crate) fn flush_one(&self) -> Result<bool> {
-        let (mem, number) = {
+        let (mem, flushing) = {
             let mut st = self.state.lock();
-            if st.flush_running || st.imms.is_empty() {
-                return Ok(false);
-            }
-            st.flush_running = true;
-            let Some(imm) = st.imms.front() else { return Ok(false) };
-            let mem = imm.mem.clone();
+            let Some(mem) = st.imms.front().map(|imm| imm.mem.clone()) else { return Ok(false) };
+            let Some(flushing) = self.begin_flush(&mut st) else { return Ok(false) };
             drop(st);
-            let number = self.versions.lock().new_file_number();
-            self.state.lock().pending_outputs.insert(number);
-            (mem, number)
+            (mem, flushing)
         };
+        let output = self.reserve_output();
+        let number = output.number();
         let start = Instant::now();
         let result = self.flush_memtable(&mem, number);
-        let mut st = self.state.lock();
-        st.flush_running = false;
-        st.pending_outputs.remove(&number);
         match result {
             Ok(bytes) => {
                 self.stats.record_flush(bytes, start.elapsed().as_micros() as u64);
-                drop(st);
+                // The file is in the version: it needs no protection from deletion any more.
+                drop(output);
+                drop(flushing);
                 self.info_log.log(&format!(
                     "[flush] memtable flushed to {} ({bytes} bytes) in {} ms",
                     crate::filename::table_name(number),
                     start.elapsed().as_millis()
                 ));
                 self.delete_obsolete_files();
-                self.done_cv.notify_all();
-                self.bg_cv.notify_all();
                 Ok(true)
             }
             Err(e) => {
                 let _ = self.fs.remove_file(&table_path(&self.path, number));
-                self.set_bg_error(&mut st, e.duplicate());
+                // The error before the flush mark goes: no thread retries the flush meanwhile.
+                self.set_bg_error(&mut self.state.lock(), e.duplicate());
                 Err(e)
             }
         }

@@ -25,11 +25,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::core::DbInner;
+use super::jobs::OutputGuard;
 use crate::error::{Error, Result};
 use crate::filename::{table_name, table_path};
 use crate::key::{make_internal_key, parse_internal_key, user_key, MAX_SEQUENCE};
 use crate::sst::{TableBuilder, TableProperties, TableReader};
-use crate::version::VersionEdit;
+use crate::version::{FileMetaData, VersionEdit};
 
 /// Options of [`crate::Db::ingest_external_file`] (RocksDB's `IngestExternalFileOptions`).
 #[derive(Clone, Debug)]
@@ -115,11 +116,12 @@ impl DbInner {
         }
         // Into the DB directory. Numbers are registered as pending outputs first, so obsolete-
         // file deletion leaves them alone until they are in a version (or removed here).
+        let mut outputs = Vec::with_capacity(files.len());
         for f in &mut files {
-            let n = self.versions.lock().new_file_number();
-            self.state.lock().pending_outputs.insert(n);
-            f.copied = n;
-            f.number = n;
+            let output = self.reserve_output();
+            f.copied = output.number();
+            f.number = output.number();
+            outputs.push(output);
         }
         let mut placed = 0;
         let mut r = files.iter().try_for_each(|f| {
@@ -136,14 +138,9 @@ impl DbInner {
             r = self.fs.sync_dir(&self.path);
         }
         if r.is_ok() {
-            r = self.with_write_lock(|| self.ingest_locked(&mut files, opts));
+            r = self.with_write_lock(|| self.ingest_locked(&mut files, opts, &mut outputs));
         }
-        let mut st = self.state.lock();
-        for f in &files {
-            st.pending_outputs.remove(&f.copied);
-            st.pending_outputs.remove(&f.number);
-        }
-        drop(st);
+        drop(outputs);
         for (i, f) in files.iter().enumerate() {
             let copied = table_path(&self.path, f.copied);
             if r.is_err() && f.number != f.copied {
@@ -211,20 +208,6 @@ impl DbInner {
         false
     }
 
-    /// Waits until every immutable memtable is flushed.
-    fn wait_for_flushes(&self) -> Result<()> {
-        let mut st = self.state.lock();
-        while !st.imms.is_empty() {
-            DbInner::check_bg_error(&st)?;
-            if st.shutting_down {
-                return Err(Error::Busy("the database is closing".into()));
-            }
-            self.bg_cv.notify_all();
-            self.done_cv.wait_for(&mut st, std::time::Duration::from_millis(50));
-        }
-        Ok(())
-    }
-
     fn copy_file(&self, src: &Path, dst: &Path) -> Result<()> {
         let mut input = self.fs.open_sequential(src)?;
         let mut out = self.fs.create(dst)?;
@@ -240,24 +223,26 @@ impl DbInner {
     }
 
     /// Step 4 of the module docs; runs holding the write queue.
-    fn ingest_locked(&self, files: &mut [Ingested], opts: &IngestOptions) -> Result<()> {
+    fn ingest_locked<'a>(
+        &'a self,
+        files: &mut [Ingested],
+        opts: &IngestOptions,
+        outputs: &mut Vec<OutputGuard<'a>>,
+    ) -> Result<()> {
+        let _manual = self.begin_manual()?;
         {
-            let mut st = self.state.lock();
-            while st.manual_compaction || st.compactions_running > 0 {
-                DbInner::check_bg_error(&st)?;
-                self.done_cv.wait(&mut st);
-            }
+            let st = self.state.lock();
             DbInner::check_bg_error(&st)?;
-            st.manual_compaction = true;
         }
-        let r = self.place_and_install(files, opts);
-        self.state.lock().manual_compaction = false;
-        self.bg_cv.notify_all();
-        self.done_cv.notify_all();
-        r
+        self.place_and_install(files, opts, outputs)
     }
 
-    fn place_and_install(&self, files: &mut [Ingested], opts: &IngestOptions) -> Result<()> {
+    fn place_and_install<'a>(
+        &'a self,
+        files: &mut [Ingested],
+        opts: &IngestOptions,
+        outputs: &mut Vec<OutputGuard<'a>>,
+    ) -> Result<()> {
         if !opts.ingest_behind && self.memtables_overlap(files) {
             // Written since the first check: we hold the write queue, so this flush is the last.
             if !opts.allow_blocking_flush {
@@ -308,12 +293,13 @@ impl DbInner {
         let mut edit = VersionEdit::default();
         for (f, &(level, needs_seq)) in files.iter_mut().zip(&placement) {
             if let (true, Some(s)) = (needs_seq, seq) {
-                let n = self.versions.lock().new_file_number();
-                self.state.lock().pending_outputs.insert(n);
+                let output = self.reserve_output();
+                let n = output.number();
+                outputs.push(output);
                 f.number = n;
                 f.props = self.rewrite_with_seq(f.copied, n, s, level)?;
             }
-            edit.new_files.push((level, super::flush::file_meta(f.number, &f.props, &[])));
+            edit.new_files.push((level, FileMetaData::from_table(f.number, &f.props, &[])));
         }
         if seq.is_some() {
             self.fs.sync_dir(&self.path)?;
@@ -347,7 +333,7 @@ impl DbInner {
             Arc::new(TableReader::open(self.fs.open_random(&src)?, from, table_name(from), None)?);
         let bottommost = level + 1 == self.opts.num_levels;
         let mut b = TableBuilder::new(
-            super::flush::table_options(&self.opts, level, bottommost),
+            self.opts.table_builder_options(level, bottommost),
             self.fs.create(&table_path(&self.path, to))?,
             table_name(to),
         );

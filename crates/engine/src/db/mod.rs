@@ -13,16 +13,15 @@
 //! the last handle) stops and joins them and flushes the WAL; `close` reports a failure of that
 //! flush, `Drop` can only log it.
 
-use std::ops::Range;
 use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use crate::batch::WriteBatch;
 use crate::error::{Error, Result};
-use crate::iter::db_iter::DbIterator;
-use crate::options::{Options, ReadOptions, WriteOptions};
+use crate::options::Options;
 
+mod api_read;
+mod api_write;
 mod background;
 mod compact;
 pub(crate) mod core;
@@ -30,10 +29,13 @@ mod destroy;
 pub(crate) mod flush;
 mod info_log;
 mod ingest;
+mod iter;
+mod jobs;
 mod open;
 mod open_checks;
 mod open_commit;
 mod options_file;
+mod pinned;
 mod properties;
 mod read;
 mod replay;
@@ -41,9 +43,12 @@ mod snapshot;
 mod stats;
 mod write;
 mod write_controller;
+mod write_queue;
 
 pub use destroy::destroy_db;
 pub use ingest::IngestOptions;
+pub use iter::{Iter, KeyValue, RangeIter, RawIter};
+pub use pinned::PinnedSlice;
 pub use replay::{RecoveryReport, WalLoss, WalLossKind};
 pub use snapshot::Snapshot;
 
@@ -151,6 +156,16 @@ impl Db {
     /// [`Error::InvalidArgument`] naming the option if an option is out of range, the path if
     /// it is not a directory or holds another engine's (RocksDB's) database. A failed open
     /// leaves the directory as it found it (see `docs/design/recovery.md`).
+    ///
+    /// ```
+    /// use talus::{Db, Error, Options};
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let opts = Options { create_if_missing: true, ..Default::default() };
+    /// let db = Db::open(dir.path(), opts.clone()).unwrap();
+    /// // One handle per directory: a second open is refused while the first lives.
+    /// assert!(matches!(Db::open(dir.path(), opts), Err(Error::Locked(_))));
+    /// # drop(db);
+    /// ```
     pub fn open(path: impl AsRef<Path>, options: Options) -> Result<Db> {
         let jobs = options.max_background_jobs;
         let inner = open::open(path.as_ref(), options, open::Access::ReadWrite)?;
@@ -199,6 +214,13 @@ impl Db {
     /// What WAL recovery dropped when this handle was opened (empty if nothing): which WALs,
     /// where, how many bytes, write batches and operations, and under which name a damaged WAL
     /// was kept. The same text is the property `talus.recovery-report` and went to the LOG.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = talus::Db::open(dir.path(), talus::Options { create_if_missing: true, ..Default::default() }).unwrap();
+    /// // A clean open drops nothing.
+    /// assert!(db.recovery_report().wals.is_empty());
+    /// ```
     pub fn recovery_report(&self) -> RecoveryReport {
         self.inner().recovery_report.lock().clone()
     }
@@ -207,92 +229,16 @@ impl Db {
         &self.handle.inner
     }
 
-    /// Sets `key` to `value`.
-    pub fn put(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
-        let mut b = WriteBatch::new();
-        b.put(key, value);
-        self.write(b, &WriteOptions::default())
-    }
-
-    /// Deletes `key`.
-    pub fn delete(&self, key: impl AsRef<[u8]>) -> Result<()> {
-        let mut b = WriteBatch::new();
-        b.delete(key);
-        self.write(b, &WriteOptions::default())
-    }
-
-    /// Deletes every key in `range` (`begin..end`, end exclusive).
-    pub fn delete_range<K: AsRef<[u8]>>(&self, range: Range<K>) -> Result<()> {
-        let mut b = WriteBatch::new();
-        b.delete_range(range.start, range.end);
-        self.write(b, &WriteOptions::default())
-    }
-
-    /// Applies a batch atomically. With `sync`, the WAL is fsynced before this returns.
-    pub fn write(&self, batch: WriteBatch, opts: &WriteOptions) -> Result<()> {
-        self.inner().write(batch, opts)
-    }
-
-    /// The value of `key`, if any.
-    pub fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
-        self.get_opt(key, &ReadOptions::default())
-    }
-
-    /// The value of `key` under `opts` (snapshot, cache policy).
-    pub fn get_opt(&self, key: impl AsRef<[u8]>, opts: &ReadOptions) -> Result<Option<Vec<u8>>> {
-        let inner = self.inner();
-        // The SuperVersion first, then the sequence number (RocksDB's order): every entry in the
-        // SuperVersion's memtables and files was published before it was installed, so `seq`
-        // reads the newest of them, and a version a flush or compaction dropped (shadowed by a
-        // newer one in the same snapshot stripe) is never needed. Writes that land in a newer
-        // memtable after the load are not seen: the read sees the prefix up to the switch.
-        let sv = inner.super_version.load();
-        let seq = inner.read_sequence(opts);
-        inner.get_in(&sv, key.as_ref(), seq, opts.fill_cache)
-    }
-
-    /// The values of several keys, read from one consistent view (one sequence number), in
-    /// the order of `keys`. Batched: the keys are sorted, and each table file gets the keys in
-    /// its range at once (one filter fetch, the needed data blocks read together).
-    pub fn multi_get<K: AsRef<[u8]>>(
-        &self,
-        keys: &[K],
-        opts: &ReadOptions,
-    ) -> Vec<Result<Option<Vec<u8>>>> {
-        let inner = self.inner();
-        // SuperVersion, then sequence: see `get_opt`.
-        let sv = inner.super_version.load_full();
-        let seq = inner.read_sequence(opts);
-        inner.multi_get_in(&sv, keys, seq, opts.fill_cache)
-    }
-
-    /// A snapshot of the current state.
-    pub fn snapshot(&self) -> Snapshot {
-        let inner = self.inner();
-        inner.snapshots.register_current(|| inner.visible_sequence())
-    }
-
-    /// An owning iterator over `(key, value)` pairs within the bounds of `opts`: forward with
-    /// `next`, backward with `next_back`.
-    pub fn iter(&self, opts: &ReadOptions) -> Iter {
-        Iter { raw: self.raw_iter(opts), at: None, done: false, front_key: None, back_key: None }
-    }
-
-    /// A raw cursor (not positioned: call a `seek*` first).
-    pub fn raw_iter(&self, opts: &ReadOptions) -> RawIter {
-        let inner = self.inner().clone();
-        // The SuperVersion pins the memtables and the files the iterator reads (compaction
-        // writes new files and never changes old ones), so no snapshot needs registering: the
-        // iterator reads at the sequence number current now (read after the SuperVersion: see
-        // `get_opt`).
-        let sv = inner.super_version.load_full();
-        let seq = inner.read_sequence(opts);
-        let it = inner.new_db_iterator(&sv, opts, seq);
-        RawIter { it, _sv: sv, _snapshot: opts.snapshot.clone(), _db: inner }
-    }
-
     /// Flushes the active memtable to an SST file and waits for every immutable memtable to be
     /// flushed.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = talus::Db::open(dir.path(), talus::Options { create_if_missing: true, ..Default::default() }).unwrap();
+    /// db.put(b"k", b"v").unwrap();
+    /// db.flush().unwrap();
+    /// assert_eq!(db.property("talus.num-files-at-level0").as_deref(), Some("1"));
+    /// ```
     pub fn flush(&self) -> Result<()> {
         let inner = self.inner();
         inner.check_writable()?;
@@ -306,20 +252,20 @@ impl Db {
                 inner.with_write_lock(|| inner.switch_memtable())?;
             }
         }
-        let mut st = inner.state.lock();
-        while !st.imms.is_empty() {
-            DbInner::check_bg_error(&st)?;
-            if st.shutting_down {
-                return Err(Error::Busy("the database is closing".into()));
-            }
-            inner.bg_cv.notify_all();
-            inner.done_cv.wait_for(&mut st, std::time::Duration::from_millis(50));
-        }
-        Ok(())
+        inner.wait_for_flushes()
     }
 
     /// Flushes, then compacts every file overlapping `[begin, end]` (`None`: unbounded) down to
     /// the last non-empty level.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = talus::Db::open(dir.path(), talus::Options { create_if_missing: true, ..Default::default() }).unwrap();
+    /// db.put(b"k", b"v").unwrap();
+    /// db.compact_range(None, None).unwrap();
+    /// assert_eq!(db.property("talus.num-files-at-level0").as_deref(), Some("0"));
+    /// assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
+    /// ```
     pub fn compact_range(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
         self.inner().check_writable()?;
         self.flush()?;
@@ -331,6 +277,19 @@ impl Db {
     /// into the database, placed in the lowest level where it overlaps nothing at that level or
     /// above (else L0, with a new sequence number), and all become visible at once with one
     /// MANIFEST edit. See [`IngestOptions`] and `db/ingest.rs`.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = talus::Db::open(dir.path(), talus::Options { create_if_missing: true, ..Default::default() }).unwrap();
+    /// let outside = tempfile::tempdir().unwrap();
+    /// let path = outside.path().join("bulk.sst");
+    /// let mut w = talus::SstFileWriter::open(&path, db.options()).unwrap();
+    /// w.put(b"a", b"1").unwrap();
+    /// w.put(b"b", b"2").unwrap();
+    /// w.finish().unwrap();
+    /// db.ingest_external_file(&[&path], &talus::IngestOptions::default()).unwrap();
+    /// assert_eq!(db.get(b"b").unwrap().as_deref(), Some(&b"2"[..]));
+    /// ```
     pub fn ingest_external_file(
         &self,
         paths: &[impl AsRef<Path>],
@@ -344,157 +303,40 @@ impl Db {
 
     /// A named property: `talus.stats`, `talus.num-files-at-level<N>`,
     /// `talus.estimate-num-keys`, `talus.cur-size-all-mem-tables`, … (`rocksdb.` works too).
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = talus::Db::open(dir.path(), talus::Options { create_if_missing: true, ..Default::default() }).unwrap();
+    /// db.put(b"k", b"v").unwrap();
+    /// assert_eq!(db.property("rocksdb.estimate-num-keys").as_deref(), Some("1"));
+    /// assert!(db.property("talus.stats").unwrap().contains("Compaction Stats"));
+    /// assert_eq!(db.property("no.such.property"), None);
+    /// ```
     pub fn property(&self, name: &str) -> Option<String> {
         self.inner().property(name)
     }
 
     /// The options the database was opened with (its file system, table and compaction
     /// settings), e.g. for writing external files with [`crate::SstFileWriter`].
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = talus::Db::open(dir.path(), talus::Options { create_if_missing: true, ..Default::default() }).unwrap();
+    /// assert!(db.options().create_if_missing);
+    /// ```
     pub fn options(&self) -> &Options {
         &self.handle.inner.opts
     }
 
     /// The database directory.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = talus::Db::open(dir.path(), talus::Options { create_if_missing: true, ..Default::default() }).unwrap();
+    /// assert_eq!(db.path(), dir.path());
+    /// ```
     pub fn path(&self) -> &Path {
         &self.handle.inner.path
-    }
-}
-
-/// A cursor over the database, RocksDB-style: position with `seek*`, move with `next`/`prev`,
-/// read `key`/`value` while `valid()`, check `status()` when it turns invalid.
-pub struct RawIter {
-    it: DbIterator,
-    _sv: Arc<core::SuperVersion>,
-    _snapshot: Option<Snapshot>,
-    _db: Arc<DbInner>,
-}
-
-impl RawIter {
-    /// True if positioned at an entry.
-    pub fn valid(&self) -> bool {
-        self.it.valid()
-    }
-    /// Positions at the first key.
-    pub fn seek_to_first(&mut self) {
-        self.it.seek_to_first()
-    }
-    /// Positions at the last key.
-    pub fn seek_to_last(&mut self) {
-        self.it.seek_to_last()
-    }
-    /// Positions at the first key `>= key`.
-    pub fn seek(&mut self, key: &[u8]) {
-        self.it.seek(key)
-    }
-    /// Positions at the last key `<= key`.
-    pub fn seek_for_prev(&mut self, key: &[u8]) {
-        self.it.seek_for_prev(key)
-    }
-    /// Moves forward.
-    pub fn next(&mut self) {
-        self.it.next()
-    }
-    /// Moves backward.
-    pub fn prev(&mut self) {
-        self.it.prev()
-    }
-    /// The current key.
-    pub fn key(&self) -> &[u8] {
-        self.it.key()
-    }
-    /// The current value.
-    pub fn value(&self) -> &[u8] {
-        self.it.value()
-    }
-    /// The first error met, if any.
-    pub fn status(&self) -> Result<()> {
-        self.it.status()
-    }
-}
-
-/// An owning iterator over `(key, value)` pairs: `next` walks forward from the first key,
-/// `next_back` backward from the last; the two ends never cross.
-pub struct Iter {
-    raw: RawIter,
-    /// Which end the cursor was last moved for.
-    at: Option<End>,
-    done: bool,
-    front_key: Option<Vec<u8>>,
-    back_key: Option<Vec<u8>>,
-}
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum End {
-    Front,
-    Back,
-}
-
-impl Iter {
-    fn emit(&mut self, end: End) -> Option<Result<(Vec<u8>, Vec<u8>)>> {
-        if !self.raw.valid() {
-            self.done = true;
-            return self.raw.status().err().map(Err);
-        }
-        let k = self.raw.key();
-        // Stop where the other end already is.
-        let crossed = match end {
-            End::Front => self.back_key.as_deref().is_some_and(|b| k >= b),
-            End::Back => self.front_key.as_deref().is_some_and(|f| k <= f),
-        };
-        if crossed {
-            self.done = true;
-            return None;
-        }
-        let k = k.to_vec();
-        let v = self.raw.value().to_vec();
-        match end {
-            End::Front => self.front_key = Some(k.clone()),
-            End::Back => self.back_key = Some(k.clone()),
-        }
-        Some(Ok((k, v)))
-    }
-}
-
-impl Iterator for Iter {
-    type Item = Result<(Vec<u8>, Vec<u8>)>;
-    fn next(&mut self) -> Option<Self::Item> {
-        if self.done {
-            return None;
-        }
-        match (self.at, self.front_key.as_deref()) {
-            (Some(End::Front), _) => self.raw.next(),
-            (_, None) => self.raw.seek_to_first(),
-            (_, Some(k)) => {
-                let k = k.to_vec();
-                self.raw.seek(&k);
-                if self.raw.valid() && self.raw.key() == k.as_slice() {
-                    self.raw.next();
-                }
-            }
-        }
-        self.at = Some(End::Front);
-        self.emit(End::Front)
-    }
-}
-
-impl DoubleEndedIterator for Iter {
-    fn next_back(&mut self) -> Option<Self::Item> {
-        if self.done {
-            return None;
-        }
-        match (self.at, self.back_key.as_deref()) {
-            (Some(End::Back), _) => self.raw.prev(),
-            (_, None) => self.raw.seek_to_last(),
-            (_, Some(k)) => {
-                let k = k.to_vec();
-                self.raw.seek_for_prev(&k);
-                if self.raw.valid() && self.raw.key() == k.as_slice() {
-                    self.raw.prev();
-                }
-            }
-        }
-        self.at = Some(End::Back);
-        self.emit(End::Back)
     }
 }
 

@@ -18,7 +18,7 @@
 //! LOG, write the OPTIONS file and delete obsolete files. Background threads are started by
 //! `Db::open` (`mod.rs`).
 
-use std::collections::{BTreeMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Arc;
@@ -28,12 +28,13 @@ use parking_lot::{Condvar, Mutex};
 
 use super::core::{DbInner, DbState, Imm, SuperVersion};
 use super::info_log::InfoLog;
+use super::jobs::Jobs;
 use super::open_checks::{self, Found};
 use super::replay::{replay_wals, Memtables, Replayed, WalFile};
 use super::snapshot::SnapshotList;
 use super::stats::DbStats;
-use super::write::WriteQueue;
 use super::write_controller::WriteController;
+use super::write_queue::WriteQueue;
 use crate::cache::{AutoHyperClockCache, Cache, HyperClockCache, LruCache, TableCache};
 use crate::error::{Error, Result};
 use crate::filename::{lock_path, parse_file_name, table_name, table_path, FileType};
@@ -213,14 +214,9 @@ fn new_inner(
         mem_log_number: 0,
         imms: VecDeque::new(),
         current: current.clone(),
-        flush_running: false,
-        compactions_running: 0,
-        manual_compaction: false,
-        compacting: HashSet::new(),
-        pending_outputs: HashSet::new(),
+        jobs: Jobs::new(num_levels),
         bg_error: None,
         shutting_down: false,
-        compact_cursor: vec![Vec::new(); num_levels],
         compactions_paused: false,
     };
     let last_seq = versions.last_sequence();

@@ -9,7 +9,7 @@ use std::time::Instant;
 use super::stats::format::{self, LevelShape, StatsInput};
 use super::stats::Baseline;
 use crate::cache::BlockCacheStats;
-use crate::compaction::picker;
+use crate::compaction::picker_for;
 
 impl DbInner {
     pub(crate) fn property(&self, name: &str) -> Option<String> {
@@ -98,7 +98,7 @@ impl DbInner {
     /// baseline forward, as RocksDB's `rocksdb.stats` does.
     fn stats_text(&self) -> String {
         let v = self.super_version.load().version.clone();
-        let scores = picker::scores(&self.opts, &v);
+        let scores = picker_for(&self.opts).scores(&v, &self.opts);
         let shapes: Vec<LevelShape> = {
             let st = self.state.lock();
             (0..v.num_levels())
@@ -108,7 +108,7 @@ impl DbInner {
                         files: files.len(),
                         compacting: files
                             .iter()
-                            .filter(|f| st.compacting.contains(&f.number))
+                            .filter(|f| st.jobs.is_compacting(f.number))
                             .count(),
                         size: v.level_bytes(l),
                         score: scores.get(l).copied().unwrap_or(0.0),

@@ -9,6 +9,7 @@
 use std::sync::Arc;
 
 use super::core::{DbInner, SuperVersion};
+use super::pinned::PinnedSlice;
 use crate::error::Result;
 use crate::iter::db_iter::DbIterator;
 use crate::iter::level::{LevelFiles, LevelIterator};
@@ -16,8 +17,10 @@ use crate::iter::merging::MergingIterator;
 use crate::iter::range_del::{FragmentedTombstones, RangeTombstone};
 use crate::iter::InternalIterator;
 use crate::key::{SequenceNumber, ValueKind};
+use crate::memtable::MemTable;
 use crate::options::ReadOptions;
 use crate::perf;
+use crate::sst::BlockSlice;
 
 mod multi_get;
 
@@ -29,7 +32,7 @@ impl DbInner {
         }
     }
 
-    /// The value of `key` visible at `read_seq` in `sv`.
+    /// The value of `key` visible at `read_seq` in `sv`, copied.
     pub(crate) fn get_in(
         &self,
         sv: &SuperVersion,
@@ -37,25 +40,64 @@ impl DbInner {
         read_seq: SequenceNumber,
         fill_cache: bool,
     ) -> Result<Option<Vec<u8>>> {
+        self.lookup(
+            sv,
+            key,
+            read_seq,
+            fill_cache,
+            |mem| mem.get(key, read_seq).map(|(k, s, v)| (k, s, v.to_vec())),
+            |b| b.to_vec(),
+        )
+    }
+
+    /// The value of `key` visible at `read_seq` in `sv`, left where it is (pinned).
+    pub(crate) fn get_pinned_in(
+        &self,
+        sv: &SuperVersion,
+        key: &[u8],
+        read_seq: SequenceNumber,
+        fill_cache: bool,
+    ) -> Result<Option<PinnedSlice>> {
+        self.lookup(
+            sv,
+            key,
+            read_seq,
+            fill_cache,
+            |mem| mem.get_pinned(key, read_seq).map(|(k, s, v)| (k, s, PinnedSlice::mem(v))),
+            PinnedSlice::block,
+        )
+    }
+
+    /// The point lookup: memtables, then the files of `sv`; `from_mem` looks `key` up in one
+    /// memtable, `from_block` turns a value found in a data block into the result.
+    fn lookup<T>(
+        &self,
+        sv: &SuperVersion,
+        key: &[u8],
+        read_seq: SequenceNumber,
+        fill_cache: bool,
+        from_mem: impl Fn(&Arc<MemTable>) -> Option<(ValueKind, SequenceNumber, T)>,
+        from_block: impl FnOnce(BlockSlice) -> T,
+    ) -> Result<Option<T>> {
         let mut max_tomb = 0;
         if sv.mem.has_range_tombstones() {
             let t = FragmentedTombstones::new(sv.mem.range_tombstones());
             max_tomb = t.max_covering_seq(key, read_seq);
         }
-        let found = sv.mem.get(key, read_seq);
+        let found = from_mem(&sv.mem);
         perf::memtable_get(found.is_some());
         if let Some((kind, seq, v)) = found {
-            return Ok(visible(kind, seq, max_tomb, v));
+            return Ok(is_live(kind, seq, max_tomb).then_some(v));
         }
         for (imm, tombs) in &sv.imms {
             max_tomb = max_tomb.max(tombs.max_covering_seq(key, read_seq));
-            let found = imm.get(key, read_seq);
+            let found = from_mem(imm);
             perf::memtable_get(found.is_some());
             if let Some((kind, seq, v)) = found {
-                return Ok(visible(kind, seq, max_tomb, v));
+                return Ok(is_live(kind, seq, max_tomb).then_some(v));
             }
         }
-        let mut result: Result<Option<Vec<u8>>> = Ok(None);
+        let mut result: Result<Option<BlockSlice>> = Ok(None);
         sv.version.for_each_file_for_key(key, |level, f| {
             let reader = match self.table_cache.reader(f, Some(level)) {
                 Ok(r) => r,
@@ -65,7 +107,7 @@ impl DbInner {
                 }
             };
             max_tomb = max_tomb.max(reader.range_tombstones().max_covering_seq(key, read_seq));
-            match reader.get(key, read_seq, fill_cache) {
+            match reader.get_pinned(key, read_seq, fill_cache) {
                 Ok(Some((kind, seq, v))) => {
                     result = Ok(is_live(kind, seq, max_tomb).then_some(v));
                     false
@@ -77,7 +119,7 @@ impl DbInner {
                 }
             }
         });
-        result
+        Ok(result?.map(from_block))
     }
 
     /// Builds the merged iterator over every source of `sv`, plus all their range tombstones.

@@ -19,7 +19,6 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::write::insert_into_memtable;
 use crate::batch::WriteBatch;
 use crate::error::{Error, Result};
 use crate::filename::{corrupt_wal_name, corrupt_wal_path, wal_name, wal_path};
@@ -207,7 +206,7 @@ impl Memtables {
     /// Inserts `batch` at its sequence numbers; returns a memtable that just filled up (the
     /// caller may write it out).
     pub fn insert(&mut self, batch: &WriteBatch) -> Option<Arc<MemTable>> {
-        insert_into_memtable(&self.mem, batch, batch.sequence());
+        self.mem.insert_batch(batch, batch.sequence());
         (self.mem.approximate_memory_usage() >= self.write_buffer_size)
             .then(|| std::mem::replace(&mut self.mem, Arc::new(MemTable::new())))
     }

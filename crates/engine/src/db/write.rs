@@ -7,7 +7,6 @@
 //! makes room: it switches a full memtable to the immutable list (new WAL file), then waits out
 //! whatever the write controller (`write_controller.rs`) imposes: a stop, or a delay.
 
-use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -16,32 +15,17 @@ use parking_lot::{Condvar, Mutex};
 
 use super::core::{ActiveWal, DbInner, Imm};
 use super::stats::DbStats;
-use crate::batch::{BatchOp, WriteBatch};
+use super::write_queue::Writer;
+use crate::batch::WriteBatch;
 use crate::error::{Error, Result};
 use crate::filename::wal_path;
 use crate::iter::range_del::FragmentedTombstones;
-use crate::key::ValueKind;
 use crate::memtable::MemTable;
 use crate::options::{WalRecoveryMode, WriteOptions};
 use crate::wal::{LogWriter, PredecessorWal};
 
 /// Largest group a leader assembles (bytes of batches).
 const MAX_GROUP_BYTES: usize = 1 << 20;
-
-struct Writer {
-    batch: Mutex<Option<WriteBatch>>,
-    sync: bool,
-    disable_wal: bool,
-    done: AtomicBool,
-    result: Mutex<Option<Result<()>>>,
-    cv: Condvar,
-}
-
-/// Writers waiting to commit, front first.
-#[derive(Default)]
-pub(crate) struct WriteQueue {
-    q: Mutex<VecDeque<Arc<Writer>>>,
-}
 
 impl DbInner {
     /// Commits `batch`, possibly as part of a group led by another writer.
@@ -188,7 +172,7 @@ impl DbInner {
             }
         }
         let mem = self.state.lock().mem.clone();
-        insert_into_memtable(&mem, &combined, first_seq);
+        mem.insert_batch(&combined, first_seq);
         self.last_sequence.store(first_seq + count - 1, Ordering::Release);
         DbStats::add(&self.stats.user_writes, members as u64);
         DbStats::add(&self.stats.write_groups, 1);
@@ -326,20 +310,5 @@ impl DbInner {
         self.install_super_version(&st);
         self.bg_cv.notify_all();
         Ok(())
-    }
-}
-
-/// Inserts every operation of `batch` into `mem`, the i-th at sequence `first_seq + i`.
-pub(crate) fn insert_into_memtable(mem: &MemTable, batch: &WriteBatch, first_seq: u64) {
-    for (seq, op) in (first_seq..).zip(batch.iter()) {
-        match op {
-            BatchOp::Put(k, v) => mem.add(seq, ValueKind::Put, k, v),
-            BatchOp::Delete(k) => mem.add(seq, ValueKind::Delete, k, &[]),
-            BatchOp::DeleteRange(b, e) => {
-                if b < e {
-                    mem.add(seq, ValueKind::RangeDelete, b, e)
-                }
-            }
-        }
     }
 }

@@ -26,10 +26,10 @@ use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
-use super::core::DbState;
 use super::stats::{DbStats, StallCause};
-use crate::compaction::picker;
+use crate::compaction::picker_for;
 use crate::options::Options;
+use crate::version::Version;
 
 /// Lowest rate a delay slows to (RocksDB's `kMinWriteRate`).
 const MIN_WRITE_RATE: u64 = 16 * 1024;
@@ -79,21 +79,22 @@ impl WriteController {
         }
     }
 
-    /// Recomputes the condition from `st` (the state lock is held by the caller) and counts a
-    /// stall by cause if there is one.
-    pub fn recalculate(&self, opts: &Options, st: &DbState, stats: &DbStats) {
-        let v = &st.current;
-        let imms = st.imms.len();
+    /// Recomputes the condition from the tree's shape: the current version `v`, the number of
+    /// immutable memtables, and whether a compaction has an L0 input (the caller holds the
+    /// state lock they come from). Counts a stall by cause if there is one.
+    pub fn recalculate(
+        &self,
+        opts: &Options,
+        v: &Version,
+        imms: usize,
+        l0_compacting: bool,
+        stats: &DbStats,
+    ) {
         // Universal compaction counts sorted runs against the L0 triggers, as RocksDB does.
-        let l0 = match opts.compaction_style {
-            crate::options::CompactionStyle::Universal => {
-                crate::compaction::universal::num_sorted_runs(v)
-            }
-            crate::options::CompactionStyle::Level => v.level_files(0).len(),
-        };
+        let picker = picker_for(opts);
+        let l0 = picker.l0_trigger_count(v);
         let auto = !opts.disable_auto_compactions;
-        let pending = picker::estimate_pending_bytes(opts, v);
-        let l0_compacting = v.level_files(0).iter().any(|f| st.compacting.contains(&f.number));
+        let pending = picker.pending_compaction_bytes(v, opts);
         let mwbn = opts.max_write_buffer_number;
         let hard = opts.hard_pending_compaction_bytes_limit;
         let soft = opts.soft_pending_compaction_bytes_limit;

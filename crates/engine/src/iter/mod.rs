@@ -136,3 +136,72 @@ impl InternalIterator for VecIterator {
         Ok(())
     }
 }
+
+/// A test child that fails for good (turns invalid, with a corruption status) on its move after
+/// `ok_moves` successful ones (seeks count as moves): the one failing-iterator helper of the
+/// iterator tests.
+#[cfg(test)]
+pub(crate) struct FailAfter {
+    inner: VecIterator,
+    ok_moves: usize,
+    failed: bool,
+}
+
+#[cfg(test)]
+impl FailAfter {
+    /// Wraps `inner`; the first `ok_moves` moves succeed.
+    pub(crate) fn new(inner: VecIterator, ok_moves: usize) -> FailAfter {
+        FailAfter { inner, ok_moves, failed: false }
+    }
+
+    fn step(&mut self) {
+        match self.ok_moves.checked_sub(1) {
+            Some(left) => self.ok_moves = left,
+            None => self.failed = true,
+        }
+    }
+}
+
+#[cfg(test)]
+impl InternalIterator for FailAfter {
+    fn valid(&self) -> bool {
+        !self.failed && self.inner.valid()
+    }
+    fn seek_to_first(&mut self) {
+        self.step();
+        self.inner.seek_to_first()
+    }
+    fn seek_to_last(&mut self) {
+        self.step();
+        self.inner.seek_to_last()
+    }
+    fn seek(&mut self, t: &[u8]) {
+        self.step();
+        self.inner.seek(t)
+    }
+    fn seek_for_prev(&mut self, t: &[u8]) {
+        self.step();
+        self.inner.seek_for_prev(t)
+    }
+    fn next(&mut self) {
+        self.step();
+        self.inner.next()
+    }
+    fn prev(&mut self) {
+        self.step();
+        self.inner.prev()
+    }
+    fn key(&self) -> &[u8] {
+        self.inner.key()
+    }
+    fn value(&self) -> &[u8] {
+        self.inner.value()
+    }
+    fn status(&self) -> Result<()> {
+        if self.failed {
+            Err(crate::error::Error::corruption("000007.sst", 42, "bad block"))
+        } else {
+            Ok(())
+        }
+    }
+}

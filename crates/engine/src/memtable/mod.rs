@@ -18,6 +18,7 @@ use std::sync::Arc;
 
 use parking_lot::RwLock;
 
+use crate::batch::{BatchOp, WriteBatch};
 use crate::iter::range_del::RangeTombstone;
 use crate::iter::InternalIterator;
 use crate::key::{
@@ -30,7 +31,7 @@ mod iter;
 mod skiplist;
 
 pub use iter::MemTableIterator;
-use skiplist::{key_prefix, SkipList};
+use skiplist::{key_prefix, NodePtr, SkipList};
 
 /// Orders the internal key `ikey` against the internal key `target_user_key ++ target_trailer`
 /// (as [`crate::key::compare_internal`] would), without building the target.
@@ -68,7 +69,40 @@ impl std::fmt::Debug for MemTable {
     }
 }
 
+/// A value inside a memtable, held alive by a reference on the memtable (entries are never
+/// moved or freed while the memtable lives): the zero-copy result of a point lookup.
+pub struct MemValue {
+    mem: Arc<MemTable>,
+    /// A node of `mem`'s list (so `SkipList::value` may read it).
+    node: NodePtr,
+}
+
+impl std::ops::Deref for MemValue {
+    type Target = [u8];
+
+    #[inline]
+    fn deref(&self) -> &[u8] {
+        self.mem.list.value(self.node)
+    }
+}
+
 impl MemTable {
+    /// Inserts every operation of `batch`, the i-th at sequence `first_seq + i` (the write
+    /// path and WAL replay).
+    pub fn insert_batch(&self, batch: &WriteBatch, first_seq: u64) {
+        for (seq, op) in (first_seq..).zip(batch.iter()) {
+            match op {
+                BatchOp::Put(k, v) => self.add(seq, ValueKind::Put, k, v),
+                BatchOp::Delete(k) => self.add(seq, ValueKind::Delete, k, &[]),
+                BatchOp::DeleteRange(b, e) => {
+                    if b < e {
+                        self.add(seq, ValueKind::RangeDelete, b, e)
+                    }
+                }
+            }
+        }
+    }
+
     /// An empty memtable.
     pub fn new() -> Self {
         MemTable {
@@ -123,6 +157,26 @@ impl MemTable {
         user_key: &[u8],
         seq: SequenceNumber,
     ) -> Option<(ValueKind, SequenceNumber, &[u8])> {
+        let (kind, seq, n) = self.find(user_key, seq)?;
+        Some((kind, seq, self.list.value(n)))
+    }
+
+    /// As [`MemTable::get`], with the value left in the memtable, which the returned
+    /// [`MemValue`] holds alive (no copy).
+    pub fn get_pinned(
+        self: &Arc<Self>,
+        user_key: &[u8],
+        seq: SequenceNumber,
+    ) -> Option<(ValueKind, SequenceNumber, MemValue)> {
+        let (kind, seq, node) = self.find(user_key, seq)?;
+        Some((kind, seq, MemValue { mem: Arc::clone(self), node }))
+    }
+
+    fn find(
+        &self,
+        user_key: &[u8],
+        seq: SequenceNumber,
+    ) -> Option<(ValueKind, SequenceNumber, NodePtr)> {
         let target = pack_trailer(seq.min(MAX_SEQUENCE), KIND_FOR_SEEK);
         let n = self
             .list
@@ -131,7 +185,7 @@ impl MemTable {
         if p.user_key != user_key {
             return None;
         }
-        Some((p.kind, p.seq, self.list.value(n)))
+        Some((p.kind, p.seq, n))
     }
 
     /// An iterator over the point entries (puts and deletes), holding the memtable alive.

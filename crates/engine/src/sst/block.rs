@@ -254,6 +254,23 @@ impl CacheHandle<Block> {
     }
 }
 
+/// A value inside a block, pinned by a handle on the block (a cache entry stays pinned while
+/// this lives): the zero-copy result of a point lookup.
+pub struct BlockSlice {
+    block: CacheHandle<Block>,
+    start: usize,
+    len: usize,
+}
+
+impl std::ops::Deref for BlockSlice {
+    type Target = [u8];
+
+    #[inline]
+    fn deref(&self) -> &[u8] {
+        self.block.data.get(self.start..self.start + self.len).unwrap_or(&[])
+    }
+}
+
 /// A cursor over one block's entries, in both directions. Holds the block alive.
 pub struct BlockIter {
     block: CacheHandle<Block>,
@@ -286,6 +303,12 @@ impl BlockIter {
             value_len: 0,
             err,
         }
+    }
+
+    /// The current value, keeping the block pinned: consumes the cursor (its handle on the
+    /// block moves into the result; no copy, no extra reference).
+    pub fn into_value(self) -> BlockSlice {
+        BlockSlice { block: self.block, start: self.value_start, len: self.value_len }
     }
 
     /// An iterator that is invalid with status `err` (for a block that could not be loaded).

@@ -72,7 +72,7 @@ impl SstFileWriter {
     pub fn open(path: impl AsRef<Path>, opts: &Options) -> Result<SstFileWriter> {
         let path = path.as_ref().to_path_buf();
         let file = opts.fs.create(&path)?;
-        let topts = crate::db::flush::table_options(opts, opts.num_levels.saturating_sub(1), true);
+        let topts = opts.table_builder_options(opts.num_levels.saturating_sub(1), true);
         let name = path
             .file_name()
             .map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());

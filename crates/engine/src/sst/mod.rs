@@ -52,11 +52,12 @@ pub mod format;
 pub mod properties;
 pub mod reader;
 pub mod table_iter;
+mod table_meta;
 
 #[cfg(test)]
 mod tests;
 
-pub use block::{Block, BlockIter, BlockRole};
+pub use block::{Block, BlockIter, BlockRole, BlockSlice};
 pub use builder::TableBuilder;
 pub use file_writer::{ExternalSstFileInfo, SstFileWriter};
 pub use reader::TableReader;

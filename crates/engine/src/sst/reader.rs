@@ -29,11 +29,10 @@ use crate::key::{self, SequenceNumber, ValueKind};
 use crate::cache::Priority;
 use crate::perf;
 
-use super::block::{Block, BlockIter, BlockRole};
+use super::block::{Block, BlockIter, BlockRole, BlockSlice};
 use super::builder::{META_FILTER, META_PROPERTIES, META_RANGEDEL};
 use super::filter::filter_hash;
 use super::format::{read_block, BlockHandle, Footer, BLOCK_TRAILER_LEN, FOOTER_LEN};
-use super::table_iter::TableIter;
 use super::{properties, TableProperties};
 
 mod multi_get;
@@ -182,13 +181,24 @@ impl TableReader {
     }
 
     /// The newest point entry of `user_key` with sequence `<= seq`, checking the bloom filter
-    /// first: `(kind, seq, value)`.
+    /// first: `(kind, seq, value)`. The value is copied; see [`TableReader::get_pinned`].
     pub fn get(
         &self,
         user_key: &[u8],
         seq: SequenceNumber,
         fill_cache: bool,
     ) -> Result<Option<(ValueKind, SequenceNumber, Vec<u8>)>> {
+        Ok(self.get_pinned(user_key, seq, fill_cache)?.map(|(k, s, v)| (k, s, v.to_vec())))
+    }
+
+    /// As [`TableReader::get`], with the value left in its data block, which stays pinned
+    /// (in the block cache, if cached) while the returned [`BlockSlice`] lives.
+    pub fn get_pinned(
+        &self,
+        user_key: &[u8],
+        seq: SequenceNumber,
+        fill_cache: bool,
+    ) -> Result<Option<(ValueKind, SequenceNumber, BlockSlice)>> {
         perf::table_get();
         if let Some(filter) = self.filter_block()? {
             let may = filter.may_contain(filter_hash(user_key));
@@ -202,13 +212,13 @@ impl TableReader {
         })
     }
 
-    /// [`TableReader::get`] past the filter: the entry at or after seek key `target`.
+    /// [`TableReader::get_pinned`] past the filter: the entry at or after seek key `target`.
     fn get_at(
         &self,
         user_key: &[u8],
         target: &[u8],
         fill_cache: bool,
-    ) -> Result<Option<(ValueKind, SequenceNumber, Vec<u8>)>> {
+    ) -> Result<Option<(ValueKind, SequenceNumber, BlockSlice)>> {
         let mut index = self.index_block()?.iter();
         self.seek_index(&mut index, target);
         while index.valid() {
@@ -223,7 +233,8 @@ impl TableReader {
                 if p.user_key != user_key {
                     return Ok(None);
                 }
-                return Ok(Some((p.kind, p.seq, it.value().to_vec())));
+                let (kind, seq) = (p.kind, p.seq);
+                return Ok(Some((kind, seq, it.into_value())));
             }
             it.status()?;
             index.next();
@@ -263,11 +274,6 @@ impl TableReader {
     /// True if the reader holds its index and filter blocks (not looked up per read).
     pub fn holds_index_and_filter(&self) -> bool {
         matches!(self.index, MetaBlock::Held(_))
-    }
-
-    /// An iterator over the point entries, holding the reader alive.
-    pub fn iter(self: &Arc<Self>, fill_cache: bool) -> Box<dyn InternalIterator> {
-        Box::new(TableIter::new(Arc::clone(self), fill_cache))
     }
 
     /// The file's range tombstones, fragmented.

@@ -23,6 +23,13 @@ pub struct TableIter {
     err: Option<Error>,
 }
 
+impl TableReader {
+    /// An iterator over the point entries, holding the reader alive.
+    pub fn iter(self: &Arc<Self>, fill_cache: bool) -> Box<dyn InternalIterator> {
+        Box::new(TableIter::new(Arc::clone(self), fill_cache))
+    }
+}
+
 impl TableIter {
     /// A new, unpositioned iterator.
     pub fn new(reader: Arc<TableReader>, fill_cache: bool) -> TableIter {

@@ -7,10 +7,10 @@
 //! DB's version mutex. Level 0 files may overlap and are kept newest first; deeper levels hold
 //! files with disjoint key ranges, sorted by smallest key.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
-use crate::cache::table_cache::ReaderSlot;
 use crate::key::{InternalKey, SequenceNumber};
+use crate::sst::TableReader;
 
 mod builder;
 pub mod edit;
@@ -18,6 +18,37 @@ pub mod set;
 
 pub use edit::VersionEdit;
 pub use set::VersionSet;
+
+/// The open reader of one live file when the table cache is unbounded (see the module doc).
+/// Clones share the reader; equality ignores it (it is not part of the file's identity).
+#[derive(Default, Clone)]
+pub struct ReaderSlot(OnceLock<Arc<TableReader>>);
+
+impl ReaderSlot {
+    /// The reader, if the file has been opened.
+    pub fn get(&self) -> Option<&Arc<TableReader>> {
+        self.0.get()
+    }
+
+    /// The reader, set to `init()` if the file has not been opened yet (the table cache).
+    pub(crate) fn get_or_init(&self, init: impl FnOnce() -> Arc<TableReader>) -> &Arc<TableReader> {
+        self.0.get_or_init(init)
+    }
+}
+
+impl std::fmt::Debug for ReaderSlot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.get().is_some() { "open" } else { "closed" })
+    }
+}
+
+impl PartialEq for ReaderSlot {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for ReaderSlot {}
 
 /// One live SST file.
 #[derive(Debug, Clone, PartialEq, Eq)]

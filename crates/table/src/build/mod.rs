@@ -31,13 +31,15 @@ use std::sync::Arc;
 
 use talus::{IngestOptions, ReadOptions, SstFileWriter, WriteBatch, WriteOptions};
 
-use crate::catalog::{index_range, table_key, Catalog, CatalogInner};
+use crate::catalog::Catalog;
+use crate::shared::{index_range, table_key, CatalogInner};
 
 use crate::error::{Result, TableError};
 use crate::meta::{IndexState, TableMeta};
 use crate::rowcodec::decode_row;
 use crate::schema::IndexDef;
-use crate::write::{index_entry, TableShared};
+use crate::shared::TableShared;
+use crate::write::index_entry;
 
 use extsort::ExternalSorter;
 
@@ -271,5 +273,18 @@ fn ingest(db: &talus::Db, paths: &[PathBuf], o: &IngestOptions) -> talus::Result
             db.ingest_external_file(paths, &IngestOptions { move_files: false, ..o.clone() })
         }
         r => r,
+    }
+}
+
+impl Catalog {
+    /// Builds index `def` on the populated table `table`; see [`crate::CreateIndexOptions`] and
+    /// the `build` module for the steps. Writes continue meanwhile (non-unique indexes).
+    pub fn create_index(
+        &self,
+        table: &str,
+        def: IndexDef,
+        opts: &crate::CreateIndexOptions,
+    ) -> Result<()> {
+        create_index(self, table, def, opts)
     }
 }

@@ -204,7 +204,7 @@ pub(super) fn hash_key(key: CacheKey) -> u64 {
     h ^ (h >> 32)
 }
 
-/// A key whose [`hash_key`] is `hash` (the hash is a bijection of the first half of a key whose
+/// A key whose `hash_key` is `hash` (the hash is a bijection of the first half of a key whose
 /// second half is 0): lets a benchmark make keys that collide on chosen hash bits (RocksDB
 /// `cache_bench --degenerate_hash_bits`).
 pub fn key_for_hash(hash: u64) -> CacheKey {

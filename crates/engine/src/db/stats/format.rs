@@ -9,8 +9,8 @@
 use std::fmt::Write as _;
 
 use super::{DbSnap, LevelSnap, STALL_NAMES};
+use crate::human::human_bytes;
 
-const KB: f64 = 1024.0;
 const MB: f64 = 1024.0 * 1024.0;
 const GB: f64 = 1024.0 * 1024.0 * 1024.0;
 
@@ -60,18 +60,6 @@ pub(crate) fn human_count(n: u64) -> String {
     } else {
         format!("{}G", n / 1_000_000_000)
     }
-}
-
-/// RocksDB's `BytesToHumanString`: KB at least, two decimals.
-pub(crate) fn human_bytes(b: u64) -> String {
-    let names = ["KB", "MB", "GB", "TB"];
-    let mut v = b as f64 / KB;
-    let mut i = 0;
-    while i < 3 && v >= 1024.0 {
-        v /= 1024.0;
-        i += 1;
-    }
-    format!("{v:.2} {}", names[i])
 }
 
 /// RocksDB's `AppendHumanMicros` in fixed format: `HH:MM:SS.mmm H:M:S`.
@@ -273,9 +261,6 @@ mod tests {
         assert_eq!(human_count(29_000), "29K");
         assert_eq!(human_count(323_456), "323K");
         assert_eq!(human_count(12_000_000), "12M");
-        assert_eq!(human_bytes(0), "0.00 KB");
-        assert_eq!(human_bytes(1_887_437), "1.80 MB");
-        assert_eq!(human_bytes(3 << 30), "3.00 GB");
         assert_eq!(human_micros(744_000), "00:00:0.744 H:M:S");
         assert_eq!(human_micros(3_723_500_000), "01:02:3.500 H:M:S");
     }

@@ -64,7 +64,7 @@ fn table_sums_match_the_files_on_disk() {
     let text = db.property("talus.stats").unwrap();
     let sum = row(&text, "Sum");
     assert_eq!(sum[1], format!("{n1}/0"), "{text}");
-    assert_eq!(format!("{} {}", sum[2], sum[3]), super::format::human_bytes(bytes1));
+    assert_eq!(format!("{} {}", sum[2], sum[3]), crate::human::human_bytes(bytes1));
     // W-Amp = (flush + compaction bytes written) / bytes flushed.
     let wamp: f64 = sum[11].parse().unwrap();
     let expect = (bytes0 + bytes1) as f64 / bytes0 as f64;

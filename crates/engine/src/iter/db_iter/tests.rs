@@ -8,7 +8,7 @@ use rand::{Rng, SeedableRng};
 use super::*;
 use crate::iter::merging::MergingIterator;
 use crate::iter::range_del::RangeTombstone;
-use crate::iter::{EmptyIterator, VecIterator};
+use crate::iter::{EmptyIterator, FailAfter, VecIterator};
 use crate::key::make_internal_key;
 use crate::memtable::MemTable;
 
@@ -295,63 +295,6 @@ fn key_shorter_than_a_trailer_is_corruption() {
     }
 }
 
-/// An inner iterator that fails for good (invalid, corruption status) after `budget` moves.
-struct FailAfter {
-    inner: VecIterator,
-    budget: usize,
-}
-
-impl FailAfter {
-    fn step(&mut self) {
-        self.budget = self.budget.saturating_sub(1);
-    }
-    fn failed(&self) -> bool {
-        self.budget == 0
-    }
-}
-
-impl InternalIterator for FailAfter {
-    fn valid(&self) -> bool {
-        !self.failed() && self.inner.valid()
-    }
-    fn seek_to_first(&mut self) {
-        self.step();
-        self.inner.seek_to_first()
-    }
-    fn seek_to_last(&mut self) {
-        self.step();
-        self.inner.seek_to_last()
-    }
-    fn seek(&mut self, t: &[u8]) {
-        self.step();
-        self.inner.seek(t)
-    }
-    fn seek_for_prev(&mut self, t: &[u8]) {
-        self.step();
-        self.inner.seek_for_prev(t)
-    }
-    fn next(&mut self) {
-        self.step();
-        self.inner.next()
-    }
-    fn prev(&mut self) {
-        self.step();
-        self.inner.prev()
-    }
-    fn key(&self) -> &[u8] {
-        self.inner.key()
-    }
-    fn value(&self) -> &[u8] {
-        self.inner.value()
-    }
-    fn status(&self) -> Result<()> {
-        match self.failed() {
-            true => Err(Error::corruption("000003.sst", 7, "bad block")),
-            false => Ok(()),
-        }
-    }
-}
-
 #[test]
 fn inner_failure_mid_scan_never_yields_wrong_keys() {
     let mut rng = StdRng::seed_from_u64(9);
@@ -384,7 +327,7 @@ fn inner_failure_mid_scan_never_yields_wrong_keys() {
             })
             .collect();
         let budget = rng.gen_range(1..2 * n + 2);
-        let inner = FailAfter { inner: VecIterator::new(entries), budget };
+        let inner = FailAfter::new(VecIterator::new(entries), budget - 1);
         let mut it = DbIterator::new(
             Box::new(inner),
             read_seq,

@@ -4,7 +4,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
 use super::*;
-use crate::iter::{EmptyIterator, VecIterator};
+use crate::iter::{EmptyIterator, FailAfter, VecIterator};
 use crate::key::{make_internal_key, ValueKind};
 
 type Entries = Vec<(Vec<u8>, Vec<u8>)>;
@@ -133,66 +133,6 @@ fn full_scans_both_ways_with_ties() {
     assert_eq!(m.value(), b"a2");
 }
 
-/// A child that fails (turns invalid with a corruption error) after `budget` moves.
-struct Failing {
-    inner: VecIterator,
-    budget: usize,
-    failed: bool,
-}
-
-impl Failing {
-    fn step(&mut self) {
-        if self.budget == 0 {
-            self.failed = true;
-        } else {
-            self.budget -= 1;
-        }
-    }
-}
-
-impl InternalIterator for Failing {
-    fn valid(&self) -> bool {
-        !self.failed && self.inner.valid()
-    }
-    fn seek_to_first(&mut self) {
-        self.step();
-        self.inner.seek_to_first()
-    }
-    fn seek_to_last(&mut self) {
-        self.step();
-        self.inner.seek_to_last()
-    }
-    fn seek(&mut self, t: &[u8]) {
-        self.step();
-        self.inner.seek(t)
-    }
-    fn seek_for_prev(&mut self, t: &[u8]) {
-        self.step();
-        self.inner.seek_for_prev(t)
-    }
-    fn next(&mut self) {
-        self.step();
-        self.inner.next()
-    }
-    fn prev(&mut self) {
-        self.step();
-        self.inner.prev()
-    }
-    fn key(&self) -> &[u8] {
-        self.inner.key()
-    }
-    fn value(&self) -> &[u8] {
-        self.inner.value()
-    }
-    fn status(&self) -> Result<()> {
-        if self.failed {
-            Err(Error::corruption("000007.sst", 42, "bad block"))
-        } else {
-            Ok(())
-        }
-    }
-}
-
 #[test]
 fn child_error_stops_the_merge() {
     let mut rng = StdRng::seed_from_u64(5);
@@ -200,7 +140,7 @@ fn child_error_stops_the_merge() {
     let e1 = dedup_within_child(random_entries(&mut rng, 1, 30));
     let mut m = MergingIterator::new(vec![
         Box::new(VecIterator::new(e0)),
-        Box::new(Failing { inner: VecIterator::new(e1), budget: 5, failed: false }),
+        Box::new(FailAfter::new(VecIterator::new(e1), 5)),
     ]);
     m.seek_to_first();
     let mut steps = 0;

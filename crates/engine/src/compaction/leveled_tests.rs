@@ -108,8 +108,8 @@ fn run_case(input: &str) -> String {
         .map(|l| format!("L{l}={}", show_size(t.target(l))))
         .collect();
     lines.push(format!("targets {}", targets.join(" ")));
-    let mut cursors = vec![Vec::new(); 7];
-    lines.push(match pick_in(&opts, &v, &busy, &mut cursors) {
+    let cursors = vec![Vec::new(); 7];
+    lines.push(match pick_in(&opts, &v, &busy, &cursors) {
         None => "pick none".to_string(),
         Some(c) => {
             let mut s = format!(

@@ -1,0 +1,124 @@
+//! `Db`'s write methods: single operations (with or without [`WriteOptions`]) and batches.
+//! Each builds a [`WriteBatch`] and commits it through the write path (`write.rs`).
+
+use std::ops::Range;
+
+use super::Db;
+use crate::batch::WriteBatch;
+use crate::error::Result;
+use crate::options::WriteOptions;
+
+impl Db {
+    /// Sets `key` to `value` (default [`WriteOptions`]: not synced).
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = talus::Db::open(dir.path(), talus::Options { create_if_missing: true, ..Default::default() }).unwrap();
+    /// db.put(b"k", b"v").unwrap();
+    /// assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
+    /// ```
+    pub fn put(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
+        self.put_opt(key, value, &WriteOptions::default())
+    }
+
+    /// Sets `key` to `value` under `opts` (e.g. `sync: true`: the WAL is fsynced before this
+    /// returns).
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = talus::Db::open(dir.path(), talus::Options { create_if_missing: true, ..Default::default() }).unwrap();
+    /// let synced = talus::WriteOptions { sync: true, ..Default::default() };
+    /// db.put_opt(b"k", b"v", &synced).unwrap();
+    /// assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
+    /// ```
+    pub fn put_opt(
+        &self,
+        key: impl AsRef<[u8]>,
+        value: impl AsRef<[u8]>,
+        opts: &WriteOptions,
+    ) -> Result<()> {
+        let mut b = WriteBatch::new();
+        b.put(key, value);
+        self.write(b, opts)
+    }
+
+    /// Deletes `key` (default [`WriteOptions`]).
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = talus::Db::open(dir.path(), talus::Options { create_if_missing: true, ..Default::default() }).unwrap();
+    /// db.put(b"k", b"v").unwrap();
+    /// db.delete(b"k").unwrap();
+    /// assert_eq!(db.get(b"k").unwrap(), None);
+    /// ```
+    pub fn delete(&self, key: impl AsRef<[u8]>) -> Result<()> {
+        self.delete_opt(key, &WriteOptions::default())
+    }
+
+    /// Deletes `key` under `opts`.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = talus::Db::open(dir.path(), talus::Options { create_if_missing: true, ..Default::default() }).unwrap();
+    /// db.put(b"k", b"v").unwrap();
+    /// db.delete_opt(b"k", &talus::WriteOptions { sync: true, ..Default::default() }).unwrap();
+    /// assert_eq!(db.get(b"k").unwrap(), None);
+    /// ```
+    pub fn delete_opt(&self, key: impl AsRef<[u8]>, opts: &WriteOptions) -> Result<()> {
+        let mut b = WriteBatch::new();
+        b.delete(key);
+        self.write(b, opts)
+    }
+
+    /// Deletes every key in `range` (`begin..end`, end exclusive; default [`WriteOptions`]).
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = talus::Db::open(dir.path(), talus::Options { create_if_missing: true, ..Default::default() }).unwrap();
+    /// for k in [&b"a"[..], b"b", b"c"] {
+    ///     db.put(k, b"v").unwrap();
+    /// }
+    /// db.delete_range(&b"a"[..]..&b"c"[..]).unwrap();
+    /// assert_eq!(db.get(b"b").unwrap(), None);
+    /// assert!(db.get(b"c").unwrap().is_some());
+    /// ```
+    pub fn delete_range<K: AsRef<[u8]>>(&self, range: Range<K>) -> Result<()> {
+        self.delete_range_opt(range, &WriteOptions::default())
+    }
+
+    /// Deletes every key in `range` (end exclusive) under `opts`.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = talus::Db::open(dir.path(), talus::Options { create_if_missing: true, ..Default::default() }).unwrap();
+    /// db.put(b"a", b"v").unwrap();
+    /// let synced = talus::WriteOptions { sync: true, ..Default::default() };
+    /// db.delete_range_opt(&b"a"[..]..&b"b"[..], &synced).unwrap();
+    /// assert_eq!(db.get(b"a").unwrap(), None);
+    /// ```
+    pub fn delete_range_opt<K: AsRef<[u8]>>(
+        &self,
+        range: Range<K>,
+        opts: &WriteOptions,
+    ) -> Result<()> {
+        let mut b = WriteBatch::new();
+        b.delete_range(range.start, range.end);
+        self.write(b, opts)
+    }
+
+    /// Applies a batch atomically: readers see all of it or none of it. With `sync`, the WAL
+    /// is fsynced before this returns.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = talus::Db::open(dir.path(), talus::Options { create_if_missing: true, ..Default::default() }).unwrap();
+    /// let mut b = talus::WriteBatch::new();
+    /// b.put(b"a", b"1");
+    /// b.delete(b"b");
+    /// db.write(b, &talus::WriteOptions::default()).unwrap();
+    /// assert_eq!(db.get(b"a").unwrap().as_deref(), Some(&b"1"[..]));
+    /// ```
+    pub fn write(&self, batch: WriteBatch, opts: &WriteOptions) -> Result<()> {
+        self.inner().write(batch, opts)
+    }
+}
