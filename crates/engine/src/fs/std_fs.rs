@@ -6,7 +6,9 @@ use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::sync::Arc;
 
-use super::{FileLock, Fs, RandomAccessFile, SequentialFile, WritableFile};
+use super::{
+    DirectReadFile, DirectWriteFile, FileLock, Fs, RandomAccessFile, SequentialFile, WritableFile,
+};
 use crate::error::{Error, Result};
 
 /// The operating system's file system.
@@ -92,6 +94,66 @@ impl SequentialFile for StdSequential {
     fn read(&mut self, buf: &mut [u8]) -> Result<usize> {
         self.file.read(buf).map_err(|e| Error::io(format!("reading {}", self.path), e))
     }
+}
+
+/// A file opened with `O_DIRECT` for reading.
+struct StdDirectRead {
+    file: File,
+    size: u64,
+    path: String,
+}
+
+impl DirectReadFile for StdDirectRead {
+    fn read_aligned(&self, offset: u64, buf: &mut [u8]) -> Result<usize> {
+        loop {
+            match self.file.read_at(buf, offset) {
+                Ok(n) => return Ok(n),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    return Err(Error::io(
+                        format!("direct read of {} bytes at {offset} of {}", buf.len(), self.path),
+                        e,
+                    ))
+                }
+            }
+        }
+    }
+    fn size(&self) -> u64 {
+        self.size
+    }
+}
+
+/// A file created with `O_DIRECT` for writing.
+struct StdDirectWrite {
+    file: File,
+    path: String,
+}
+
+impl DirectWriteFile for StdDirectWrite {
+    fn write_aligned(&mut self, offset: u64, data: &[u8]) -> Result<()> {
+        self.file.write_all_at(data, offset).map_err(|e| {
+            Error::io(format!("direct write of {} bytes at {offset} of {}", data.len(), self.path), e)
+        })
+    }
+    fn set_len(&mut self, len: u64) -> Result<()> {
+        self.file.set_len(len).map_err(|e| Error::io(format!("setting the length of {}", self.path), e))
+    }
+    fn sync(&mut self) -> Result<()> {
+        self.file.sync_data().map_err(|e| Error::io(format!("syncing {}", self.path), e))
+    }
+}
+
+/// `O_DIRECT` where the platform has it.
+#[cfg(target_os = "linux")]
+fn direct_flag(o: &mut OpenOptions, _path: &Path) -> Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    o.custom_flags(libc::O_DIRECT);
+    Ok(())
+}
+
+#[cfg(not(target_os = "linux"))]
+fn direct_flag(_o: &mut OpenOptions, path: &Path) -> Result<()> {
+    Err(super::direct::unsupported(path))
 }
 
 struct StdLock {
@@ -180,5 +242,22 @@ impl Fs for StdFs {
                 Err(Error::io(format!("locking {}", path.display()), e))
             }
         }
+    }
+
+    fn open_direct_read(&self, path: &Path) -> Result<Box<dyn DirectReadFile>> {
+        let mut o = OpenOptions::new();
+        o.read(true);
+        direct_flag(&mut o, path)?;
+        let file = o.open(path).map_err(ctx("opening for direct IO", path))?;
+        let size = file.metadata().map_err(ctx("stat of", path))?.len();
+        Ok(Box::new(StdDirectRead { file, size, path: path.display().to_string() }))
+    }
+
+    fn create_direct_write(&self, path: &Path) -> Result<Box<dyn DirectWriteFile>> {
+        let mut o = OpenOptions::new();
+        o.write(true).create(true).truncate(true);
+        direct_flag(&mut o, path)?;
+        let file = o.open(path).map_err(ctx("creating for direct IO", path))?;
+        Ok(Box::new(StdDirectWrite { file, path: path.display().to_string() }))
     }
 }
