@@ -37,7 +37,8 @@ pub use batch::WriteBatch;
 pub use db::{Db, IngestOptions, Iter, RawIter, Snapshot};
 pub use error::{Error, Result};
 pub use options::{
-    CompactionStyle, CompressionType, Options, ReadOptions, WalRecoveryMode, WriteOptions,
+    CompactionStyle, CompressionType, IndexType, Options, ReadOptions, WalRecoveryMode,
+    WriteOptions,
 };
 pub use perf::{perf_context, set_perf_level, PerfContext, PerfLevel};
 pub use sst::{ExternalSstFileInfo, SstFileWriter};

@@ -25,6 +25,9 @@ pub(crate) fn table_options(opts: &Options, level: usize, bottommost: bool) -> T
         block_restart_interval: opts.block_restart_interval,
         bloom_bits_per_key: opts.bloom_bits_per_key,
         compression: opts.compression_for_level(level, bottommost),
+        partitioned_index: opts.index_type == crate::options::IndexType::TwoLevelIndexSearch,
+        partition_filters: opts.partition_filters,
+        metadata_block_size: opts.metadata_block_size,
     }
 }
 
@@ -78,7 +81,11 @@ impl DbInner {
         }
         let path = table_path(&self.path, number);
         let file = RateLimitedFile::wrap(
-            self.fs.create(&path)?,
+            crate::fs::direct::create(
+                self.fs.as_ref(),
+                &path,
+                self.opts.use_direct_io_for_flush_and_compaction,
+            )?,
             self.rate_limiter.as_ref(),
             IoPriority::High,
         );

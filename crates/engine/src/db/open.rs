@@ -65,6 +65,7 @@ pub(crate) fn open(path: &Path, opts: Options) -> Result<Arc<DbInner>> {
     }
     fs.create_dir_all(path)?;
     let lock = fs.lock(&lock_path(path))?;
+    check_direct_io(fs.as_ref(), &lock_path(path), &opts)?;
     let info_log = InfoLog::new(open_info_log(&opts, path));
     info_log.log(&format!("Talus {} opening {}", env!("CARGO_PKG_VERSION"), path.display()));
     info_log.log(&format!("Options: {:?}", opts));
@@ -115,10 +116,14 @@ pub(crate) fn open(path: &Path, opts: Options) -> Result<Arc<DbInner>> {
     let table_cache = Arc::new(TableCache::with_options(
         path.to_path_buf(),
         fs.clone(),
-        Some(block_cache),
-        table_capacity,
-        opts.cache_index_and_filter_blocks,
-        opts.pin_l0_filter_and_index_blocks_in_cache,
+        crate::cache::table_cache::TableCacheOptions {
+            block_cache: Some(block_cache),
+            capacity: table_capacity,
+            cache_index_and_filter_blocks: opts.cache_index_and_filter_blocks,
+            pin_l0: opts.pin_l0_filter_and_index_blocks_in_cache,
+            pin_top_level_index_and_filter: opts.pin_top_level_index_and_filter,
+            use_direct_reads: opts.use_direct_reads,
+        },
     ));
     let current = versions.current();
     let num_levels = opts.num_levels;
@@ -173,6 +178,20 @@ pub(crate) fn open(path: &Path, opts: Options) -> Result<Arc<DbInner>> {
     inner.write_options_file();
     inner.delete_obsolete_files();
     Ok(inner)
+}
+
+/// Refuses `use_direct_reads` / `use_direct_io_for_flush_and_compaction` on a file system that
+/// cannot open files with direct IO (probing the LOCK file just taken), before anything is
+/// written: an `InvalidArgument` naming the option, as RocksDB refuses them.
+fn check_direct_io(fs: &dyn crate::fs::Fs, lock: &Path, opts: &Options) -> Result<()> {
+    let option = if opts.use_direct_reads {
+        "use_direct_reads"
+    } else if opts.use_direct_io_for_flush_and_compaction {
+        "use_direct_io_for_flush_and_compaction"
+    } else {
+        return Ok(());
+    };
+    crate::fs::direct::check_supported(fs, lock, option)
 }
 
 /// Every SST the MANIFEST names must exist with the recorded size (RocksDB checks the same at

@@ -132,11 +132,16 @@ struct StdDirectWrite {
 impl DirectWriteFile for StdDirectWrite {
     fn write_aligned(&mut self, offset: u64, data: &[u8]) -> Result<()> {
         self.file.write_all_at(data, offset).map_err(|e| {
-            Error::io(format!("direct write of {} bytes at {offset} of {}", data.len(), self.path), e)
+            Error::io(
+                format!("direct write of {} bytes at {offset} of {}", data.len(), self.path),
+                e,
+            )
         })
     }
     fn set_len(&mut self, len: u64) -> Result<()> {
-        self.file.set_len(len).map_err(|e| Error::io(format!("setting the length of {}", self.path), e))
+        self.file
+            .set_len(len)
+            .map_err(|e| Error::io(format!("setting the length of {}", self.path), e))
     }
     fn sync(&mut self) -> Result<()> {
         self.file.sync_data().map_err(|e| Error::io(format!("syncing {}", self.path), e))

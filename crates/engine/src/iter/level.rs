@@ -11,6 +11,7 @@ use super::{EmptyIterator, InternalIterator};
 use crate::cache::TableCache;
 use crate::error::{Error, Result};
 use crate::key::compare_internal;
+use crate::sst::prefetch::Readahead;
 use crate::version::FileMetaData;
 
 /// Iterates one level's files in key order.
@@ -18,6 +19,7 @@ pub struct LevelIterator {
     files: Vec<Arc<FileMetaData>>,
     table_cache: Arc<TableCache>,
     fill_cache: bool,
+    readahead: Readahead,
     index: usize,
     cur: Option<Box<dyn InternalIterator>>,
     err: Option<Error>,
@@ -31,7 +33,14 @@ impl LevelIterator {
         fill_cache: bool,
     ) -> Self {
         let index = files.len();
-        LevelIterator { files, table_cache, fill_cache, index, cur: None, err: None }
+        let readahead = Readahead::Auto;
+        LevelIterator { files, table_cache, fill_cache, readahead, index, cur: None, err: None }
+    }
+
+    /// The same, each file read ahead as `readahead` says (compaction inputs).
+    pub fn with_readahead(mut self, readahead: Readahead) -> Self {
+        self.readahead = readahead;
+        self
     }
 
     fn open(&mut self, index: usize) {
@@ -39,7 +48,7 @@ impl LevelIterator {
         self.cur = None;
         let Some(f) = self.files.get(index) else { return };
         let it: Box<dyn InternalIterator> = match self.table_cache.get(f.number) {
-            Ok(r) => r.iter(self.fill_cache),
+            Ok(r) => r.iter_with(self.fill_cache, self.readahead),
             Err(e) => {
                 if self.err.is_none() {
                     self.err = Some(e.duplicate());

@@ -153,7 +153,13 @@ impl DirectReadFile for SimDirectRead {
         d.check_alive(self.h.epoch, "direct reading", &self.h.path)?;
         d.count(OpKind::Read, "direct reading", &self.h.path)?;
         if !is_aligned(offset, buf.len(), buf.as_ptr() as usize) {
-            return Err(misaligned("direct read of", &self.h.path, offset, buf.len(), buf.as_ptr() as usize));
+            return Err(misaligned(
+                "direct read of",
+                &self.h.path,
+                offset,
+                buf.len(),
+                buf.as_ptr() as usize,
+            ));
         }
         let i = d.inodes.get(&self.h.ino).ok_or_else(|| gone(&self.h.path))?;
         let start = usize::try_from(offset).unwrap_or(usize::MAX);

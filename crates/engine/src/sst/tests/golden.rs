@@ -24,6 +24,7 @@ fn golden_layout_matches_the_document() {
         block_restart_interval: 16,
         bloom_bits_per_key: 0,
         compression: CompressionType::None,
+        ..Default::default()
     };
     let entries = vec![
         (key::make_internal_key(b"a", 1, ValueKind::Put), b"x".to_vec()),
