@@ -13,6 +13,7 @@ mod db_bench;
 mod fmt;
 mod ibench;
 mod ldb;
+mod procio;
 mod report;
 mod sst_dump;
 mod stress;
