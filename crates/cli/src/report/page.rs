@@ -61,7 +61,8 @@ fn step_order(runs: &[Run]) -> Vec<String> {
     steps
 }
 
-fn cell(v: Option<f64>) -> String {
+/// A number for a table cell: whole above 100, else up to 3 decimals; `-` if absent.
+pub fn cell(v: Option<f64>) -> String {
     match v {
         Some(x) if x.abs() >= 100.0 => format!("{x:.0}"),
         Some(x) => format!("{x:.3}").trim_end_matches('0').trim_end_matches('.').to_string(),
@@ -82,6 +83,7 @@ pub fn render(data: &Loaded, source: &str) -> String {
         data.logs.len()
     );
     if !data.runs.is_empty() {
+        super::indexes::section(&data.runs, &mut h);
         runs_section(&data.runs, &mut h);
     }
     if !data.logs.is_empty() {
