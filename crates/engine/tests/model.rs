@@ -157,7 +157,13 @@ struct Harness {
 impl Harness {
     fn new(cfg: Config) -> Harness {
         let (sim, tmp, path) = match cfg.backend {
-            Backend::Sim => (Some(SimFs::new()), None, PathBuf::from(SIM_DB)),
+            Backend::Sim => {
+                let sim = SimFs::new();
+                // The direct-IO profile runs on 512-byte or 4 KiB logical blocks.
+                let align = if cfg.write_buffer_size % 2 == 0 { 512 } else { 4096 };
+                sim.set_direct_io_alignment(align);
+                (Some(sim), None, PathBuf::from(SIM_DB))
+            }
             Backend::Real => {
                 let t = tempfile::tempdir().expect("tempdir");
                 let p = t.path().join("db");

@@ -3,8 +3,9 @@
 //! A file system opens [`DirectReadFile`]s and [`DirectWriteFile`]s whose every offset, length
 //! and buffer address must be a multiple of [`DIRECT_IO_ALIGNMENT`] (the kernel's rule for
 //! `O_DIRECT`: EINVAL otherwise). This module hides that rule:
-//! - [`DirectReader`] is a [`RandomAccessFile`]: a read of any range reads the enclosing
-//!   aligned range into an aligned bounce buffer (one per thread, reused) and copies the asked
+//! - [`DirectReader`] is a [`RandomAccessFile`]: a read of any range reads the enclosing range
+//!   aligned to the file's [`DirectReadFile::alignment`] (the device's logical block size,
+//!   512 B or 4 KiB) into an aligned bounce buffer (one per thread, reused) and copies the asked
 //!   bytes out.
 //! - [`DirectWriter`] is a [`WritableFile`]: appends gather in an aligned buffer of
 //!   [`DIRECT_WRITE_BUFFER`] bytes written out whole when full. `flush` writes the partial tail
@@ -26,8 +27,9 @@ use std::sync::Arc;
 use super::{DirectReadFile, DirectWriteFile, Fs, RandomAccessFile, WritableFile};
 use crate::error::{Error, Result};
 
-/// The alignment of every direct IO offset, length and buffer address: 4 KiB, the page size
-/// and a multiple of every common logical sector size (512 B, 4 KiB).
+/// The alignment of every direct write's offset, length and buffer address, and of every
+/// bounce buffer's address: 4 KiB, the page size and a multiple of every common logical block
+/// size (512 B, 4 KiB). Reads use the file's own, possibly smaller, alignment.
 pub const DIRECT_IO_ALIGNMENT: usize = 4096;
 /// Bytes a [`DirectWriter`] gathers before writing (RocksDB's `writable_file_max_buffer_size`).
 pub const DIRECT_WRITE_BUFFER: usize = 1 << 20;
@@ -37,11 +39,29 @@ const REUSED_READ_BUFFER: usize = 4 << 20;
 const A: u64 = DIRECT_IO_ALIGNMENT as u64;
 
 fn round_down(x: u64) -> u64 {
-    x & !(A - 1)
+    round_down_to(x, A)
 }
 
 fn round_up(x: u64) -> u64 {
-    x.div_ceil(A) * A
+    round_up_to(x, A)
+}
+
+fn round_down_to(x: u64, a: u64) -> u64 {
+    x & !(a - 1)
+}
+
+fn round_up_to(x: u64, a: u64) -> u64 {
+    x.div_ceil(a) * a
+}
+
+/// A file system's reported direct IO alignment made usable: a power of two from 512 to
+/// [`DIRECT_IO_ALIGNMENT`], or [`DIRECT_IO_ALIGNMENT`] if it is not a power of two or larger.
+pub fn usable_alignment(reported: usize) -> usize {
+    if reported.is_power_of_two() && reported <= DIRECT_IO_ALIGNMENT {
+        reported.max(512)
+    } else {
+        DIRECT_IO_ALIGNMENT
+    }
 }
 
 /// The error of a file system without direct IO.
@@ -64,9 +84,9 @@ pub fn misaligned(what: &str, path: &Path, offset: u64, len: usize, addr: usize)
     )
 }
 
-/// True if `offset`, `len` and `addr` are all multiples of [`DIRECT_IO_ALIGNMENT`].
-pub fn is_aligned(offset: u64, len: usize, addr: usize) -> bool {
-    offset % A == 0 && len % DIRECT_IO_ALIGNMENT == 0 && addr % DIRECT_IO_ALIGNMENT == 0
+/// True if `offset`, `len` and `addr` are all multiples of `align`.
+pub fn is_aligned(offset: u64, len: usize, addr: usize, align: usize) -> bool {
+    offset % align as u64 == 0 && len % align == 0 && addr % align == 0
 }
 
 /// A zeroed heap buffer whose start is aligned to [`DIRECT_IO_ALIGNMENT`] (a `Vec` with room
@@ -124,9 +144,10 @@ impl DirectReader {
     }
 
     fn read_via(&self, bounce: &mut AlignedBuf, offset: u64, buf: &mut [u8]) -> Result<()> {
-        let start = round_down(offset);
+        let a = usable_alignment(self.file.alignment()) as u64;
+        let start = round_down_to(offset, a);
         let end = offset.checked_add(buf.len() as u64).ok_or_else(|| self.eof(offset, buf))?;
-        let span = (round_up(end) - start) as usize;
+        let span = (round_up_to(end, a) - start) as usize;
         if bounce.len() < span {
             *bounce = AlignedBuf::new(span);
         }
@@ -137,7 +158,7 @@ impl DirectReader {
         while (got as u64) < end - start {
             let rest = dst.get_mut(got..).unwrap_or(&mut []);
             let n = self.file.read_aligned(start + got as u64, rest)?;
-            if n == 0 || n % DIRECT_IO_ALIGNMENT != 0 {
+            if n == 0 || n as u64 % a != 0 {
                 got += n;
                 break;
             }

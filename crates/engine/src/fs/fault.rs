@@ -27,8 +27,9 @@
 //! (except on a dead view). A failed operation has no effect (no partial append).
 //!
 //! **Direct IO.** `open_direct_read` and `create_direct_write` give handles that check the
-//! kernel's `O_DIRECT` rule: every offset, length and buffer address a multiple of
-//! [`crate::fs::direct::DIRECT_IO_ALIGNMENT`], else an `InvalidInput` error (EINVAL), so tests
+//! kernel's `O_DIRECT` rule: every offset, length and buffer address a multiple of the logical
+//! block size ([`crate::fs::direct::DIRECT_IO_ALIGNMENT`] unless
+//! [`SimFs::set_direct_io_alignment`] says otherwise), else an `InvalidInput` error (EINVAL), so tests
 //! on `SimFs` exercise the alignment code. Direct reads count as [`OpKind::Read`], direct
 //! writes and `set_len` as [`OpKind::Write`], their sync as [`OpKind::Sync`].
 //! [`SimFs::set_direct_io_supported`] makes those opens fail, as on a file system without
@@ -242,6 +243,12 @@ impl SimFs {
         self.disk.lock().direct_io = supported;
     }
 
+    /// Sets the alignment direct requests must have (a power of two; 4096 by default), as a
+    /// device's logical block size; handles opened afterwards use it.
+    pub fn set_direct_io_alignment(&self, align: usize) {
+        self.disk.lock().direct_alignment = align.max(1);
+    }
+
     /// Total bytes held by live files (and deleted files still open).
     pub fn used_bytes(&self) -> u64 {
         self.disk.lock().used()
@@ -402,7 +409,9 @@ impl Fs for SimFs {
         }
         let ino = *d.live.get(path).ok_or_else(|| not_found("opening", path))?;
         let size = d.open_inode(ino);
-        Ok(Box::new(SimDirectRead::new(Arc::clone(&self.disk), self.epoch, ino, size, path)))
+        let align = d.direct_alignment;
+        let h = SimDirectRead::new(Arc::clone(&self.disk), self.epoch, ino, size, path, align);
+        Ok(Box::new(h))
     }
 
     fn create_direct_write(&self, path: &Path) -> Result<Box<dyn DirectWriteFile>> {
@@ -411,6 +420,7 @@ impl Fs for SimFs {
             return Err(super::direct::unsupported(path));
         }
         let ino = d.create(path)?;
-        Ok(Box::new(SimDirectWrite::new(Arc::clone(&self.disk), self.epoch, ino, path)))
+        let align = d.direct_alignment;
+        Ok(Box::new(SimDirectWrite::new(Arc::clone(&self.disk), self.epoch, ino, path, align)))
     }
 }

@@ -58,7 +58,7 @@ pub trait SequentialFile: Send {
 }
 
 /// A file opened for direct reads (`O_DIRECT`): every `offset`, `buf.len()` and buffer address
-/// passed to it is a multiple of [`direct::DIRECT_IO_ALIGNMENT`]. Use it through
+/// passed to it is a multiple of [`DirectReadFile::alignment`]. Use it through
 /// [`direct::DirectReader`].
 pub trait DirectReadFile: Send + Sync {
     /// Reads up to `buf.len()` bytes at `offset` (all aligned); returns the bytes read, fewer
@@ -66,6 +66,12 @@ pub trait DirectReadFile: Send + Sync {
     fn read_aligned(&self, offset: u64, buf: &mut [u8]) -> Result<usize>;
     /// The file's size in bytes.
     fn size(&self) -> u64;
+    /// The alignment reads need: a power of two from 512 to
+    /// [`direct::DIRECT_IO_ALIGNMENT`] (the device's logical block size, where the file system
+    /// tells it). The default is [`direct::DIRECT_IO_ALIGNMENT`], right for every device.
+    fn alignment(&self) -> usize {
+        direct::DIRECT_IO_ALIGNMENT
+    }
 }
 
 /// A file created for direct writes (`O_DIRECT`): every `offset`, `data.len()` and buffer

@@ -101,6 +101,7 @@ struct StdDirectRead {
     file: File,
     size: u64,
     path: String,
+    align: usize,
 }
 
 impl DirectReadFile for StdDirectRead {
@@ -121,6 +122,39 @@ impl DirectReadFile for StdDirectRead {
     fn size(&self) -> u64 {
         self.size
     }
+    fn alignment(&self) -> usize {
+        self.align
+    }
+}
+
+/// The direct IO alignment the file system reports for `file` (`statx` with `STATX_DIOALIGN`,
+/// Linux 6.1+: the larger of the offset and memory alignments), made usable by
+/// [`super::direct::usable_alignment`]; 4096 when it does not say.
+#[cfg(target_os = "linux")]
+fn dio_alignment(file: &File) -> usize {
+    use std::os::fd::AsRawFd;
+    // SAFETY: statx writes only into the zeroed struct passed; the empty path with
+    // AT_EMPTY_PATH names the open descriptor itself.
+    let mut stx: libc::statx = unsafe { std::mem::zeroed() };
+    let r = unsafe {
+        libc::statx(
+            file.as_raw_fd(),
+            c"".as_ptr(),
+            libc::AT_EMPTY_PATH,
+            libc::STATX_DIOALIGN,
+            &mut stx,
+        )
+    };
+    if r != 0 || stx.stx_mask & libc::STATX_DIOALIGN == 0 || stx.stx_dio_offset_align == 0 {
+        return super::direct::DIRECT_IO_ALIGNMENT;
+    }
+    let a = stx.stx_dio_offset_align.max(stx.stx_dio_mem_align) as usize;
+    super::direct::usable_alignment(a)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn dio_alignment(_file: &File) -> usize {
+    super::direct::DIRECT_IO_ALIGNMENT
 }
 
 /// A file created with `O_DIRECT` for writing.
@@ -255,7 +289,8 @@ impl Fs for StdFs {
         direct_flag(&mut o, path)?;
         let file = o.open(path).map_err(ctx("opening for direct IO", path))?;
         let size = file.metadata().map_err(ctx("stat of", path))?.len();
-        Ok(Box::new(StdDirectRead { file, size, path: path.display().to_string() }))
+        let align = dio_alignment(&file);
+        Ok(Box::new(StdDirectRead { file, size, path: path.display().to_string(), align }))
     }
 
     fn create_direct_write(&self, path: &Path) -> Result<Box<dyn DirectWriteFile>> {

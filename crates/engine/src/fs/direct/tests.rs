@@ -47,11 +47,59 @@ fn round_trip(fs: &dyn Fs, path: &Path, seed: u64) {
 
 #[test]
 fn sim_fs_round_trip_with_alignment_checked() {
-    let fs = SimFs::new();
-    fs.create_dir_all(Path::new("/d")).unwrap();
-    for seed in 0..4 {
-        round_trip(fs.as_ref(), Path::new("/d/f"), seed);
+    for align in [4096, 512] {
+        let fs = SimFs::new();
+        fs.set_direct_io_alignment(align);
+        fs.create_dir_all(Path::new("/d")).unwrap();
+        for seed in 0..4 {
+            round_trip(fs.as_ref(), Path::new("/d/f"), seed);
+        }
     }
+}
+
+/// A direct file that records the (offset, length) of every read.
+struct Recording(Box<dyn DirectReadFile>, std::sync::Arc<std::sync::Mutex<Vec<(u64, usize)>>>);
+
+impl DirectReadFile for Recording {
+    fn read_aligned(&self, offset: u64, buf: &mut [u8]) -> Result<usize> {
+        self.1.lock().unwrap().push((offset, buf.len()));
+        self.0.read_aligned(offset, buf)
+    }
+    fn size(&self) -> u64 {
+        self.0.size()
+    }
+    fn alignment(&self) -> usize {
+        self.0.alignment()
+    }
+}
+
+#[test]
+fn reads_use_the_files_alignment() {
+    // A 100-byte read in the middle of a page: 512-byte sectors read one sector, 4 KiB ones a
+    // page.
+    for (align, want) in [(512usize, 512usize), (4096, 4096)] {
+        let fs = SimFs::new();
+        fs.set_direct_io_alignment(align);
+        fs.create_dir_all(Path::new("/d")).unwrap();
+        let mut w = create(fs.as_ref(), Path::new("/d/f"), true).unwrap();
+        w.append(&[5u8; 10_000]).unwrap();
+        w.sync().unwrap();
+        let raw = fs.open_direct_read(Path::new("/d/f")).unwrap();
+        assert_eq!(raw.alignment(), align);
+        let asked = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let r = DirectReader::new(
+            Box::new(Recording(raw, std::sync::Arc::clone(&asked))),
+            Path::new("/d/f"),
+        );
+        let mut got = [0u8; 100];
+        r.read_exact_at(1100, &mut got).unwrap();
+        assert_eq!(got, [5u8; 100]);
+        assert_eq!(*asked.lock().unwrap(), vec![((1024 / want * want) as u64, want)]);
+    }
+    assert_eq!(usable_alignment(1), 512);
+    assert_eq!(usable_alignment(512), 512);
+    assert_eq!(usable_alignment(8192), DIRECT_IO_ALIGNMENT);
+    assert_eq!(usable_alignment(3000), DIRECT_IO_ALIGNMENT);
 }
 
 #[test]
@@ -59,6 +107,9 @@ fn std_fs_round_trip_with_o_direct() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("f");
     round_trip(&StdFs, &path, 9);
+    let raw = StdFs.open_direct_read(&path).unwrap();
+    let a = raw.alignment();
+    assert!(a.is_power_of_two() && (512..=4096).contains(&a), "{a}");
     // The real file has the exact length (no padding left behind).
     let n = std::fs::metadata(&path).unwrap().len();
     assert_eq!(std::fs::read(&path).unwrap().len() as u64, n);

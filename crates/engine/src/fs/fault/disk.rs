@@ -118,6 +118,8 @@ pub(super) struct Disk {
     pub(super) capacity: Option<u64>,
     /// Whether `open_direct_read` and `create_direct_write` succeed.
     pub(super) direct_io: bool,
+    /// The alignment direct requests must have (the simulated logical block size).
+    pub(super) direct_alignment: usize,
 }
 
 fn injected_error(kind: io::ErrorKind, what: &str, path: &Path) -> Error {
@@ -142,6 +144,7 @@ impl Disk {
             injected: 0,
             capacity: None,
             direct_io: true,
+            direct_alignment: crate::fs::direct::DIRECT_IO_ALIGNMENT,
         }
     }
 

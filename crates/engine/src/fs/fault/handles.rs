@@ -133,6 +133,7 @@ impl RandomAccessFile for SimRandom {
 pub(super) struct SimDirectRead {
     h: Handle,
     size: u64,
+    align: usize,
 }
 
 impl SimDirectRead {
@@ -142,8 +143,9 @@ impl SimDirectRead {
         ino: u64,
         size: u64,
         path: &Path,
+        align: usize,
     ) -> Self {
-        SimDirectRead { h: Handle { disk, epoch, ino, path: path.to_path_buf() }, size }
+        SimDirectRead { h: Handle { disk, epoch, ino, path: path.to_path_buf() }, size, align }
     }
 }
 
@@ -152,7 +154,7 @@ impl DirectReadFile for SimDirectRead {
         let mut d = self.h.disk.lock();
         d.check_alive(self.h.epoch, "direct reading", &self.h.path)?;
         d.count(OpKind::Read, "direct reading", &self.h.path)?;
-        if !is_aligned(offset, buf.len(), buf.as_ptr() as usize) {
+        if !is_aligned(offset, buf.len(), buf.as_ptr() as usize, self.align) {
             return Err(misaligned(
                 "direct read of",
                 &self.h.path,
@@ -174,16 +176,27 @@ impl DirectReadFile for SimDirectRead {
     fn size(&self) -> u64 {
         self.size
     }
+
+    fn alignment(&self) -> usize {
+        self.align
+    }
 }
 
 /// A direct (`O_DIRECT`) writer: aligned requests only.
 pub(super) struct SimDirectWrite {
     h: Handle,
+    align: usize,
 }
 
 impl SimDirectWrite {
-    pub(super) fn new(disk: Arc<Mutex<Disk>>, epoch: u64, ino: u64, path: &Path) -> Self {
-        SimDirectWrite { h: Handle { disk, epoch, ino, path: path.to_path_buf() } }
+    pub(super) fn new(
+        disk: Arc<Mutex<Disk>>,
+        epoch: u64,
+        ino: u64,
+        path: &Path,
+        align: usize,
+    ) -> Self {
+        SimDirectWrite { h: Handle { disk, epoch, ino, path: path.to_path_buf() }, align }
     }
 }
 
@@ -193,7 +206,7 @@ impl DirectWriteFile for SimDirectWrite {
         d.check_alive(self.h.epoch, "direct writing", &self.h.path)?;
         d.count(OpKind::Write, "direct writing", &self.h.path)?;
         let addr = data.as_ptr() as usize;
-        if !is_aligned(offset, data.len(), addr) {
+        if !is_aligned(offset, data.len(), addr, self.align) {
             return Err(misaligned("direct write of", &self.h.path, offset, data.len(), addr));
         }
         let offset = usize::try_from(offset).unwrap_or(usize::MAX);
