@@ -1,7 +1,7 @@
 //! Reads what `talus report` draws: ibench result folders (`run.json`, `summary.csv`,
-//! `<step>.intervals.csv`, as written by `talus ibench --results`) and db_bench stdout logs
+//! `<step>.intervals.csv`, as written by `talus ibench --results`), db_bench stdout logs
 //! (`*.log`: `name : X micros/op Y ops/sec ...` lines and the `** Compaction Stats [..] **`
-//! table).
+//! table) and `bench/regress.py` results (`regress.json`, parsed by [`super::regress`]).
 //!
 //! Every file is untrusted text: a malformed line or value is skipped and counted in
 //! [`Loaded::warnings`], never a panic. Folders are searched to a depth of 3. Called once by
@@ -68,6 +68,8 @@ pub struct Loaded {
     pub runs: Vec<Run>,
     /// db_bench logs.
     pub logs: Vec<BenchLog>,
+    /// regress.py results.
+    pub regress: Vec<super::regress::Regress>,
     /// Things skipped, for stderr.
     pub warnings: Vec<String>,
 }
@@ -81,6 +83,7 @@ pub fn load(dir: &Path) -> Result<Loaded, String> {
     walk(dir, dir, 0, &mut out);
     out.runs.sort_by(|a, b| a.name.cmp(&b.name));
     out.logs.sort_by(|a, b| a.name.cmp(&b.name));
+    out.regress.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(out)
 }
 
@@ -96,6 +99,20 @@ fn walk(root: &Path, dir: &Path, depth: usize, out: &mut Loaded) {
                 out.warnings.append(&mut w);
             }
             Err(e) => out.warnings.push(e),
+        }
+    }
+    let regress = dir.join("regress.json");
+    if regress.is_file() {
+        let name = match rel(root, dir) {
+            n if n.is_empty() => "regress".to_string(),
+            n => n,
+        };
+        match std::fs::read_to_string(&regress) {
+            Ok(text) => match super::regress::parse(&name, &text) {
+                Ok(r) => out.regress.push(r),
+                Err(e) => out.warnings.push(format!("{}: {e}", regress.display())),
+            },
+            Err(e) => out.warnings.push(format!("{}: {e}", regress.display())),
         }
     }
     let Ok(rd) = std::fs::read_dir(dir) else { return };

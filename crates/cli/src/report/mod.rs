@@ -1,5 +1,6 @@
 //! `talus report --results=DIR --out=FILE.html`: one self-contained HTML page from the results
-//! of `talus ibench --results` runs and db_bench stdout logs found under DIR.
+//! of `talus ibench --results` runs, db_bench stdout logs and `bench/regress.py --out` results
+//! (`regress.json`, drawn by [`regress`]) found under DIR.
 //!
 //! DIR may be one run folder or hold several (one per engine, in subfolders, up to 3 deep), plus
 //! `*.log` files with db_bench output. The page has: the runs with their command lines and the
@@ -16,6 +17,7 @@
 mod indexes;
 mod load;
 mod page;
+mod regress;
 mod svg;
 
 use crate::args::{Parsed, Spec};
@@ -51,8 +53,11 @@ pub fn run(args: &[String]) -> i32 {
     for w in &data.warnings {
         eprintln!("report: skipped: {w}");
     }
-    if data.runs.is_empty() && data.logs.is_empty() {
-        eprintln!("report: no ibench results (run.json) or db_bench logs (*.log) under {results}");
+    if data.runs.is_empty() && data.logs.is_empty() && data.regress.is_empty() {
+        eprintln!(
+            "report: no ibench results (run.json), db_bench logs (*.log) or regress.py results \
+             (regress.json) under {results}"
+        );
         return 1;
     }
     let html = page::render(&data, results);
@@ -60,6 +65,11 @@ pub fn run(args: &[String]) -> i32 {
         eprintln!("report: write {out}: {e}");
         return 1;
     }
-    println!("report: {} run(s), {} db_bench log(s) -> {out}", data.runs.len(), data.logs.len());
+    println!(
+        "report: {} run(s), {} db_bench log(s), {} regress result(s) -> {out}",
+        data.runs.len(),
+        data.logs.len(),
+        data.regress.len()
+    );
     0
 }

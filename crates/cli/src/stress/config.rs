@@ -78,9 +78,9 @@ worker: --threads=8 --max_key=100000 --ops_per_thread=1000000000 --duration=60 -
   --max_write_buffer_number=2 --bloom_bits=10 --cache_size=33554432
   --target_file_size_base=2097152 --max_bytes_for_level_base=8388608
   --level0_file_num_compaction_trigger=4 --max_background_jobs=2 --compaction_style=level
-  --max_open_files=-1 --wal_recovery_mode=point_in_time --use_direct_reads=0
-  --use_direct_io_for_flush_and_compaction=0 --index_type=0 (2: partitioned)
-  --partition_filters=0 --metadata_block_size=4096
+  --max_open_files=-1 --wal_recovery_mode=kPointInTimeRecovery (RocksDB's names, or 0-3)
+  --use_direct_reads=0 --use_direct_io_for_flush_and_compaction=0 --index_type=0
+  (2: partitioned) --partition_filters=0 --metadata_block_size=4096
   --workload=kv|table  (table: rows + 2 secondary indexes + an index build, checked for
                         index consistency after every reopen)
 crash driver: --duration=600 (seconds) --cycles=N (stop after N) --kill_min_ms=2000
@@ -301,7 +301,7 @@ impl Config {
             c.max_open_files = s.parse().map_err(|_| "max_open_files has an invalid value")?;
         }
         if let Some(s) = p.value("wal_recovery_mode") {
-            c.wal_recovery_mode = parse_recovery_mode(s)?;
+            c.wal_recovery_mode = WalRecoveryMode::parse(s).map_err(|e| e.to_string())?;
         }
         c.use_direct_reads = boolean("use_direct_reads", c.use_direct_reads)?;
         c.direct_writes = boolean("use_direct_io_for_flush_and_compaction", c.direct_writes)?;
@@ -389,7 +389,7 @@ impl Config {
             ),
             format!("--intra_l0_compaction={}", b(self.intra_l0_compaction)),
             format!("--max_open_files={}", self.max_open_files),
-            format!("--wal_recovery_mode={}", recovery_mode_name(self.wal_recovery_mode)),
+            format!("--wal_recovery_mode={}", self.wal_recovery_mode.name()),
             format!("--use_direct_reads={}", b(self.use_direct_reads)),
             format!("--use_direct_io_for_flush_and_compaction={}", b(self.direct_writes)),
             format!(
@@ -431,7 +431,7 @@ impl Config {
             self.max_subcompactions,
             u8::from(self.intra_l0_compaction),
             self.compaction_style,
-            recovery_mode_name(self.wal_recovery_mode),
+            self.wal_recovery_mode.name(),
             u8::from(self.use_direct_reads),
             u8::from(self.direct_writes),
             self.index_type.name(),
@@ -450,15 +450,6 @@ fn compression_name(c: CompressionType) -> &'static str {
     }
 }
 
-fn recovery_mode_name(m: WalRecoveryMode) -> &'static str {
-    match m {
-        WalRecoveryMode::TolerateCorruptedTailRecords => "tolerate_corrupted_tail",
-        WalRecoveryMode::AbsoluteConsistency => "absolute_consistency",
-        WalRecoveryMode::SkipAnyCorruptedRecords => "skip_any_corrupted",
-        _ => "point_in_time",
-    }
-}
-
 /// `--workload=kv|table` (default kv): true for the table workload.
 pub fn parse_workload(v: Option<&str>) -> Result<bool, String> {
     match v {
@@ -466,16 +457,6 @@ pub fn parse_workload(v: Option<&str>) -> Result<bool, String> {
         Some("table") => Ok(true),
         Some(other) => Err(format!("workload: unknown workload {other:?} (kv or table)")),
     }
-}
-
-fn parse_recovery_mode(s: &str) -> Result<WalRecoveryMode, String> {
-    Ok(match s {
-        "tolerate_corrupted_tail" | "0" => WalRecoveryMode::TolerateCorruptedTailRecords,
-        "absolute_consistency" | "1" => WalRecoveryMode::AbsoluteConsistency,
-        "point_in_time" | "2" => WalRecoveryMode::PointInTimeRecovery,
-        "skip_any_corrupted" | "3" => WalRecoveryMode::SkipAnyCorruptedRecords,
-        _ => return Err(format!("wal_recovery_mode: unknown mode {s:?}")),
-    })
 }
 
 #[cfg(test)]

@@ -78,6 +78,9 @@ impl Fs for FlakyFs {
     fn create_dir_all(&self, dir: &Path) -> Result<()> {
         StdFs.create_dir_all(dir)
     }
+    fn remove_dir(&self, dir: &Path) -> Result<()> {
+        StdFs.remove_dir(dir)
+    }
     fn sync_dir(&self, dir: &Path) -> Result<()> {
         StdFs.sync_dir(dir)
     }

@@ -206,6 +206,42 @@ impl Injection {
     }
 }
 
+/// Every entry of `dir` by name: `(size, crc32c)` for a file, `None` for anything else (a
+/// subdirectory). Two snapshots are equal when no byte of the directory changed.
+pub fn dir_snapshot(dir: &Path) -> BTreeMap<String, Option<(u64, u32)>> {
+    std::fs::read_dir(dir)
+        .expect("read dir")
+        .map(|e| {
+            let e = e.expect("dir entry");
+            let name = e.file_name().to_string_lossy().into_owned();
+            let file = e.file_type().expect("file type").is_file().then(|| {
+                let bytes = std::fs::read(e.path()).expect("read file");
+                (bytes.len() as u64, crc32c::crc32c(&bytes))
+            });
+            (name, file)
+        })
+        .collect()
+}
+
+/// What differs between two [`dir_snapshot`]s, one line per name.
+pub fn snapshot_diff(
+    before: &BTreeMap<String, Option<(u64, u32)>>,
+    after: &BTreeMap<String, Option<(u64, u32)>>,
+) -> String {
+    let mut out = String::new();
+    for (name, b) in before {
+        match after.get(name) {
+            None => out += &format!("  deleted {name}\n"),
+            Some(a) if a != b => out += &format!("  changed {name}: {b:?} -> {a:?}\n"),
+            _ => {}
+        }
+    }
+    for name in after.keys().filter(|n| !before.contains_key(*n)) {
+        out += &format!("  created {name}\n");
+    }
+    out
+}
+
 /// Copies every regular file of `from` into `to` (created).
 pub fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).expect("create dir");

@@ -6,8 +6,9 @@ use std::time::Duration;
 
 use rocksdb::{
     BlockBasedOptions, Cache, DBCompactionStyle, DBCompressionType, DBRawIteratorWithThreadMode,
-    LruCacheOptions, Options, ReadOptions, WriteBatch, WriteOptions, DB,
+    DBRecoveryMode, LruCacheOptions, Options, ReadOptions, WriteBatch, WriteOptions, DB,
 };
+use talus::WalRecoveryMode;
 
 use super::super::flags::Flags;
 use super::{EResult, Engine, EngineIter, Ops};
@@ -16,7 +17,19 @@ use super::{EResult, Engine, EngineIter, Ops};
 pub struct RocksEngine {
     db: DB,
     wo: WriteOptions,
+    /// One `ReadOptions` for every get (RocksDB's db_bench keeps one too); iterators take theirs
+    /// by value, so they get a fresh copy (as db_bench's `ReadOptions options = read_options_`).
+    ro: ReadOptions,
     verify_checksums: bool,
+    /// RocksDB's `PerfLevel` for every benchmark thread (thread-local in RocksDB; db_bench sets
+    /// it in each thread, `--perf_level`, default 1 = kDisable).
+    perf_level: i64,
+}
+
+fn read_options(verify_checksums: bool) -> ReadOptions {
+    let mut ro = ReadOptions::default();
+    ro.set_verify_checksums(verify_checksums);
+    ro
 }
 
 fn compression(name: &str) -> EResult<DBCompressionType> {
@@ -30,10 +43,21 @@ fn compression(name: &str) -> EResult<DBCompressionType> {
 }
 
 impl RocksEngine {
-    /// Opens (creating) the database at `path`.
+    /// Opens (creating unless `--use_existing_db`; read-only with `--readonly`) the database
+    /// at `path`.
     pub fn open(f: &Flags, path: &Path) -> EResult<Self> {
         let mut o = Options::default();
-        o.create_if_missing(true);
+        o.create_if_missing(!f.use_existing_db && !f.readonly);
+        o.set_wal_recovery_mode(
+            match WalRecoveryMode::parse(&f.wal_recovery_mode).map_err(|e| e.to_string())? {
+                WalRecoveryMode::TolerateCorruptedTailRecords => {
+                    DBRecoveryMode::TolerateCorruptedTailRecords
+                }
+                WalRecoveryMode::AbsoluteConsistency => DBRecoveryMode::AbsoluteConsistency,
+                WalRecoveryMode::SkipAnyCorruptedRecords => DBRecoveryMode::SkipAnyCorruptedRecord,
+                _ => DBRecoveryMode::PointInTime,
+            },
+        );
         o.set_write_buffer_size(f.write_buffer_size as usize);
         o.set_max_write_buffer_number(f.max_write_buffer_number as i32);
         o.set_level_zero_file_num_compaction_trigger(f.level0_file_num_compaction_trigger as i32);
@@ -49,6 +73,13 @@ impl RocksEngine {
             DBCompactionStyle::Level
         });
         o.set_max_background_jobs(f.max_background_jobs as i32);
+        o.set_enable_pipelined_write(f.enable_pipelined_write);
+        o.set_table_cache_num_shard_bits(f.table_cache_numshardbits as i32);
+        // As RocksDB's db_bench (its --dump_malloc_stats defaults to true; it creates column
+        // families as needed), so the OPTIONS files of the two compare equal.
+        o.set_dump_malloc_stats(true);
+        o.create_missing_column_families(true);
+        o.set_allow_concurrent_memtable_write(f.allow_concurrent_memtable_write);
         o.set_max_open_files(f.open_files as i32);
         o.set_disable_auto_compactions(f.disable_auto_compactions);
         o.set_compression_type(compression(&f.compression_type)?);
@@ -131,17 +162,15 @@ impl RocksEngine {
             t.disable_cache();
         }
         o.set_block_based_table_factory(&t);
-        let db = DB::open(&o, path).map_err(|e| format!("opening {}: {e}", path.display()))?;
+        let db =
+            if f.readonly { DB::open_for_read_only(&o, path, false) } else { DB::open(&o, path) }
+                .map_err(|e| format!("opening {}: {e}", path.display()))?;
         let mut wo = WriteOptions::default();
         wo.set_sync(f.sync);
         wo.disable_wal(f.disable_wal);
-        Ok(RocksEngine { db, wo, verify_checksums: f.verify_checksum })
-    }
-
-    fn ro(&self) -> ReadOptions {
-        let mut ro = ReadOptions::default();
-        ro.set_verify_checksums(self.verify_checksums);
-        ro
+        let verify_checksums = f.verify_checksum;
+        let ro = read_options(verify_checksums);
+        Ok(RocksEngine { db, wo, ro, verify_checksums, perf_level: f.perf_level })
     }
 
     fn int_prop(&self, name: &str) -> u64 {
@@ -167,7 +196,7 @@ impl Engine for RocksEngine {
     }
 
     fn get(&self, key: &[u8], value: &mut Vec<u8>) -> EResult<bool> {
-        match self.db.get_pinned_opt(key, &self.ro()).map_err(|e| e.to_string())? {
+        match self.db.get_pinned_opt(key, &self.ro).map_err(|e| e.to_string())? {
             Some(v) => {
                 value.clear();
                 value.extend_from_slice(&v);
@@ -179,14 +208,14 @@ impl Engine for RocksEngine {
 
     fn multi_get(&self, keys: &[Vec<u8>], sizes: &mut Vec<Option<usize>>) -> EResult<()> {
         sizes.clear();
-        for r in self.db.multi_get_opt(keys, &self.ro()) {
+        for r in self.db.multi_get_opt(keys, &self.ro) {
             sizes.push(r.map_err(|e| e.to_string())?.map(|v| v.len()));
         }
         Ok(())
     }
 
     fn iter(&self) -> Box<dyn EngineIter + '_> {
-        Box::new(RocksIter(self.db.raw_iterator_opt(self.ro())))
+        Box::new(RocksIter(self.db.raw_iterator_opt(read_options(self.verify_checksums))))
     }
 
     fn flush(&self) -> EResult<()> {
@@ -222,6 +251,19 @@ impl Engine for RocksEngine {
 
     fn memtable_name(&self) -> &'static str {
         "SkipListFactory"
+    }
+
+    fn thread_init(&self) {
+        use rocksdb::perf::{set_perf_stats, PerfStatsLevel};
+        let level = match self.perf_level {
+            0 => PerfStatsLevel::Uninitialized,
+            1 => PerfStatsLevel::Disable,
+            2 => PerfStatsLevel::EnableCount,
+            3 => PerfStatsLevel::EnableTimeExceptForMutex,
+            4 => PerfStatsLevel::EnableTimeAndCPUTimeExceptForMutex,
+            _ => PerfStatsLevel::EnableTime,
+        };
+        set_perf_stats(level);
     }
 }
 

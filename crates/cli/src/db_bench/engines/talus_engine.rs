@@ -15,7 +15,9 @@ pub fn options(f: &Flags) -> EResult<Options> {
     let compression = CompressionType::parse(&f.compression_type).map_err(|e| e.to_string())?;
     let d = Options::default();
     Ok(Options {
-        create_if_missing: !f.use_existing_db,
+        create_if_missing: !f.use_existing_db && !f.readonly,
+        wal_recovery_mode: talus::WalRecoveryMode::parse(&f.wal_recovery_mode)
+            .map_err(|e| e.to_string())?,
         write_buffer_size: f.write_buffer_size as usize,
         max_write_buffer_number: f.max_write_buffer_number as usize,
         level0_file_num_compaction_trigger: f.level0_file_num_compaction_trigger as usize,
@@ -33,7 +35,9 @@ pub fn options(f: &Flags) -> EResult<Options> {
         block_size: f.block_size as usize,
         bloom_bits_per_key: f.bloom_bits.max(0) as u32,
         compression,
-        block_cache_capacity: f.cache_size as usize,
+        block_cache_capacity: f.cache_size.max(0) as usize,
+        // RocksDB's db_bench: a cache size of 0 or less means no block cache.
+        no_block_cache: f.cache_size <= 0,
         cache_type: talus::options::CacheType::parse(&f.cache_type).map_err(|e| e.to_string())?,
         // As RocksDB 10's db_bench: `hyper_clock_cache` is the fixed table sized for blocks of
         // `block_size`, `auto_hyper_clock_cache` the growing one.
@@ -125,10 +129,12 @@ pub struct TalusEngine {
 }
 
 impl TalusEngine {
-    /// Opens (creating unless `--use_existing_db`) the database at `path`.
+    /// Opens (creating unless `--use_existing_db`) the database at `path`; with `--readonly`,
+    /// [`Db::open_read_only`].
     pub fn open(f: &Flags, path: &Path) -> EResult<Self> {
-        let db =
-            Db::open(path, options(f)?).map_err(|e| format!("opening {}: {e}", path.display()))?;
+        let opts = options(f)?;
+        let db = if f.readonly { Db::open_read_only(path, opts) } else { Db::open(path, opts) }
+            .map_err(|e| format!("opening {}: {e}", path.display()))?;
         let wo = WriteOptions { sync: f.sync, disable_wal: f.disable_wal };
         let ro = ReadOptions { verify_checksums: f.verify_checksum, ..ReadOptions::default() };
         Ok(TalusEngine { db, wo, ro })
