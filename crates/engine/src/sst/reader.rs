@@ -37,7 +37,7 @@ use crate::iter::InternalIterator;
 use crate::key::{self, SequenceNumber, ValueKind};
 use crate::perf::{self, ReadIoStats};
 
-use super::block::{Block, BlockRole};
+use super::block::{Block, BlockRole, RestartSeek};
 use super::builder::{META_PROPERTIES, META_RANGEDEL};
 use super::filter::filter_hash;
 use super::filter_builder::{META_FILTER, META_PARTITIONED_FILTER};
@@ -281,13 +281,21 @@ impl TableReader {
         if !self.partitioned_filter {
             return Ok(Some(block.may_contain(h)));
         }
-        let mut top = block.iter();
-        top.seek_bytewise(user_key);
-        if !top.valid() {
-            top.status()?;
-            return Ok(Some(false));
-        }
-        let ph = self.decode_handle(top.value(), block.offset())?;
+        // One probe per table a lookup visits: a binary search of the top level's restart
+        // points (its restart interval is 1), an iterator only for another layout.
+        let ph = match block.seek_restarts_bytewise(user_key)? {
+            RestartSeek::Value(v) => self.decode_handle(v, block.offset())?,
+            RestartSeek::PastEnd => return Ok(Some(false)),
+            RestartSeek::Scan => {
+                let mut top = block.iter();
+                top.seek_bytewise(user_key);
+                if !top.valid() {
+                    top.status()?;
+                    return Ok(Some(false));
+                }
+                self.decode_handle(top.value(), block.offset())?
+            }
+        };
         let part = self.cached_block(ph, BlockRole::Filter, fill_cache, Priority::High, None)?;
         Ok(Some(part.may_contain(h)))
     }
