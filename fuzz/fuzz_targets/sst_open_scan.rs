@@ -1,12 +1,17 @@
 //! `TableReader` over arbitrary file bytes (an in-memory `RandomAccessFile`): open, scan both
-//! ways, point lookups, `verify_checksums`. No panic; every error is `Corruption`.
+//! ways, point lookups, `verify_checksums`. No panic; every error is `Corruption`. Each input is
+//! opened twice: with no block cache, and with a tiny one holding the index and filter blocks
+//! (and the partitions of a partitioned index or filter, format version 3; seed
+//! `partitioned-*.sst`), so both placements of every decoder run.
 #![no_main]
 
 use std::sync::Arc;
 
 use libfuzzer_sys::fuzz_target;
+use talus::cache::{Cache, LruCache};
 use talus::fs::RandomAccessFile;
-use talus::sst::TableReader;
+use talus::sst::reader::TableReaderOptions;
+use talus::sst::{Block, TableReader};
 
 struct MemFile(Vec<u8>);
 
@@ -35,9 +40,23 @@ fn ok_or_corruption<T>(r: talus::Result<T>) -> Option<T> {
 }
 
 fuzz_target!(|data: &[u8]| {
-    let data = data.to_vec();
-    let file = Arc::new(MemFile(data));
-    let Some(r) = ok_or_corruption(TableReader::open(file, 1, "fuzz.sst".into(), None)) else {
+    let cache: Arc<dyn Cache<Block>> = Arc::new(LruCache::new(4096, 0, false));
+    for opts in [
+        TableReaderOptions::default(),
+        TableReaderOptions {
+            block_cache: Some(cache),
+            cache_index_and_filter_blocks: true,
+            pin_top_level_index_and_filter: true,
+            ..Default::default()
+        },
+    ] {
+        check(data, opts);
+    }
+});
+
+fn check(data: &[u8], opts: TableReaderOptions) {
+    let file = Arc::new(MemFile(data.to_vec()));
+    let Some(r) = ok_or_corruption(TableReader::open_with(file, 1, "fuzz.sst".into(), opts)) else {
         return;
     };
     let r = Arc::new(r);
@@ -63,4 +82,4 @@ fuzz_target!(|data: &[u8]| {
         it.seek(k);
     }
     let _ = ok_or_corruption(it.status());
-});
+}

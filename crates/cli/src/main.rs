@@ -15,6 +15,7 @@ mod dbdir;
 mod fmt;
 mod ibench;
 mod ldb;
+mod procio;
 mod report;
 mod sst_dump;
 mod stress;

@@ -303,7 +303,15 @@ fn write_properties(p: &TableProperties, out: &mut dyn Write) -> io::Result<()> 
         u8::from(p.index_key_is_user_key),
         p.index_size
     )?;
+    if p.partitioned_index {
+        // As RocksDB prints a partitioned index (format version 3).
+        writeln!(out, "  # index partitions: {}", p.index_partitions)?;
+        writeln!(out, "  top-level index size: {}", p.top_level_index_size)?;
+    }
     writeln!(out, "  filter block size: {}", p.filter_size)?;
+    if p.filter_partitions > 0 {
+        writeln!(out, "  # filter partitions: {}", p.filter_partitions)?;
+    }
     writeln!(out, "  smallest seqno: {}", p.smallest_seq)?;
     writeln!(out, "  largest seqno: {}", p.largest_seq)?;
     let algo = p.compression.map_or("unknown", |c| c.name());

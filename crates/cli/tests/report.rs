@@ -21,8 +21,9 @@ fn ok(o: &std::process::Output, what: &str) -> String {
     out
 }
 
-/// Results for both engines (the second engine's folder has a name that needs escaping) and a
-/// db_bench log with compaction stats.
+/// Results for both engines (the second engine's folder has a name that needs escaping), runs of
+/// both engines with 0 and 2 secondary indexes (post 003's table), and a db_bench log with
+/// compaction stats.
 fn make_results(dir: &Path) -> PathBuf {
     let res = dir.join("results");
     for (engine, folder) in [("talus", "talus"), ("sqlite", "sqlite <b>&amp;")] {
@@ -39,6 +40,24 @@ fn make_results(dir: &Path) -> PathBuf {
             "--interval=0.25",
         ]);
         ok(&o, engine);
+    }
+    for engine in ["talus", "sqlite"] {
+        for n in [0, 2] {
+            let o = talus(&[
+                "ibench",
+                &format!("--engine={engine}"),
+                &format!("--db={}", dir.join(format!("db-{engine}-{n}")).display()),
+                &format!("--results={}", res.join(format!("by-index/{engine}-{n}")).display()),
+                "--steps=l.i0,l.x,l.i1",
+                &format!("--secondary_indexes={n}"),
+                "--num=2000",
+                "--num_i1=1000",
+                "--rows_per_commit=100",
+                "--data_length=256",
+                "--drop_page_cache_ms=20",
+            ]);
+            ok(&o, engine);
+        }
     }
     let o = talus(&[
         "db_bench",
@@ -101,6 +120,23 @@ fn check_html(html: &str) {
     assert!(html.contains("db_bench ops/sec") && html.contains(">fillrandom<"));
     assert!(html.contains("class=\"compaction-stats\""), "compaction stats table");
     assert!(html.contains("<h2 id=\"step-l.i1\">"));
+    // Post 003's table: both engines, PK-only, 2 and (the runs above) 3 secondaries, each cell
+    // ipsAvg-ipsP95-dbSize-rssSize with the share of the PK-only rate; its bar chart.
+    let table = html.split("<table class=\"by-indexes\">").nth(1).unwrap().split("</table>").next();
+    let table = table.unwrap();
+    assert!(
+        table.contains("<th>PK-only</th><th>PK, 2 secondaries</th><th>PK, 3 secondaries</th>"),
+        "{table}"
+    );
+    for engine in ["talus", "sqlite"] {
+        let row = table.split(&format!("<td class=\"name\">{engine}</td>")).nth(1).unwrap();
+        let row = row.split("</tr>").next().unwrap();
+        assert_eq!(row.matches("<td>").count(), 3, "{row}");
+        assert!(row.contains("<small>100%</small>"), "{row}");
+    }
+    let chart = html.split("l.i1 inserts/s by secondary indexes").nth(1).unwrap();
+    let chart = chart.split("</svg>").next().unwrap();
+    assert_eq!(tags(chart, "rect class=\"bar\"").len(), 6, "two engines x three index counts");
 }
 
 #[test]
@@ -114,7 +150,7 @@ fn report_from_both_engines_and_db_bench() {
         &format!("--out={}", out.display()),
     ]);
     let msg = ok(&o, "report");
-    assert!(msg.contains("2 run(s), 1 db_bench log(s)"), "{msg}");
+    assert!(msg.contains("6 run(s), 1 db_bench log(s)"), "{msg}");
     let html = std::fs::read_to_string(&out).unwrap();
     check_html(&html);
 

@@ -27,11 +27,24 @@ fn write_sst(
     entries: &[(&[u8], u64, ValueKind, &[u8])],
     tombstones: &[RangeTombstone],
 ) {
+    write_sst_with(path, entries, tombstones, false);
+}
+
+/// As [`write_sst`], with a partitioned index and filter (tiny partitions) if `partitioned`.
+fn write_sst_with(
+    path: &Path,
+    entries: &[(&[u8], u64, ValueKind, &[u8])],
+    tombstones: &[RangeTombstone],
+    partitioned: bool,
+) {
     let opts = TableBuilderOptions {
         block_size: 64,
         block_restart_interval: 4,
         bloom_bits_per_key: 10,
         compression: CompressionType::None,
+        partitioned_index: partitioned,
+        partition_filters: partitioned,
+        metadata_block_size: 16,
     };
     let file = StdFs.create(path).unwrap();
     let mut b = TableBuilder::new(opts, file, path.display().to_string());
@@ -98,6 +111,28 @@ fn scan_check_verify_raw() {
     assert!(s.contains("# entries: 5") && s.contains("# range deletions: 1"), "{s}");
     assert!(s.contains("HEX    '61' seq:5, type:1: 6170706C65"), "{s}");
     assert!(s.contains("ASCII  k\\x01 : \\xFF"), "{s}");
+}
+
+#[test]
+fn a_partitioned_table_dumps_the_same_entries() {
+    let dir = tempfile::tempdir().unwrap();
+    let (plain, part) = (dir.path().join("000001.sst"), dir.path().join("000002.sst"));
+    let t = RangeTombstone { start: b"c".to_vec(), end: b"e".to_vec(), seq: 8 };
+    write_sst_with(&plain, ENTRIES, std::slice::from_ref(&t), false);
+    write_sst_with(&part, ENTRIES, &[t], true);
+    let scan = |f: &Path| {
+        let out = sst_dump(&[&flag("file", f), "--command=scan"]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        text(&out.stdout).lines().skip(1).collect::<Vec<_>>().join("\n")
+    };
+    assert_eq!(scan(&plain), scan(&part));
+    let out = sst_dump(&[&flag("file", &part), "--command=verify"]);
+    assert!(text(&out.stdout).contains("The file is ok"), "{}", text(&out.stdout));
+    let s = text(&sst_dump(&[&flag("file", &part), "--command=raw"]).stdout);
+    assert!(s.contains("# index partitions: ") && s.contains("top-level index size: "), "{s}");
+    assert!(s.contains("# filter partitions: "), "{s}");
+    let s = text(&sst_dump(&[&flag("file", &plain), "--command=raw"]).stdout);
+    assert!(!s.contains("partitions"), "{s}");
 }
 
 #[test]

@@ -58,7 +58,7 @@ pub use db::{
 };
 pub use error::{Error, Result};
 pub use options::{
-    CacheType, CompactionStyle, CompressionType, Options, ReadOptions, WalRecoveryMode,
+    CacheType, CompactionStyle, CompressionType, IndexType, Options, ReadOptions, WalRecoveryMode,
     WriteOptions,
 };
 pub use perf::{perf_context, set_perf_level, PerfContext, PerfLevel};

@@ -95,6 +95,43 @@ impl CacheType {
     }
 }
 
+/// How SST indexes are laid out (RocksDB's `BlockBasedTableOptions::IndexType`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum IndexType {
+    /// One index block per table, searched by binary search (`kBinarySearch`, 0).
+    #[default]
+    BinarySearch,
+    /// Index partitions of about `metadata_block_size` bytes under a top-level index; only the
+    /// top level stays in memory, partitions are cached like data blocks
+    /// (`kTwoLevelIndexSearch`, 2).
+    TwoLevelIndexSearch,
+}
+
+impl IndexType {
+    /// Parses RocksDB's names and numbers: `kBinarySearch` or `0`, `kTwoLevelIndexSearch` or
+    /// `2` (hash search, 1, is not implemented).
+    pub fn parse(s: &str) -> Result<IndexType> {
+        match s {
+            "0" | "kBinarySearch" | "binary_search" => Ok(IndexType::BinarySearch),
+            "2" | "kTwoLevelIndexSearch" | "two_level_index_search" => {
+                Ok(IndexType::TwoLevelIndexSearch)
+            }
+            _ => Err(Error::InvalidArgument(format!(
+                "index_type: unknown or unsupported index type {s:?} (expected kBinarySearch (0) \
+                 or kTwoLevelIndexSearch (2))"
+            ))),
+        }
+    }
+
+    /// RocksDB's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            IndexType::BinarySearch => "kBinarySearch",
+            IndexType::TwoLevelIndexSearch => "kTwoLevelIndexSearch",
+        }
+    }
+}
+
 /// How WAL recovery treats a bad record (RocksDB's `WALRecoveryMode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum WalRecoveryMode {
@@ -263,9 +300,29 @@ pub struct Options {
     /// reader is opened) pin their index and filter blocks in the cache (false).
     pub pin_l0_filter_and_index_blocks_in_cache: bool,
     /// With `cache_index_and_filter_blocks`: pin the top level of partitioned indexes and
-    /// filters (true, RocksDB's default). Talus writes no partitioned indexes or filters, so
-    /// it changes nothing today; accepted so RocksDB configurations open unchanged.
+    /// filters in the block cache for the reader's lifetime (true, RocksDB's default); without
+    /// `cache_index_and_filter_blocks` the reader holds the top level itself. Partitions are
+    /// never pinned.
     pub pin_top_level_index_and_filter: bool,
+    /// SST index layout (`kBinarySearch`); `TwoLevelIndexSearch` writes partitioned indexes
+    /// (format version 3) so that only their top level stays in memory.
+    pub index_type: IndexType,
+    /// Partition the bloom filters too, into blocks of about `metadata_block_size` (false;
+    /// needs `index_type = TwoLevelIndexSearch`, as in RocksDB).
+    pub partition_filters: bool,
+    /// Target size of an index or filter partition in bytes (4096, RocksDB's default).
+    pub metadata_block_size: usize,
+    /// Read SST files with direct IO (`O_DIRECT`) for user reads, iterators and compaction
+    /// inputs: the page cache is bypassed, the block cache is the only cache (false). Refused
+    /// at open on a file system without direct IO. See docs/design/direct-io.md.
+    pub use_direct_reads: bool,
+    /// Write flush and compaction outputs with direct IO (false). The WAL, the MANIFEST and the
+    /// small metadata files stay buffered, as in RocksDB.
+    pub use_direct_io_for_flush_and_compaction: bool,
+    /// Bytes a compaction reads ahead from each input file (2 MiB, RocksDB's default); 0 reads
+    /// block by block. User iterators read ahead on their own (8 KiB doubling to 256 KiB after
+    /// two sequential block reads).
+    pub compaction_readahead_size: usize,
     /// `lru_cache` only: share of each shard reserved for high-priority entries (index and
     /// filter blocks, and entries hit at least once), 0 to 1 (0.5, RocksDB's
     /// `LRUCacheOptions::high_pri_pool_ratio`).
@@ -327,6 +384,12 @@ impl Default for Options {
             cache_index_and_filter_blocks: false,
             pin_l0_filter_and_index_blocks_in_cache: false,
             pin_top_level_index_and_filter: true,
+            index_type: IndexType::BinarySearch,
+            partition_filters: false,
+            metadata_block_size: 4096,
+            use_direct_reads: false,
+            use_direct_io_for_flush_and_compaction: false,
+            compaction_readahead_size: 2 << 20,
             high_pri_pool_ratio: 0.5,
             wal_bytes_per_sync: 1 << 20,
         }
@@ -428,6 +491,18 @@ impl Options {
         if !(0.0..=1.0).contains(&self.high_pri_pool_ratio) {
             return Err(invalid("high_pri_pool_ratio", "must be between 0 and 1"));
         }
+        if self.partition_filters && self.index_type != IndexType::TwoLevelIndexSearch {
+            return Err(invalid(
+                "partition_filters",
+                "needs index_type = kTwoLevelIndexSearch (partitioned index)",
+            ));
+        }
+        if self.metadata_block_size == 0 || self.metadata_block_size > (1 << 30) {
+            return Err(invalid("metadata_block_size", "must be between 1 byte and 1 GiB"));
+        }
+        if self.compaction_readahead_size > (1 << 30) {
+            return Err(invalid("compaction_readahead_size", "must be at most 1 GiB"));
+        }
         Ok(())
     }
 
@@ -510,6 +585,19 @@ mod tests {
         let o = Options { num_levels: 0, ..Default::default() };
         assert!(o.validate().unwrap_err().to_string().contains("num_levels"));
         assert!(CompressionType::parse("foo").unwrap_err().to_string().contains("foo"));
+        let o = Options { partition_filters: true, ..Default::default() };
+        assert!(o.validate().unwrap_err().to_string().contains("partition_filters"));
+        let o = Options {
+            partition_filters: true,
+            index_type: IndexType::TwoLevelIndexSearch,
+            ..Default::default()
+        };
+        assert!(o.validate().is_ok());
+        let o = Options { metadata_block_size: 0, ..Default::default() };
+        assert!(o.validate().unwrap_err().to_string().contains("metadata_block_size"));
+        assert_eq!(IndexType::parse("2").unwrap(), IndexType::TwoLevelIndexSearch);
+        assert_eq!(IndexType::parse("kBinarySearch").unwrap(), IndexType::BinarySearch);
+        assert!(IndexType::parse("1").unwrap_err().to_string().contains("index_type"));
     }
 
     #[test]

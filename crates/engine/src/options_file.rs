@@ -66,6 +66,12 @@ pub fn render(o: &Options) -> String {
         ("delayed_write_rate", o.delayed_write_rate.to_string()),
         ("wal_bytes_per_sync", o.wal_bytes_per_sync.to_string()),
         ("rate_limiter_bytes_per_sec", o.rate_limiter_bytes_per_sec.to_string()),
+        ("use_direct_reads", o.use_direct_reads.to_string()),
+        (
+            "use_direct_io_for_flush_and_compaction",
+            o.use_direct_io_for_flush_and_compaction.to_string(),
+        ),
+        ("compaction_readahead_size", o.compaction_readahead_size.to_string()),
     ];
     section(&mut s, "[DBOptions]", &db);
     let per_level: Vec<&str> =
@@ -138,6 +144,9 @@ pub fn render(o: &Options) -> String {
             o.pin_l0_filter_and_index_blocks_in_cache.to_string(),
         ),
         ("pin_top_level_index_and_filter", o.pin_top_level_index_and_filter.to_string()),
+        ("index_type", o.index_type.name().to_string()),
+        ("partition_filters", o.partition_filters.to_string()),
+        ("metadata_block_size", o.metadata_block_size.to_string()),
         ("block_cache", cache),
     ];
     section(&mut s, "[TableOptions/BlockBasedTable \"default\"]", &table);
@@ -180,6 +189,31 @@ mod tests {
             "  filter_policy=bloomfilter:10:false",
         ] {
             assert!(text.lines().any(|l| l == line), "missing {line:?} in\n{text}");
+        }
+        for line in [
+            "  use_direct_reads=false",
+            "  use_direct_io_for_flush_and_compaction=false",
+            "  compaction_readahead_size=2097152",
+            "  index_type=kBinarySearch",
+            "  partition_filters=false",
+            "  metadata_block_size=4096",
+        ] {
+            assert!(text.lines().any(|l| l == line), "missing {line:?} in\n{text}");
+        }
+        let io = render(&Options {
+            use_direct_reads: true,
+            use_direct_io_for_flush_and_compaction: true,
+            index_type: crate::options::IndexType::TwoLevelIndexSearch,
+            partition_filters: true,
+            ..Default::default()
+        });
+        for line in [
+            "  use_direct_reads=true",
+            "  use_direct_io_for_flush_and_compaction=true",
+            "  index_type=kTwoLevelIndexSearch",
+            "  partition_filters=true",
+        ] {
+            assert!(io.lines().any(|l| l == line), "missing {line:?} in\n{io}");
         }
         let none = render(&Options { bloom_bits_per_key: 0, ..Default::default() });
         assert!(none.contains("  filter_policy=nullptr\n"));

@@ -20,7 +20,7 @@
 
 use std::cell::Cell;
 use std::fmt;
-use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering::Relaxed};
 
 use crate::sst::BlockRole;
 
@@ -111,10 +111,23 @@ counters! {
     block_read_count,
     /// Bytes of those blocks as stored (with trailers).
     block_read_byte,
-    /// Index blocks read from files.
+    /// Data blocks read from files.
+    data_block_read_count,
+    /// Bytes of those data blocks as stored.
+    data_block_read_byte,
+    /// Index blocks (whole indexes or partitions) read from files.
     index_block_read_count,
-    /// Filter blocks read from files.
+    /// Bytes of those index blocks as stored.
+    index_block_read_byte,
+    /// Filter blocks (whole filters or partitions) read from files.
     filter_block_read_count,
+    /// Bytes of those filter blocks as stored.
+    filter_block_read_byte,
+    /// Reads issued to table files (one per block read, or one per readahead that served
+    /// several blocks): with direct IO each is at least one device read.
+    file_read_count,
+    /// Bytes asked by those reads.
+    file_read_byte,
     /// Bloom filter probes of point lookups.
     bloom_filter_checked,
     /// Probes that proved the key absent (RocksDB's `BLOOM_FILTER_USEFUL`).
@@ -235,16 +248,34 @@ pub(crate) fn cache_miss(role: BlockRole) {
     }
 }
 
-/// Records a block of `role` and `bytes` (as stored) read from a file.
+/// Records a block of `role` and `bytes` (as stored) obtained from a file (by its own read or
+/// from a readahead buffer).
 #[inline]
 pub(crate) fn block_read(role: BlockRole, bytes: u64) {
     add(Counter::block_read_count, 1);
     add(Counter::block_read_byte, bytes);
     match role {
-        BlockRole::Index => add(Counter::index_block_read_count, 1),
-        BlockRole::Filter => add(Counter::filter_block_read_count, 1),
-        _ => {}
+        BlockRole::Data => {
+            add(Counter::data_block_read_count, 1);
+            add(Counter::data_block_read_byte, bytes);
+        }
+        BlockRole::Index => {
+            add(Counter::index_block_read_count, 1);
+            add(Counter::index_block_read_byte, bytes);
+        }
+        BlockRole::Filter => {
+            add(Counter::filter_block_read_count, 1);
+            add(Counter::filter_block_read_byte, bytes);
+        }
+        BlockRole::Other => {}
     }
+}
+
+/// Records one read of `bytes` issued to a table file.
+#[inline]
+pub(crate) fn file_read(bytes: u64) {
+    add(Counter::file_read_count, 1);
+    add(Counter::file_read_byte, bytes);
 }
 
 /// Records one bloom filter probe and its answer.
@@ -283,6 +314,103 @@ pub(crate) fn child_seek() {
 #[inline]
 pub(crate) fn multiget_keys(n: u64) {
     add(Counter::multiget_key_count, n);
+}
+
+/// Table-file reads of one database from every thread (user reads, iterators, compaction),
+/// counted by the table readers next to the perf context: what `talus.stats` prints under
+/// "File reads" and the property `talus.read-io` returns. Relaxed atomics, touched only when a
+/// block is read from a file (never on a cache hit).
+#[derive(Debug, Default)]
+pub struct ReadIoStats {
+    blocks: [AtomicU64; 4],
+    bytes: [AtomicU64; 4],
+    file_reads: AtomicU64,
+    file_read_bytes: AtomicU64,
+}
+
+/// A copy of [`ReadIoStats`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReadIoSnapshot {
+    /// Blocks read from files, by [`BlockRole::index`].
+    pub blocks: [u64; 4],
+    /// Bytes of those blocks as stored, by role.
+    pub bytes: [u64; 4],
+    /// Reads issued to table files (a readahead counts once).
+    pub file_reads: u64,
+    /// Bytes asked by those reads.
+    pub file_read_bytes: u64,
+}
+
+impl ReadIoStats {
+    /// Counts a block of `role` and `bytes` obtained from a file, in this and the thread's
+    /// perf context.
+    #[inline]
+    pub(crate) fn block_read(&self, role: BlockRole, bytes: u64) {
+        block_read(role, bytes);
+        if let (Some(b), Some(n)) = (self.blocks.get(role.index()), self.bytes.get(role.index())) {
+            b.fetch_add(1, Relaxed);
+            n.fetch_add(bytes, Relaxed);
+        }
+    }
+
+    /// Counts one read of `bytes` issued to a table file, here and in the perf context.
+    #[inline]
+    pub(crate) fn file_read(&self, bytes: u64) {
+        file_read(bytes);
+        self.file_reads.fetch_add(1, Relaxed);
+        self.file_read_bytes.fetch_add(bytes, Relaxed);
+    }
+
+    /// The counters now.
+    pub fn snapshot(&self) -> ReadIoSnapshot {
+        ReadIoSnapshot {
+            blocks: std::array::from_fn(|i| self.blocks[i].load(Relaxed)),
+            bytes: std::array::from_fn(|i| self.bytes[i].load(Relaxed)),
+            file_reads: self.file_reads.load(Relaxed),
+            file_read_bytes: self.file_read_bytes.load(Relaxed),
+        }
+    }
+}
+
+impl ReadIoSnapshot {
+    /// `name=value` pairs, space-separated (the property `talus.read-io`): `data_blocks`,
+    /// `data_bytes`, `index_blocks`, `index_bytes`, `filter_blocks`, `filter_bytes`,
+    /// `other_blocks`, `other_bytes`, `file_reads`, `file_read_bytes`.
+    pub fn render(&self) -> String {
+        let mut s = String::new();
+        for (i, name) in ["data", "index", "filter", "other"].iter().enumerate() {
+            s.push_str(&format!(
+                "{name}_blocks={} {name}_bytes={} ",
+                self.blocks.get(i).copied().unwrap_or(0),
+                self.bytes.get(i).copied().unwrap_or(0)
+            ));
+        }
+        s.push_str(&format!(
+            "file_reads={} file_read_bytes={}",
+            self.file_reads, self.file_read_bytes
+        ));
+        s
+    }
+
+    /// Parses [`ReadIoSnapshot::render`]'s output (unknown names ignored; `None` if a value is
+    /// not a number).
+    pub fn parse(s: &str) -> Option<ReadIoSnapshot> {
+        let mut out = ReadIoSnapshot::default();
+        for (name, v) in s.split_whitespace().filter_map(|kv| kv.split_once('=')) {
+            let v: u64 = v.parse().ok()?;
+            let role = ["data", "index", "filter", "other"].iter().position(|r| {
+                name.strip_prefix(r).is_some_and(|rest| rest == "_blocks" || rest == "_bytes")
+            });
+            match (name, role) {
+                ("file_reads", _) => out.file_reads = v,
+                ("file_read_bytes", _) => out.file_read_bytes = v,
+                (n, Some(i)) if n.ends_with("_blocks") => out.blocks[i] = v,
+                (_, Some(i)) => out.bytes[i] = v,
+                _ => {}
+            }
+        }
+        Some(out)
+    }
 }
 
 #[cfg(test)]
@@ -324,5 +452,24 @@ mod tests {
         assert_eq!(sum.delta(&c), other);
         reset();
         assert_eq!(perf_context(), PerfContext::default());
+    }
+
+    #[test]
+    fn read_io_stats_count_by_role_and_round_trip_as_text() {
+        reset();
+        let s = ReadIoStats::default();
+        s.block_read(BlockRole::Data, 100);
+        s.block_read(BlockRole::Filter, 30);
+        s.block_read(BlockRole::Data, 50);
+        s.file_read(4096);
+        let snap = s.snapshot();
+        assert_eq!(snap.blocks, [2, 0, 1, 0]);
+        assert_eq!(snap.bytes, [150, 0, 30, 0]);
+        assert_eq!((snap.file_reads, snap.file_read_bytes), (1, 4096));
+        assert_eq!(ReadIoSnapshot::parse(&snap.render()), Some(snap));
+        let c = perf_context();
+        assert_eq!((c.data_block_read_count, c.data_block_read_byte), (2, 150));
+        assert_eq!((c.filter_block_read_count, c.filter_block_read_byte), (1, 30));
+        assert_eq!((c.file_read_count, c.file_read_byte), (1, 4096));
     }
 }

@@ -56,6 +56,8 @@ fn universe() -> Vec<Vec<u8>> {
     u
 }
 
+/// The options every damaged copy is opened with: direct reads, and (for the files written
+/// after the bottom level) partitioned index and filters with small partitions.
 fn options(mode: WalRecoveryMode) -> Options {
     Options {
         create_if_missing: false,
@@ -65,7 +67,22 @@ fn options(mode: WalRecoveryMode) -> Options {
         target_file_size_base: 8 << 10,
         max_background_jobs: 1,
         wal_recovery_mode: mode,
+        use_direct_reads: true,
+        index_type: talus::IndexType::TwoLevelIndexSearch,
+        partition_filters: true,
+        metadata_block_size: 64,
         ..Default::default()
+    }
+}
+
+/// The options the bottom level is written with: one index and one filter block per table
+/// (format version 2), so the fixture holds both table layouts.
+fn unpartitioned(mode: WalRecoveryMode) -> Options {
+    Options {
+        use_direct_reads: false,
+        index_type: talus::IndexType::BinarySearch,
+        partition_filters: false,
+        ..options(mode)
     }
 }
 
@@ -112,9 +129,11 @@ fn live_ssts(dir: &Path) -> HashSet<u64> {
 
 fn build_fixture() -> Fixture {
     let dir = tempfile::tempdir().expect("tempdir");
-    let db =
-        Db::open(dir.path(), Options { create_if_missing: true, ..options(Default::default()) })
-            .expect("open");
+    let db = Db::open(
+        dir.path(),
+        Options { create_if_missing: true, ..unpartitioned(Default::default()) },
+    )
+    .expect("open");
     let mut m = Model::new();
     let mut rng = StdRng::seed_from_u64(0xC0FFEE);
     // Bottom level: two flushes compacted together (range tombstone and deletions included).
@@ -132,7 +151,9 @@ fn build_fixture() -> Fixture {
     }
     db.flush().expect("flush");
     db.compact_range(None, None).expect("compact");
-    // L0: two more files, one with a range tombstone over bottom-level data.
+    // L0, partitioned: two more files, one with a range tombstone over bottom-level data.
+    drop(db);
+    let db = Db::open(dir.path(), options(Default::default())).expect("reopen partitioned");
     for i in (300..500).step_by(2) {
         apply_all(&db, &mut m, &[put(i, value(i, 3, 30))]);
     }
@@ -470,6 +491,8 @@ fn cases(fx: &Fixture, n: usize, exhaustive: bool, rng: &mut StdRng) -> Vec<Case
         SstPart::Data,
         SstPart::Index,
         SstPart::Filter,
+        SstPart::IndexPartition,
+        SstPart::FilterPartition,
         SstPart::RangeDel,
         SstPart::Meta,
         SstPart::Footer,
@@ -697,37 +720,46 @@ fn length_flip_is_not_a_torn_tail() {
     assert_eq!(panic_count(), 0, "panics: {:?}", panic_messages());
 }
 
-/// Writes small pristine files as fuzz seeds: `FUZZ_SEEDS_DIR=fuzz/seeds cargo test --test
-/// corruption write_fuzz_seeds -- --ignored` (an SST with a range tombstone for
-/// `sst_open_scan`, a WAL for `wal_replay`).
+/// Writes the fuzzers' seed files to `$FUZZ_SEEDS_DIR`: `FUZZ_SEEDS_DIR=fuzz/seeds cargo test
+/// --release -p talus --test corruption write_fuzz_seeds -- --ignored` (for `sst_open_scan` an
+/// SST with a range tombstone in format version 2, and the same data as a partitioned version-3
+/// table, `partitioned-*.sst`; a WAL for `wal_replay`).
 #[test]
 #[ignore]
 fn write_fuzz_seeds() {
     let out = PathBuf::from(std::env::var_os("FUZZ_SEEDS_DIR").expect("FUZZ_SEEDS_DIR"));
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db =
-        Db::open(dir.path(), Options { create_if_missing: true, ..options(Default::default()) })
-            .expect("open");
-    let mut m = Model::new();
-    for i in 0..24 {
-        apply_all(&db, &mut m, &[put(i, value(i, 1, i % 9))]);
-    }
-    apply_all(&db, &mut m, &[WriteOp::DeleteRange(key(3).into(), key(6).into())]);
-    apply_all(&db, &mut m, &[WriteOp::Delete(key(9).into())]);
-    db.flush().expect("flush");
-    for i in 0..6 {
-        apply_all(&db, &mut m, &[put(i, value(i, 2, 3)), WriteOp::Delete(key(i + 10).into())]);
-    }
-    drop(db);
-    for e in std::fs::read_dir(dir.path()).expect("read dir") {
-        let p = e.expect("entry").path();
-        let target = match p.extension().and_then(|e| e.to_str()) {
-            Some("sst") => "sst_open_scan",
-            Some("log") if std::fs::metadata(&p).is_ok_and(|m| m.len() > 0) => "wal_replay",
-            _ => continue,
-        };
-        let to = out.join(target);
-        std::fs::create_dir_all(&to).expect("mkdir");
-        std::fs::copy(&p, to.join(p.file_name().expect("name"))).expect("copy");
+    for (prefix, opts) in [
+        ("", unpartitioned(Default::default())),
+        ("partitioned-", Options { metadata_block_size: 32, ..options(Default::default()) }),
+    ] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let db = Db::open(dir.path(), Options { create_if_missing: true, ..opts }).expect("open");
+        let mut m = Model::new();
+        for i in 0..24 {
+            apply_all(&db, &mut m, &[put(i, value(i, 1, i % 9))]);
+        }
+        apply_all(&db, &mut m, &[WriteOp::DeleteRange(key(3).into(), key(6).into())]);
+        apply_all(&db, &mut m, &[WriteOp::Delete(key(9).into())]);
+        db.flush().expect("flush");
+        for i in 0..6 {
+            apply_all(&db, &mut m, &[put(i, value(i, 2, 3)), WriteOp::Delete(key(i + 10).into())]);
+        }
+        drop(db);
+        for e in std::fs::read_dir(dir.path()).expect("read dir") {
+            let p = e.expect("entry").path();
+            let target = match p.extension().and_then(|e| e.to_str()) {
+                Some("sst") => "sst_open_scan",
+                Some("log")
+                    if prefix.is_empty() && std::fs::metadata(&p).is_ok_and(|m| m.len() > 0) =>
+                {
+                    "wal_replay"
+                }
+                _ => continue,
+            };
+            let to = out.join(target);
+            std::fs::create_dir_all(&to).expect("mkdir");
+            let name = format!("{prefix}{}", p.file_name().expect("name").to_string_lossy());
+            std::fs::copy(&p, to.join(name)).expect("copy");
+        }
     }
 }

@@ -95,9 +95,17 @@ struct Config {
     profile: usize,
 }
 
-/// Compaction configurations the model test runs under.
-const PROFILES: &[&str] =
-    &["leveled", "leveled-static", "parallel-intra-l0", "parallel-no-intra-l0"];
+/// Compaction and IO configurations the model test runs under.
+const PROFILES: &[&str] = &[
+    "leveled",
+    "leveled-static",
+    "parallel-intra-l0",
+    "parallel-no-intra-l0",
+    "direct-io-partitioned",
+];
+
+/// The profile with direct IO and partitioned index and filters on.
+const DIRECT_PROFILE: usize = 4;
 
 /// Applies profile `p` of [`PROFILES`] to `o`.
 fn apply_profile(o: &mut Options, p: usize) {
@@ -112,6 +120,20 @@ fn apply_profile(o: &mut Options, p: usize) {
         "parallel-no-intra-l0" => {
             o.max_background_jobs = 4;
             o.intra_l0_compaction = false;
+        }
+        // Direct IO for reads, flushes and compactions (SimFs checks every request's
+        // alignment), partitioned index and filters with tiny partitions, index and filter
+        // blocks in a small block cache (the top levels pinned, partitions evicted), and a
+        // readahead smaller than a file so compactions read in several chunks.
+        "direct-io-partitioned" => {
+            o.use_direct_reads = true;
+            o.use_direct_io_for_flush_and_compaction = true;
+            o.index_type = talus::IndexType::TwoLevelIndexSearch;
+            o.partition_filters = true;
+            o.metadata_block_size = 64;
+            o.cache_index_and_filter_blocks = true;
+            o.block_cache_capacity = 16 << 10;
+            o.compaction_readahead_size = 4096;
         }
         _ => {}
     }
@@ -135,7 +157,13 @@ struct Harness {
 impl Harness {
     fn new(cfg: Config) -> Harness {
         let (sim, tmp, path) = match cfg.backend {
-            Backend::Sim => (Some(SimFs::new()), None, PathBuf::from(SIM_DB)),
+            Backend::Sim => {
+                let sim = SimFs::new();
+                // The direct-IO profile runs on 512-byte or 4 KiB logical blocks.
+                let align = if cfg.write_buffer_size.is_multiple_of(2) { 512 } else { 4096 };
+                sim.set_direct_io_alignment(align);
+                (Some(sim), None, PathBuf::from(SIM_DB))
+            }
             Backend::Real => {
                 let t = tempfile::tempdir().expect("tempdir");
                 let p = t.path().join("db");
@@ -552,8 +580,10 @@ proptest! {
     #![proptest_config(real_fs_config())]
 
     #[test]
-    fn model_real_fs(write_buffer_size in 4096usize..65536, ops in ops()) {
-        run(Config { backend: Backend::Real, write_buffer_size, profile: 0 }, &ops);
+    fn model_real_fs(write_buffer_size in 4096usize..65536, direct in any::<bool>(), ops in ops()) {
+        // The real file system with O_DIRECT: the kernel checks the alignment.
+        let profile = if direct { DIRECT_PROFILE } else { 0 };
+        run(Config { backend: Backend::Real, write_buffer_size, profile }, &ops);
     }
 }
 
@@ -572,7 +602,9 @@ mod regressions {
         for profile in 0..PROFILES.len() {
             run(Config { backend: Backend::Sim, write_buffer_size: 4096, profile }, ops);
         }
-        run(Config { backend: Backend::Real, write_buffer_size: 4096, profile: 0 }, ops);
+        for profile in [0, DIRECT_PROFILE] {
+            run(Config { backend: Backend::Real, write_buffer_size: 4096, profile }, ops);
+        }
     }
 
     #[test]

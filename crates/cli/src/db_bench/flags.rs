@@ -137,9 +137,15 @@ define_flags! {
     cache_numshardbits: i64 = -1; "The block cache has 2^N shards (-1: the engine's default, 6)"
     cache_index_and_filter_blocks: bool = false; "Keep index and filter blocks in the block cache, charged to it"
     pin_l0_filter_and_index_blocks_in_cache: bool = false; "With --cache_index_and_filter_blocks: L0 table readers pin their index and filter blocks"
-    pin_top_level_index_and_filter: bool = false; "With --cache_index_and_filter_blocks: pin the top level of partitioned indexes and filters"
     wal_bytes_per_sync: i64 = -1; "Start WAL writeback every N bytes (0: never; -1: the engine's default, 1 MiB for talus, 0 for rocksdb)"
     cache_high_pri_pool_ratio: f64 = 0.0; "lru_cache: share of the cache for index/filter blocks and hit entries (0 to 1)"
+    partition_index: bool = false; "Partition index blocks (index_type=kTwoLevelIndexSearch: partitions cached like data blocks, only the top level held)"
+    partition_index_and_filters: bool = false; "Partition index and filter blocks (kTwoLevelIndexSearch + partition_filters)"
+    metadata_block_size: i64 = 4096; "Target size of an index or filter partition in bytes"
+    pin_top_level_index_and_filter: bool = false; "With --cache_index_and_filter_blocks: pin the top level of partitioned index/filter blocks in the block cache"
+    use_direct_reads: bool = false; "Read SST files with O_DIRECT (the block cache is the only cache)"
+    use_direct_io_for_flush_and_compaction: bool = false; "Write flush and compaction outputs with O_DIRECT"
+    compaction_readahead_size: u64 = 2097152; "Bytes a compaction reads ahead from each input file"
     perf_level: i64 = 1; "Perf context level: 1 off, 2 counts (printed as PERF_CONTEXT after each benchmark)"
     bloom_bits: i64 = -1; "Bloom filter bits per key (-1 or 0: no filter)"
     block_size: i64 = 4096; "Data block size in bytes"
@@ -197,8 +203,6 @@ pub const NOOP_FLAGS: &[(&str, &str)] = &[
     ("cache_low_pri_pool_ratio", "the LRU cache has no low-priority pool"),
     ("max_background_flushes", "use --max_background_jobs"),
     ("max_background_compactions", "use --max_background_jobs"),
-    ("use_direct_reads", "buffered IO only"),
-    ("use_direct_io_for_flush_and_compaction", "buffered IO only"),
     ("prepopulate_block_cache", "not supported"),
     ("universal_compression_size_percent", "universal compaction options are engine defaults"),
     ("universal_allow_trivial_move", "universal compaction options are engine defaults"),
@@ -301,6 +305,13 @@ pub fn validate(f: &Flags) -> Result<(), String> {
     range("cache_numshardbits", f.cache_numshardbits, -1, 20)?;
     range("perf_level", f.perf_level, 0, 5)?;
     range("wal_bytes_per_sync", f.wal_bytes_per_sync, -1, i64::MAX)?;
+    range("metadata_block_size", f.metadata_block_size, 1, 1 << 30)?;
+    if f.compaction_readahead_size > 1 << 30 {
+        return Err(format!(
+            "invalid value {} for flag --compaction_readahead_size: must be at most 1 GiB",
+            f.compaction_readahead_size
+        ));
+    }
     if !(0.0..=1.0).contains(&f.cache_high_pri_pool_ratio) {
         return Err(format!(
             "invalid value {} for flag --cache_high_pri_pool_ratio: must be between 0 and 1",
@@ -440,6 +451,10 @@ mod tests {
     #[test]
     fn noops_and_undefok() {
         p(&["--wal_dir=/x", "--bytes_per_sync=1048576", "--memtablerep=skip_list"]).unwrap();
+        let f = p(&["--use_direct_reads", "--use_direct_io_for_flush_and_compaction=1"]).unwrap();
+        assert!(f.use_direct_reads && f.use_direct_io_for_flush_and_compaction);
+        assert!(!help_text().contains("--use_direct_reads: buffered IO only"));
+        assert!(p(&["--metadata_block_size=0"]).unwrap_err().contains("--metadata_block_size"));
         assert!(p(&["--blob_cache_size=1"]).is_err());
         p(&["--undefok=blob_cache_size,foo", "--blob_cache_size=1", "--foo"]).unwrap();
         assert!(help_text().contains("--wal_dir"));

@@ -129,6 +129,11 @@ impl Stats {
         self.exclude_from_merge = true;
     }
 
+    /// Operations done.
+    pub fn ops(&self) -> u64 {
+        self.done
+    }
+
     /// Adds bytes moved (for MB/s).
     pub fn add_bytes(&mut self, n: u64) {
         self.bytes += n;

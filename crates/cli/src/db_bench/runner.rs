@@ -27,6 +27,7 @@ pub fn run_benchmark(
         states.push(ThreadState { tid, rng: Rng64::new(seed), stats: Stats::new(cfg) });
     }
     let perf = std::sync::Mutex::new(talus::PerfContext::default());
+    let io_before = crate::procio::ProcIo::now();
     let results: Vec<Result<Stats, String>> = std::thread::scope(|s| {
         let handles: Vec<_> = states
             .into_iter()
@@ -62,6 +63,7 @@ pub fn run_benchmark(
     for r in results {
         merged.merge(&r.map_err(|e| format!("{name}: {e}"))?);
     }
+    let io = crate::procio::ProcIo::now().since(&io_before);
     let line = merged.report(name);
     print!("{line}");
     if talus::perf::perf_level() == talus::PerfLevel::EnableCount {
@@ -69,6 +71,8 @@ pub fn run_benchmark(
         let ctx = perf.into_inner().unwrap_or_else(|e| e.into_inner());
         println!("PERF_CONTEXT:\n{ctx}");
     }
+    // Not in RocksDB's output: the process's syscall and device IO over the benchmark.
+    println!("{}", io.line(merged.ops()));
     use std::io::Write;
     let _ = std::io::stdout().flush();
     Ok(merged)

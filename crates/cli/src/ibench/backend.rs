@@ -13,13 +13,20 @@ pub type BResult<T> = Result<T, String>;
 pub trait IbenchBackend: Send + Sync {
     /// Creates client `client`'s table (no secondary indexes); fails if it exists.
     fn create_table(&self, client: usize) -> BResult<()>;
-    /// Creates the three secondary indexes on client `client`'s populated table.
-    fn create_indexes(&self, client: usize) -> BResult<()>;
+    /// Creates the first `count` of the secondary indexes ([`super::schema::INDEXES`]) on
+    /// client `client`'s populated table.
+    fn create_indexes(&self, client: usize, count: usize) -> BResult<()>;
     /// Opens a session on client `client`'s table; `concurrent` sessions are open at once (SQLite
     /// divides its page cache among them).
     fn session(&self, client: usize, concurrent: usize) -> BResult<Box<dyn Session>>;
     /// Point reads the table layer issued so far (talus only: PK and unique checks, row fetches).
     fn point_reads(&self) -> Option<u64>;
+    /// Reads the engine issued to its files so far, when each one is a device read (talus with
+    /// direct reads: every table-file read, compaction readahead included); `None` otherwise
+    /// (then the driver estimates device reads as `read_bytes / 4096`).
+    fn device_reads(&self) -> Option<u64> {
+        None
+    }
     /// Bytes the database takes on disk.
     fn disk_size(&self) -> u64;
     /// Flushes what the engine buffers and closes it.

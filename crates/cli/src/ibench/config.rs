@@ -66,6 +66,9 @@ impl Step {
     }
 }
 
+/// Secondary indexes the schema defines (`schema::INDEXES`, which checks it at compile time).
+pub const MAX_SECONDARY_INDEXES: usize = 3;
+
 /// Everything the benchmark was asked to do.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -131,6 +134,25 @@ pub struct Config {
     pub disable_wal: bool,
     /// Sort memory for l.x's external sort (talus).
     pub sort_memory_bytes: u64,
+    /// Secondary indexes l.x creates, l.i1 maintains and the q steps query (0 to 3: the first
+    /// N of marketsegment, registersegment, pdc).
+    pub secondary_indexes: usize,
+    /// Every this many milliseconds, drop the page cache of the files under `--db`
+    /// (`posix_fadvise(POSIX_FADV_DONTNEED)`) after measuring what it held (0: off); see
+    /// [`super::pagecache`].
+    pub drop_page_cache_ms: u64,
+    /// `use_direct_reads` (talus).
+    pub use_direct_reads: bool,
+    /// `use_direct_io_for_flush_and_compaction` (talus).
+    pub use_direct_io_for_flush_and_compaction: bool,
+    /// Partitioned index and filters: `kTwoLevelIndexSearch` + `partition_filters` (talus).
+    pub partition_index_and_filters: bool,
+    /// `cache_index_and_filter_blocks` (talus).
+    pub cache_index_and_filter_blocks: bool,
+    /// `metadata_block_size` (talus).
+    pub metadata_block_size: u64,
+    /// `compaction_readahead_size` (talus).
+    pub compaction_readahead_size: u64,
 }
 
 const VALUES: &[&str] = &[
@@ -162,8 +184,21 @@ const VALUES: &[&str] = &[
     "target_file_size_base",
     "max_bytes_for_level_base",
     "sort_memory_bytes",
+    "secondary_indexes",
+    "drop_page_cache_ms",
+    "metadata_block_size",
+    "compaction_readahead_size",
 ];
-const FLAGS: &[&str] = &["delete_per_insert", "sync", "disable_wal", "help"];
+const FLAGS: &[&str] = &[
+    "delete_per_insert",
+    "sync",
+    "disable_wal",
+    "help",
+    "use_direct_reads",
+    "use_direct_io_for_flush_and_compaction",
+    "partition_index_and_filters",
+    "cache_index_and_filter_blocks",
+];
 
 /// The options that only the talus engine uses (warned about with sqlite when given).
 pub const TALUS_ONLY: &[&str] = &[
@@ -178,6 +213,12 @@ pub const TALUS_ONLY: &[&str] = &[
     "max_bytes_for_level_base",
     "disable_wal",
     "sort_memory_bytes",
+    "use_direct_reads",
+    "use_direct_io_for_flush_and_compaction",
+    "partition_index_and_filters",
+    "cache_index_and_filter_blocks",
+    "metadata_block_size",
+    "compaction_readahead_size",
 ];
 
 /// The `--help` text.
@@ -186,18 +227,23 @@ usage: talus ibench --engine=talus|sqlite --db=DIR [options]
 
   --steps=l.i0,l.x,l.i1,q100,q500   steps to run, in order (also q1000)
   --num=1000000         rows per client loaded by l.i0 (PK order, no secondary index)
-  --num_i1=100000       rows per client inserted by l.i1 (3 secondary indexes maintained)
+  --num_i1=100000       rows per client inserted by l.i1 (the secondary indexes maintained)
+  --secondary_indexes=3 secondary indexes l.x creates (0-3; q steps need at least 1)
   --seconds=60          seconds per query step
   --clients=1           clients; each has its own table
   --results=DIR         keep run.json, summary.csv and <step>.intervals.csv here
   --rows_per_commit=1000  --cashregisters=1000  --products=10000  --customers=100000
   --max_price=500  --data_length=10  --data_random=0.5  --interval=1  --seed=0
   --delete_per_insert   l.i1 and q steps delete as many rows from the PK tail as they insert
+  --drop_page_cache_ms=0  every N ms measure, then drop (POSIX_FADV_DONTNEED), the page cache
+                        of the files under --db (both engines; bounds SQLite's OS cache)
 engine options (RocksDB names, Talus defaults):
   --cache_size=33554432 --compression_type=lz4 --write_buffer_size=67108864
   --max_write_buffer_number=2 --compaction_style=level|universal|0|1 --max_background_jobs=2
   --bloom_bits=10 --block_size=4096 --target_file_size_base=67108864
   --max_bytes_for_level_base=268435456 --sync --disable_wal --sort_memory_bytes=67108864
+  --use_direct_reads --use_direct_io_for_flush_and_compaction --partition_index_and_filters
+  --cache_index_and_filter_blocks --metadata_block_size=4096 --compaction_readahead_size=2097152
 with --engine=sqlite only --cache_size (page cache bytes) and --sync apply; with
 --engine=talus, --sync and --disable_wal are refused (talus-table writes take no WriteOptions).
 ";
@@ -322,7 +368,25 @@ pub fn parse(args: &[String]) -> Result<Option<Config>, String> {
         sync: p.flag("sync"),
         disable_wal: p.flag("disable_wal"),
         sort_memory_bytes: positive(&p, "sort_memory_bytes", 64 << 20)?,
+        secondary_indexes: num(&p, "secondary_indexes", 3usize, "0, 1, 2 or 3")?,
+        drop_page_cache_ms: num(&p, "drop_page_cache_ms", 0, "milliseconds")?,
+        use_direct_reads: p.flag("use_direct_reads"),
+        use_direct_io_for_flush_and_compaction: p.flag("use_direct_io_for_flush_and_compaction"),
+        partition_index_and_filters: p.flag("partition_index_and_filters"),
+        cache_index_and_filter_blocks: p.flag("cache_index_and_filter_blocks"),
+        metadata_block_size: positive(&p, "metadata_block_size", 4096)?,
+        compaction_readahead_size: num(&p, "compaction_readahead_size", 2 << 20, "bytes")?,
     };
+    if cfg.secondary_indexes > MAX_SECONDARY_INDEXES {
+        return Err(bad("secondary_indexes", &cfg.secondary_indexes.to_string(), "0, 1, 2 or 3"));
+    }
+    if cfg.secondary_indexes == 0 && cfg.steps.iter().any(|s| matches!(s, Step::Query(_))) {
+        return Err(bad(
+            "secondary_indexes",
+            "0",
+            "at least 1 with a query step (q100, q500, q1000 query the secondary indexes)",
+        ));
+    }
     if cfg.engine == EngineKind::Talus {
         // talus-table's row writes take no WriteOptions, so these could not reach the engine;
         // refusing beats measuring something other than what was asked for.
@@ -379,6 +443,17 @@ pub fn describe(c: &Config) -> Vec<(&'static str, String)> {
         ("sync", c.sync.to_string()),
         ("disable_wal", c.disable_wal.to_string()),
         ("sort_memory_bytes", c.sort_memory_bytes.to_string()),
+        ("secondary_indexes", c.secondary_indexes.to_string()),
+        ("drop_page_cache_ms", c.drop_page_cache_ms.to_string()),
+        ("use_direct_reads", c.use_direct_reads.to_string()),
+        (
+            "use_direct_io_for_flush_and_compaction",
+            c.use_direct_io_for_flush_and_compaction.to_string(),
+        ),
+        ("partition_index_and_filters", c.partition_index_and_filters.to_string()),
+        ("cache_index_and_filter_blocks", c.cache_index_and_filter_blocks.to_string()),
+        ("metadata_block_size", c.metadata_block_size.to_string()),
+        ("compaction_readahead_size", c.compaction_readahead_size.to_string()),
     ]
 }
 
@@ -413,10 +488,16 @@ mod tests {
             ("--clients=0", "--clients"),
             ("--compaction_style=fifo", "--compaction_style"),
             ("--sync", "--sync"),
+            ("--secondary_indexes=4", "--secondary_indexes"),
+            ("--drop_page_cache_ms=x", "--drop_page_cache_ms"),
         ] {
             let e = parse(&args(&["--db=/x", a])).unwrap_err();
             assert!(e.contains(want), "{a}: {e}");
         }
         assert!(parse(&args(&["--num=1"])).unwrap_err().contains("--db"));
+        let e = parse(&args(&["--db=/x", "--secondary_indexes=0", "--steps=l.i0,q100"]));
+        assert!(e.unwrap_err().contains("--secondary_indexes"));
+        let c = parse(&args(&["--db=/x", "--secondary_indexes=0", "--steps=l.i0,l.x,l.i1"]));
+        assert_eq!(c.unwrap().unwrap().secondary_indexes, 0);
     }
 }

@@ -101,12 +101,8 @@ impl StepCounters {
 /// Process-wide resource counters at one moment.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ProcSnap {
-    /// read syscalls (`syscr`).
-    pub syscr: u64,
-    /// Bytes read from storage (`read_bytes`).
-    pub read_bytes: u64,
-    /// Bytes written to storage (`write_bytes`).
-    pub write_bytes: u64,
+    /// /proc/self/io.
+    pub io: crate::procio::ProcIo,
     /// User + system CPU time, µs.
     pub cpu_us: u64,
 }
@@ -121,13 +117,7 @@ fn field(text: &str, name: &str) -> u64 {
 impl ProcSnap {
     /// Reads /proc/self/io and getrusage (zeros where unavailable).
     pub fn now() -> ProcSnap {
-        let io = std::fs::read_to_string("/proc/self/io").unwrap_or_default();
-        ProcSnap {
-            syscr: field(&io, "syscr"),
-            read_bytes: field(&io, "read_bytes"),
-            write_bytes: field(&io, "write_bytes"),
-            cpu_us: cpu_us(),
-        }
+        ProcSnap { io: crate::procio::ProcIo::now(), cpu_us: cpu_us() }
     }
 }
 
@@ -146,6 +136,11 @@ fn cpu_us() -> u64 {
 /// Peak resident set size of the process (VmHWM), KiB.
 pub fn peak_rss_kb() -> u64 {
     field(&std::fs::read_to_string("/proc/self/status").unwrap_or_default(), "VmHWM")
+}
+
+/// Resident set size of the process now (VmRSS), KiB.
+pub fn rss_kb() -> u64 {
+    field(&std::fs::read_to_string("/proc/self/status").unwrap_or_default(), "VmRSS")
 }
 
 #[cfg(test)]
@@ -173,8 +168,8 @@ mod tests {
         std::hint::black_box(x);
         let _ = std::fs::read_to_string("/proc/self/status");
         let b = ProcSnap::now();
-        assert!(b.syscr > a.syscr, "{a:?} {b:?}");
+        assert!(b.io.syscr > a.io.syscr, "{a:?} {b:?}");
         assert!(b.cpu_us >= a.cpu_us);
-        assert!(peak_rss_kb() > 0);
+        assert!(peak_rss_kb() >= rss_kb() && rss_kb() > 0);
     }
 }

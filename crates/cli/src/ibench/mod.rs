@@ -9,11 +9,12 @@
 //! Steps (each client has its own table `purchases_index_<c>`, see [`schema`]):
 //! - `l.i0`: insert `--num` rows per client in PK order, `--rows_per_commit` per commit, no
 //!   secondary index.
-//! - `l.x`: create the indexes marketsegment, registersegment and pdc.
+//! - `l.x`: create the first `--secondary_indexes` (default 3) of the indexes marketsegment,
+//!   registersegment and pdc.
 //! - `l.i1`: insert `--num_i1` more rows per client maintaining the indexes (with
 //!   `--delete_per_insert`, each commit also deletes as many rows from the PK tail).
 //! - `q100`, `q500`, `q1000`: for `--seconds`, per client one query thread runs flat out (pick
-//!   one of the 3 indexes and a random start value, read 10 rows in index order, only the
+//!   one of the indexes and a random start value, read 10 rows in index order, only the
 //!   index's columns: covering) while a writer inserts (and deletes) 100/500/1000 rows/s.
 //!
 //! Output: a line per `--interval` (ips, qps, max insert and query response time in it) and per
@@ -23,7 +24,9 @@
 //! - `run.json`: `{"tool", "format_version": 1, "engine", "command_line": [..], "options":
 //!   {flag: value as string}, "started_unix"}`.
 //! - `summary.csv`, one row per step: `step, engine, secs, inserts` (rows), `deletes, queries,
-//!   ips` (rows/s), `qps`, `ins_le256us .. ins_gt16s` (insert commits by response time: <=256µs,
+//!   ips` (rows/s), `qps`, `ips_p95` (the inserts/s reached by 95% of the step's 10-second
+//!   windows: the 5th percentile from below, post 003's ipsP95; empty if the step was shorter),
+//!   `ins_le256us .. ins_gt16s` (insert commits by response time: <=256µs,
 //!   <=1ms, 4ms, 16ms, 64ms, 256ms, 1s, 4s, 16s, >16s), `ins_max_us`, `q_le256us .. q_gt16s,
 //!   q_max_us` (queries), `reads_per_query, kb_read_per_query, reads_per_insert,
 //!   kb_read_per_insert` (deltas of /proc/self/io `syscr` and `read_bytes` over the step divided
@@ -31,7 +34,15 @@
 //!   `point_reads_per_insert` (talus: engine gets issued by the table layer per inserted row;
 //!   empty for sqlite), `kb_written_per_insert` (/proc/self/io `write_bytes`), `cpu_us_per_op`
 //!   (getrusage user+system over inserted rows + queries), `db_bytes` (files under --db),
-//!   `peak_rss_kb` (VmHWM). A ratio without a denominator is empty.
+//!   `peak_rss_kb` (VmHWM), `dev_reads_per_insert` (device reads per inserted row: talus with
+//!   `--use_direct_reads` counts every table-file read it issues, each one reaching the device;
+//!   otherwise `read_bytes / 4096`, one 4 KiB page per read, as SQLite's random page reads are),
+//!   `dev_reads_measured` (1 if counted, 0 if estimated), `kb_rchar_per_insert` and
+//!   `kb_wchar_per_insert` (/proc/self/io `rchar`/`wchar`: bytes through read and write
+//!   syscalls, page-cache hits included, next to `read_bytes`/`write_bytes`), `rss_kb` (VmRSS
+//!   at the end), `page_cache_max_kb` and `page_cache_avg_kb` (page cache held by the files
+//!   under --db, sampled by `--drop_page_cache_ms`; empty when off). A ratio without a
+//!   denominator is empty.
 //! - `<step>.intervals.csv`: `elapsed_s, ips, qps, max_insert_ms, max_query_ms`, one row per
 //!   interval.
 //!
@@ -41,6 +52,7 @@
 mod backend;
 mod config;
 mod metrics;
+mod pagecache;
 mod results;
 mod schema;
 mod sqlite;
@@ -107,14 +119,20 @@ fn run_steps(cfg: &Config, args: &[String]) -> Result<(), String> {
         }
     };
     println!(
-        "ibench: engine={} db={} clients={} steps={}",
+        "ibench: engine={} db={} clients={} steps={} secondary_indexes={}",
         cfg.engine.name(),
         cfg.db.display(),
         cfg.clients,
-        cfg.steps.iter().map(|s| s.name()).collect::<Vec<_>>().join(",")
+        cfg.steps.iter().map(|s| s.name()).collect::<Vec<_>>().join(","),
+        cfg.secondary_indexes
     );
+    let pagecache = (cfg.drop_page_cache_ms > 0).then(|| {
+        let every = std::time::Duration::from_millis(cfg.drop_page_cache_ms);
+        pagecache::PageCacheDropper::start(cfg.db.clone(), every)
+    });
     for (i, step) in cfg.steps.iter().enumerate() {
-        let (summary, intervals) = steps::run_step(cfg, backend.as_ref(), *step, i as u64 + 1)?;
+        let (summary, intervals) =
+            steps::run_step(cfg, backend.as_ref(), *step, i as u64 + 1, pagecache.as_ref())?;
         print!("{}", summary.lines());
         if let Some(dir) = &cfg.results {
             results::write_step(dir, &summary, &intervals)?;

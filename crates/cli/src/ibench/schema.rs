@@ -24,6 +24,7 @@ pub const INDEXES: [(&str, [&str; 3]); 3] = [
     ("registersegment", ["cashregisterid", "customerid", "price"]),
     ("pdc", ["price", "dateandtime", "customerid"]),
 ];
+const _: () = assert!(INDEXES.len() == super::config::MAX_SECONDARY_INDEXES);
 
 /// One row of purchases_index.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,6 +54,8 @@ pub struct RowGen {
     max_price: i32,
     random_len: usize,
     data_len: usize,
+    /// Queries pick among the first this many of [`INDEXES`].
+    indexes: usize,
 }
 
 /// Wall-clock microseconds since the Unix epoch.
@@ -76,6 +79,7 @@ impl RowGen {
             max_price: cfg.max_price,
             random_len: ((cfg.data_length as f64) * cfg.data_random).round() as usize,
             data_len: cfg.data_length,
+            indexes: cfg.secondary_indexes.clamp(1, INDEXES.len()),
         }
     }
 
@@ -99,9 +103,10 @@ impl RowGen {
         }
     }
 
-    /// A query: which of [`INDEXES`] and the start value of its first column.
+    /// A query: which of the first `--secondary_indexes` of [`INDEXES`] and the start value of
+    /// its first column.
     pub fn query(&mut self) -> (usize, i32) {
-        let idx = self.rng.gen_range(0..INDEXES.len());
+        let idx = self.rng.gen_range(0..self.indexes);
         let start = match idx {
             0 => self.rng.gen_range(0..self.products),
             1 => self.rng.gen_range(0..self.cashregisters),
@@ -133,5 +138,8 @@ mod tests {
         }
         let (i, s) = g.query();
         assert!(i < 3 && s >= 0);
+        cfg.secondary_indexes = 1;
+        let mut g = RowGen::new(&cfg, 0, 1);
+        assert!((0..100).all(|_| g.query().0 == 0), "one index: queries use only it");
     }
 }

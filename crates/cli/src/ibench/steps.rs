@@ -12,26 +12,33 @@ use std::time::{Duration, Instant};
 
 use super::backend::{IbenchBackend, Session};
 use super::config::{Config, Step};
-use super::metrics::{peak_rss_kb, ProcSnap, StepCounters};
+use super::metrics::{peak_rss_kb, rss_kb, ProcSnap, StepCounters};
+use super::pagecache::PageCacheDropper;
 use super::schema::{now_micros, Purchase, RowGen};
-use super::summary::{IntervalRow, Summary};
+use super::summary::{p95_from_below, IntervalRow, Summary, P95_WINDOW_S};
 
 /// Rows each query returns.
 pub const QUERY_LIMIT: usize = 10;
 
-/// Runs `step`; returns its summary and interval rows.
+/// Runs `step`; returns its summary and interval rows. `pagecache` (if the page cache of the
+/// database is being measured and dropped) gives the step's residency.
 pub fn run_step(
     cfg: &Config,
     backend: &dyn IbenchBackend,
     step: Step,
     salt: u64,
+    pagecache: Option<&PageCacheDropper>,
 ) -> Result<(Summary, Vec<IntervalRow>), String> {
     let counters = StepCounters::default();
     let finished = AtomicBool::new(false);
+    if let Some(p) = pagecache {
+        p.take();
+    }
     let before = ProcSnap::now();
     let reads_before = backend.point_reads();
+    let dev_before = backend.device_reads();
     let start = Instant::now();
-    let intervals = std::thread::scope(|s| {
+    let (intervals, windows) = std::thread::scope(|s| {
         let reporter = s.spawn(|| report_intervals(cfg, &step.name(), &counters, &finished, start));
         let mut workers = Vec::new();
         for c in 0..cfg.clients {
@@ -44,7 +51,9 @@ pub fn run_step(
                 Step::LoadI1 => workers.push(s.spawn(move || {
                     load(cfg, backend, c, cfg.num_i1, cfg.delete_per_insert, salt, counters)
                 })),
-                Step::CreateIndexes => workers.push(s.spawn(move || backend.create_indexes(c))),
+                Step::CreateIndexes => {
+                    workers.push(s.spawn(move || backend.create_indexes(c, cfg.secondary_indexes)))
+                }
                 Step::Query(rate) => {
                     workers
                         .push(s.spawn(move || paced_writer(cfg, backend, c, rate, salt, counters)));
@@ -74,6 +83,7 @@ pub fn run_step(
         return Err(format!("step {}: {e}", step.name()));
     }
     let after = ProcSnap::now();
+    let io = after.io.since(&before.io);
     let summary = Summary {
         step: step.name(),
         engine: cfg.engine.name().into(),
@@ -83,9 +93,11 @@ pub fn run_step(
         queries: counters.queries.load(Relaxed),
         insert_hist: counters.insert_hist.snapshot(),
         query_hist: counters.query_hist.snapshot(),
-        syscr: after.syscr.saturating_sub(before.syscr),
-        read_bytes: after.read_bytes.saturating_sub(before.read_bytes),
-        write_bytes: after.write_bytes.saturating_sub(before.write_bytes),
+        syscr: io.syscr,
+        rchar: io.rchar,
+        wchar: io.wchar,
+        read_bytes: io.read_bytes,
+        write_bytes: io.write_bytes,
         cpu_us: after.cpu_us.saturating_sub(before.cpu_us),
         point_reads: match (reads_before, backend.point_reads()) {
             (Some(a), Some(b)) => Some(b.saturating_sub(a)),
@@ -93,6 +105,16 @@ pub fn run_step(
         },
         db_bytes: backend.disk_size(),
         peak_rss_kb: peak_rss_kb(),
+        rss_kb: rss_kb(),
+        ips_p95: p95_from_below(&windows),
+        device_reads: match (dev_before, backend.device_reads()) {
+            (Some(a), Some(b)) => Some(b.saturating_sub(a)),
+            _ => None,
+        },
+        page_cache: pagecache.map(|p| {
+            let r = p.take();
+            (r.max_bytes, r.avg_bytes)
+        }),
     };
     Ok((summary, intervals))
 }
@@ -218,14 +240,15 @@ fn query_loop(
     Ok(())
 }
 
-/// Prints one line per interval until `finished`; returns the rows.
+/// Prints one line per interval until `finished`; returns the rows and the inserts/s of each
+/// complete [`P95_WINDOW_S`]-second window (for `ips_p95`).
 fn report_intervals(
     cfg: &Config,
     step: &str,
     counters: &StepCounters,
     finished: &AtomicBool,
     start: Instant,
-) -> Vec<IntervalRow> {
+) -> (Vec<IntervalRow>, Vec<f64>) {
     println!(
         "{step}: {:>8} {:>10} {:>10} {:>12} {:>12}",
         "secs", "ips", "qps", "max_ins_ms", "max_q_ms"
@@ -235,6 +258,7 @@ fn report_intervals(
     let (last_i, last_q) = (AtomicU64::new(0), AtomicU64::new(0));
     let mut last_t = start;
     let mut tick = start + interval;
+    let (mut windows, mut window_start, mut window_ins) = (Vec::new(), start, 0u64);
     loop {
         let done = finished.load(Relaxed);
         let now = Instant::now();
@@ -244,6 +268,11 @@ fn report_intervals(
         }
         let ins = counters.inserts.load(Relaxed);
         let q = counters.queries.load(Relaxed);
+        let in_window = now.duration_since(window_start).as_secs_f64();
+        if in_window >= P95_WINDOW_S {
+            windows.push((ins - window_ins) as f64 / in_window);
+            (window_start, window_ins) = (now, ins);
+        }
         let dt = now.duration_since(last_t).as_secs_f64();
         // The last, partial interval counts only if it is at least half an interval long (a
         // sliver after the deadline would show a false dip) or the step was shorter than one
@@ -268,5 +297,5 @@ fn report_intervals(
         last_t = now;
         tick += interval;
     }
-    rows
+    (rows, windows)
 }

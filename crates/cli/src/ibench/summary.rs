@@ -55,6 +55,10 @@ pub struct Summary {
     pub query_hist: ([u64; 10], u64),
     /// Delta of /proc/self/io syscr.
     pub syscr: u64,
+    /// Delta of /proc/self/io rchar (bytes through read syscalls, page-cache hits included).
+    pub rchar: u64,
+    /// Delta of /proc/self/io wchar.
+    pub wchar: u64,
     /// Delta of /proc/self/io read_bytes.
     pub read_bytes: u64,
     /// Delta of /proc/self/io write_bytes.
@@ -67,6 +71,32 @@ pub struct Summary {
     pub db_bytes: u64,
     /// Peak RSS (VmHWM) at the end, KiB.
     pub peak_rss_kb: u64,
+    /// RSS (VmRSS) at the end, KiB.
+    pub rss_kb: u64,
+    /// 95th percentile, from below, of the inserts/s of the step's 10-second windows (the rate
+    /// 95% of the windows reached; the post's `ipsP95`); `None` if no window was complete.
+    pub ips_p95: Option<f64>,
+    /// Reads the engine issued to the device (talus with direct reads); `None`: estimated as
+    /// `read_bytes / 4096`.
+    pub device_reads: Option<u64>,
+    /// Page cache held by the database files (`--drop_page_cache_ms`), largest and average
+    /// sample, bytes; `None` when not measured.
+    pub page_cache: Option<(u64, u64)>,
+}
+
+/// Length of the windows `ips_p95` is computed over, seconds.
+pub const P95_WINDOW_S: f64 = 10.0;
+
+/// The rate reached by 95% of `windows` (nearest rank of the 5th percentile from below);
+/// `None` if there are none.
+pub fn p95_from_below(windows: &[f64]) -> Option<f64> {
+    if windows.is_empty() {
+        return None;
+    }
+    let mut w = windows.to_vec();
+    w.sort_by(|a, b| a.total_cmp(b));
+    let rank = ((w.len() as f64) * 0.05).ceil().max(1.0) as usize;
+    w.get(rank - 1).copied()
 }
 
 fn per(x: f64, n: u64) -> Option<f64> {
@@ -107,6 +137,7 @@ impl Summary {
             ("queries".into(), self.queries.to_string()),
             ("ips".into(), format!("{:.1}", self.ips())),
             ("qps".into(), format!("{:.1}", self.qps())),
+            ("ips_p95".into(), opt(self.ips_p95, 1)),
         ];
         for (prefix, (b, max)) in [("ins", &self.insert_hist), ("q", &self.query_hist)] {
             for (name, n) in BUCKET_NAMES.iter().zip(b.iter()) {
@@ -129,8 +160,30 @@ impl Summary {
             ("cpu_us_per_op".into(), opt(per(self.cpu_us as f64, i + q), 1)),
             ("db_bytes".into(), self.db_bytes.to_string()),
             ("peak_rss_kb".into(), self.peak_rss_kb.to_string()),
+            ("dev_reads_per_insert".into(), opt(per(self.device_read_count(), i), 4)),
+            ("dev_reads_measured".into(), u8::from(self.device_reads.is_some()).to_string()),
+            ("kb_rchar_per_insert".into(), opt(per(kb(self.rchar), i), 3)),
+            ("kb_wchar_per_insert".into(), opt(per(kb(self.wchar), i), 3)),
+            ("rss_kb".into(), self.rss_kb.to_string()),
+            (
+                "page_cache_max_kb".into(),
+                self.page_cache.map(|p| (p.0 >> 10).to_string()).unwrap_or_default(),
+            ),
+            (
+                "page_cache_avg_kb".into(),
+                self.page_cache.map(|p| (p.1 >> 10).to_string()).unwrap_or_default(),
+            ),
         ]);
         c
+    }
+
+    /// Device reads: counted by the engine if it can (talus with direct reads), else
+    /// `read_bytes / 4096` (one 4 KiB page per read: SQLite's page size, random reads).
+    pub fn device_read_count(&self) -> f64 {
+        match self.device_reads {
+            Some(n) => n as f64,
+            None => self.read_bytes as f64 / 4096.0,
+        }
     }
 
     /// The lines printed at the end of a step: the numbers, then one line per histogram.
@@ -143,9 +196,9 @@ impl Summary {
                 .unwrap_or_default()
         };
         let mut s = format!(
-            "summary {} engine={} secs={} rows={} deleted={} queries={} ips={} qps={} \
-             r/q={} rKB/q={} r/i={} rKB/i={} pr/i={} wKB/i={} cpu_us/op={} db_MB={:.1} \
-             rss_MB={:.1}\n",
+            "summary {} engine={} secs={} rows={} deleted={} queries={} ips={} ipsP95={} qps={} \
+             r/q={} rKB/q={} r/i={} dr/i={} rKB/i={} rcharKB/i={} pr/i={} wKB/i={} \
+             cpu_us/op={} db_MB={:.1} rss_MB={:.1} pagecache_max_MB={}\n",
             self.step,
             self.engine,
             get("secs"),
@@ -153,16 +206,20 @@ impl Summary {
             self.deletes,
             self.queries,
             get("ips"),
+            get("ips_p95"),
             get("qps"),
             get("reads_per_query"),
             get("kb_read_per_query"),
             get("reads_per_insert"),
+            get("dev_reads_per_insert"),
             get("kb_read_per_insert"),
+            get("kb_rchar_per_insert"),
             get("point_reads_per_insert"),
             get("kb_written_per_insert"),
             get("cpu_us_per_op"),
             self.db_bytes as f64 / 1048576.0,
             self.peak_rss_kb as f64 / 1024.0,
+            self.page_cache.map_or("-".to_string(), |p| format!("{:.1}", p.0 as f64 / 1048576.0)),
         );
         for (label, (b, max)) in [("insert_rt", &self.insert_hist), ("query_rt", &self.query_hist)]
         {
@@ -201,8 +258,26 @@ mod tests {
         assert_eq!(get("point_reads_per_insert"), Some("1.000"));
         assert_eq!(get("reads_per_query"), Some(""), "no queries: no ratio");
         assert_eq!(get("cpu_us_per_op"), Some("4.0"));
-        assert_eq!(c.len(), 8 + 2 * 11 + 9);
+        assert_eq!(get("dev_reads_per_insert"), Some("0.0005"), "read_bytes / 4096 / inserts");
+        assert_eq!(get("dev_reads_measured"), Some("0"));
+        assert_eq!(get("ips_p95"), Some(""));
+        assert_eq!(c.len(), 9 + 2 * 11 + 16);
         assert!(s.lines().starts_with("summary l.i1 engine=talus"));
         assert!(s.lines().contains("r/q=-"));
+        let s = Summary { device_reads: Some(7), ips_p95: Some(480.0), ..s };
+        let c = s.columns();
+        let get = |n: &str| c.iter().find(|(k, _)| k == n).map(|(_, v)| v.clone());
+        assert_eq!(get("dev_reads_per_insert").as_deref(), Some("0.0070"));
+        assert_eq!(get("ips_p95").as_deref(), Some("480.0"));
+    }
+
+    #[test]
+    fn p95_is_the_rate_95_percent_of_windows_reach() {
+        assert_eq!(p95_from_below(&[]), None);
+        assert_eq!(p95_from_below(&[5.0]), Some(5.0));
+        let w: Vec<f64> = (1..=100).map(f64::from).collect();
+        assert_eq!(p95_from_below(&w), Some(5.0));
+        let w: Vec<f64> = (1..=10).rev().map(f64::from).collect();
+        assert_eq!(p95_from_below(&w), Some(1.0));
     }
 }

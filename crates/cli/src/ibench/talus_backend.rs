@@ -20,6 +20,7 @@ use super::schema::{table_name, Purchase, INDEXES};
 pub struct TalusBackend {
     catalog: Catalog,
     sort_memory_bytes: usize,
+    direct_reads: bool,
 }
 
 fn err(what: &str, e: impl std::fmt::Display) -> String {
@@ -40,6 +41,17 @@ pub fn options(cfg: &Config) -> Options {
         max_bytes_for_level_base: cfg.max_bytes_for_level_base,
         compression: cfg.compression_type,
         block_cache_capacity: cfg.cache_size as usize,
+        use_direct_reads: cfg.use_direct_reads,
+        use_direct_io_for_flush_and_compaction: cfg.use_direct_io_for_flush_and_compaction,
+        index_type: if cfg.partition_index_and_filters {
+            talus::IndexType::TwoLevelIndexSearch
+        } else {
+            talus::IndexType::BinarySearch
+        },
+        partition_filters: cfg.partition_index_and_filters,
+        cache_index_and_filter_blocks: cfg.cache_index_and_filter_blocks,
+        metadata_block_size: cfg.metadata_block_size as usize,
+        compaction_readahead_size: cfg.compaction_readahead_size as usize,
         ..Options::default()
     }
 }
@@ -86,7 +98,11 @@ impl TalusBackend {
     pub fn open(cfg: &Config) -> BResult<TalusBackend> {
         let db = Db::open(&cfg.db, options(cfg)).map_err(|e| err("open", e))?;
         let catalog = Catalog::open(db).map_err(|e| err("open catalog", e))?;
-        Ok(TalusBackend { catalog, sort_memory_bytes: cfg.sort_memory_bytes as usize })
+        Ok(TalusBackend {
+            catalog,
+            sort_memory_bytes: cfg.sort_memory_bytes as usize,
+            direct_reads: cfg.use_direct_reads,
+        })
     }
 }
 
@@ -95,14 +111,14 @@ impl IbenchBackend for TalusBackend {
         self.catalog.create_table(table_def(client)).map(|_| ()).map_err(|e| err("create table", e))
     }
 
-    fn create_indexes(&self, client: usize) -> BResult<()> {
+    fn create_indexes(&self, client: usize, count: usize) -> BResult<()> {
         let opts = CreateIndexOptions {
             sort_memory_bytes: self.sort_memory_bytes,
             ..CreateIndexOptions::default()
         };
-        for (name, cols) in INDEXES {
+        for (name, cols) in INDEXES.iter().take(count) {
             let def = IndexDef {
-                name: name.into(),
+                name: name.to_string(),
                 columns: cols.iter().map(|c| c.to_string()).collect(),
                 unique: false,
             };
@@ -120,6 +136,14 @@ impl IbenchBackend for TalusBackend {
 
     fn point_reads(&self) -> Option<u64> {
         Some(self.catalog.stats().point_reads)
+    }
+
+    fn device_reads(&self) -> Option<u64> {
+        if !self.direct_reads {
+            return None;
+        }
+        let text = self.catalog.db().property("talus.read-io")?;
+        talus::perf::ReadIoSnapshot::parse(&text).map(|s| s.file_reads)
     }
 
     fn disk_size(&self) -> u64 {

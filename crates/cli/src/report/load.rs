@@ -19,6 +19,8 @@ pub struct Run {
     pub engine: String,
     /// `command_line` from run.json, joined by spaces.
     pub command_line: String,
+    /// `options` from run.json (flag name to value as a string).
+    pub options: BTreeMap<String, String>,
     /// summary.csv rows, each column name to value, in file order.
     pub steps: Vec<BTreeMap<String, String>>,
     /// Interval rows per step: `[elapsed_s, ips, qps, max_insert_ms, max_query_ms]`.
@@ -150,7 +152,12 @@ fn load_run(root: &Path, dir: &Path) -> Result<(Run, Vec<String>), String> {
         n if n.is_empty() => engine.clone(),
         n => n,
     };
-    let mut run = Run { name, engine, command_line, ..Run::default() };
+    let options = json
+        .get("options")
+        .and_then(|v| v.as_object())
+        .map(|o| o.iter().filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string()))).collect())
+        .unwrap_or_default();
+    let mut run = Run { name, engine, command_line, options, ..Run::default() };
     let summary = dir.join("summary.csv");
     match std::fs::read_to_string(&summary) {
         Ok(text) => {

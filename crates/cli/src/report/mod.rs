@@ -7,10 +7,15 @@
 //! l.i1/l.i0 insert-rate ratio; engine-vs-engine bars of inserts/s and queries/s per step; per
 //! step a summary table, inserts/s, queries/s and max response time per interval (one line per
 //! run) and the response-time histograms; for db_bench logs, ops/sec bars, the result lines and
-//! the last per-level compaction stats table. Charts are inline SVG from [`svg`]; no scripts, no
+//! the last per-level compaction stats table. Runs that differ only in `--secondary_indexes`
+//! also get post 003's table (ipsAvg-ipsP95-dbSize-rssSize per engine and index count, with the
+//! device reads and KB read and written per insert) and a bar chart of inserts/s by index count
+//! ([`indexes`]). Charts are inline SVG from [`svg`]; no scripts, no
 //! network. Malformed input is skipped and listed at the end of the page and on stderr.
 //! Called by `main`'s dispatch; exit code 0 on success, 1 on an error (named), 2 on bad flags.
 
+mod cell;
+mod indexes;
 mod load;
 mod page;
 mod regress;

@@ -61,13 +61,7 @@ fn step_order(runs: &[Run]) -> Vec<String> {
     steps
 }
 
-fn cell(v: Option<f64>) -> String {
-    match v {
-        Some(x) if x.abs() >= 100.0 => format!("{x:.0}"),
-        Some(x) => format!("{x:.3}").trim_end_matches('0').trim_end_matches('.').to_string(),
-        None => "-".into(),
-    }
-}
+pub use super::cell::cell;
 
 /// Renders the whole page.
 pub fn render(data: &Loaded, source: &str) -> String {
@@ -84,6 +78,7 @@ pub fn render(data: &Loaded, source: &str) -> String {
         data.regress.len()
     );
     if !data.runs.is_empty() {
+        super::indexes::section(&data.runs, &mut h);
         runs_section(&data.runs, &mut h);
     }
     if !data.logs.is_empty() {

@@ -48,6 +48,11 @@ const VALUES: &[&str] = &[
     "intra_l0_compaction",
     "max_open_files",
     "wal_recovery_mode",
+    "use_direct_reads",
+    "use_direct_io_for_flush_and_compaction",
+    "index_type",
+    "partition_filters",
+    "metadata_block_size",
     "workload",
     // Driver only.
     "cycles",
@@ -74,6 +79,8 @@ worker: --threads=8 --max_key=100000 --ops_per_thread=1000000000 --duration=60 -
   --target_file_size_base=2097152 --max_bytes_for_level_base=8388608
   --level0_file_num_compaction_trigger=4 --max_background_jobs=2 --compaction_style=level
   --max_open_files=-1 --wal_recovery_mode=kPointInTimeRecovery (RocksDB's names, or 0-3)
+  --use_direct_reads=0 --use_direct_io_for_flush_and_compaction=0 --index_type=0
+  (2: partitioned) --partition_filters=0 --metadata_block_size=4096
   --workload=kv|table  (table: rows + 2 secondary indexes + an index build, checked for
                         index consistency after every reopen)
 crash driver: --duration=600 (seconds) --cycles=N (stop after N) --kill_min_ms=2000
@@ -153,6 +160,16 @@ pub struct Config {
     pub max_open_files: i64,
     /// `wal_recovery_mode`.
     pub wal_recovery_mode: WalRecoveryMode,
+    /// `use_direct_reads`.
+    pub use_direct_reads: bool,
+    /// `use_direct_io_for_flush_and_compaction`.
+    pub direct_writes: bool,
+    /// `index_type`.
+    pub index_type: talus::IndexType,
+    /// `partition_filters` (only with the two-level index).
+    pub partition_filters: bool,
+    /// `metadata_block_size`.
+    pub metadata_block_size: usize,
     /// `--workload=table`: the table-layer workload (`table.rs`) instead of key-value ops.
     pub table_workload: bool,
 }
@@ -205,6 +222,11 @@ impl Config {
             intra_l0_compaction: true,
             max_open_files: -1,
             wal_recovery_mode: WalRecoveryMode::PointInTimeRecovery,
+            use_direct_reads: false,
+            direct_writes: false,
+            index_type: talus::IndexType::BinarySearch,
+            partition_filters: false,
+            metadata_block_size: 4096,
             table_workload: false,
         }
     }
@@ -281,6 +303,13 @@ impl Config {
         if let Some(s) = p.value("wal_recovery_mode") {
             c.wal_recovery_mode = WalRecoveryMode::parse(s).map_err(|e| e.to_string())?;
         }
+        c.use_direct_reads = boolean("use_direct_reads", c.use_direct_reads)?;
+        c.direct_writes = boolean("use_direct_io_for_flush_and_compaction", c.direct_writes)?;
+        if let Some(s) = p.value("index_type") {
+            c.index_type = talus::IndexType::parse(s).map_err(|e| e.to_string())?;
+        }
+        c.partition_filters = boolean("partition_filters", c.partition_filters)?;
+        c.metadata_block_size = small("metadata_block_size", c.metadata_block_size)?;
         c.table_workload = parse_workload(p.value("workload"))?;
         Ok(c)
     }
@@ -305,6 +334,11 @@ impl Config {
             intra_l0_compaction: self.intra_l0_compaction,
             max_open_files: self.max_open_files,
             wal_recovery_mode: self.wal_recovery_mode,
+            use_direct_reads: self.use_direct_reads,
+            use_direct_io_for_flush_and_compaction: self.direct_writes,
+            index_type: self.index_type,
+            partition_filters: self.partition_filters,
+            metadata_block_size: self.metadata_block_size,
             ..Options::default()
         }
     }
@@ -356,6 +390,14 @@ impl Config {
             format!("--intra_l0_compaction={}", b(self.intra_l0_compaction)),
             format!("--max_open_files={}", self.max_open_files),
             format!("--wal_recovery_mode={}", self.wal_recovery_mode.name()),
+            format!("--use_direct_reads={}", b(self.use_direct_reads)),
+            format!("--use_direct_io_for_flush_and_compaction={}", b(self.direct_writes)),
+            format!(
+                "--index_type={}",
+                if self.index_type == talus::IndexType::TwoLevelIndexSearch { 2 } else { 0 }
+            ),
+            format!("--partition_filters={}", b(self.partition_filters)),
+            format!("--metadata_block_size={}", self.metadata_block_size),
         ];
         for (name, v) in MIX_NAMES.iter().zip(self.mix) {
             a.push(format!("--{name}={v}"));
@@ -374,7 +416,8 @@ impl Config {
         format!(
             "sync={} disable_wal={} compression={} block_size={} write_buffer_size={} \
              bloom_bits={} cache_size={} cache_type={:?} max_open_files={} jobs={} \
-             subcompactions={} intra_l0={} style={:?} wal_recovery={}",
+             subcompactions={} intra_l0={} style={:?} wal_recovery={} direct_reads={} \
+             direct_writes={} index={} partition_filters={} metadata_block_size={}",
             u8::from(self.sync),
             u8::from(self.disable_wal),
             self.compression.name(),
@@ -389,6 +432,11 @@ impl Config {
             u8::from(self.intra_l0_compaction),
             self.compaction_style,
             self.wal_recovery_mode.name(),
+            u8::from(self.use_direct_reads),
+            u8::from(self.direct_writes),
+            self.index_type.name(),
+            u8::from(self.partition_filters),
+            self.metadata_block_size,
         )
     }
 }
@@ -425,6 +473,11 @@ mod tests {
         c.wal_recovery_mode = WalRecoveryMode::TolerateCorruptedTailRecords;
         c.verify_only = true;
         c.table_workload = true;
+        c.use_direct_reads = true;
+        c.direct_writes = true;
+        c.index_type = talus::IndexType::TwoLevelIndexSearch;
+        c.partition_filters = true;
+        c.metadata_block_size = 300;
         let args = c.to_args();
         let p = Parsed::parse(&args);
         p.check(&SPEC).unwrap();

@@ -240,6 +240,18 @@ fn randomize(c: &mut Config, rng: &mut StdRng) {
     } else {
         WalRecoveryMode::TolerateCorruptedTailRecords
     };
+    // Direct IO and partitioned index/filters, each about half the cycles, so tables of both
+    // formats (and both ways of reading them) meet across reopens.
+    c.use_direct_reads = rng.gen_bool(0.5);
+    c.direct_writes = rng.gen_bool(0.5);
+    c.index_type = if rng.gen_bool(0.5) {
+        talus::IndexType::TwoLevelIndexSearch
+    } else {
+        talus::IndexType::BinarySearch
+    };
+    c.partition_filters =
+        c.index_type == talus::IndexType::TwoLevelIndexSearch && rng.gen_bool(0.7);
+    c.metadata_block_size = [64, 512, 4096][rng.gen_range(0..3)];
 }
 
 #[derive(Clone, Copy)]

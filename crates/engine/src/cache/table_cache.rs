@@ -15,6 +15,8 @@
 //! reader is opened: [`TableCache::get_at`] passes the file's level, and a reader opened for
 //! level 0 with `pin_l0_filter_and_index_blocks_in_cache` pins them for its lifetime (as
 //! RocksDB decides at table open). [`TableCache::get`] opens with the level unknown (unpinned).
+//! Files are opened with direct IO when `use_direct_reads` (see `fs::direct`), and every
+//! reader counts its reads in the cache's one [`ReadIoStats`] (`talus.stats`, `talus.read-io`).
 
 use std::ops::Deref;
 use std::path::PathBuf;
@@ -23,11 +25,29 @@ use std::sync::Arc;
 use crate::error::Result;
 use crate::filename;
 use crate::fs::Fs;
+use crate::perf::ReadIoStats;
 use crate::sst::reader::TableReaderOptions;
 use crate::sst::{Block, TableReader};
 use crate::version::{FileMetaData, Version};
 
 use super::{Cache, LruCache, Priority};
+
+/// How the table cache opens readers.
+#[derive(Clone, Default)]
+pub struct TableCacheOptions {
+    /// The block cache the readers use.
+    pub block_cache: Option<Arc<dyn Cache<Block>>>,
+    /// Readers kept open (`None`: unbounded).
+    pub capacity: Option<usize>,
+    /// Index and filter blocks in the block cache, charged.
+    pub cache_index_and_filter_blocks: bool,
+    /// With `cache_index_and_filter_blocks`: readers opened for L0 pin them.
+    pub pin_l0: bool,
+    /// With `cache_index_and_filter_blocks`: pin the top level of partitioned ones.
+    pub pin_top_level_index_and_filter: bool,
+    /// Open the files with direct IO.
+    pub use_direct_reads: bool,
+}
 
 /// A reader borrowed from its file's slot, or shared out of the LRU.
 pub enum TableRef<'a> {
@@ -61,10 +81,9 @@ impl Deref for TableRef<'_> {
 pub struct TableCache {
     db_path: PathBuf,
     fs: Arc<dyn Fs>,
-    block_cache: Option<Arc<dyn Cache<Block>>>,
     readers: LruCache<TableReader>,
-    cache_index_and_filter_blocks: bool,
-    pin_l0: bool,
+    opts: TableCacheOptions,
+    io: Arc<ReadIoStats>,
     /// `max_open_files = -1`: readers live in their files' slots.
     unbounded: bool,
 }
@@ -77,29 +96,26 @@ impl TableCache {
         block_cache: Option<Arc<dyn Cache<Block>>>,
         capacity: Option<usize>,
     ) -> Self {
-        TableCache::with_options(db_path, fs, block_cache, capacity, false, false)
+        let opts = TableCacheOptions { block_cache, capacity, ..Default::default() };
+        TableCache::with_options(db_path, fs, opts)
     }
 
-    /// As [`TableCache::new`], with index and filter blocks in the block cache if
-    /// `cache_index_and_filter_blocks`, pinned by readers opened for L0 if `pin_l0`.
-    pub fn with_options(
-        db_path: PathBuf,
-        fs: Arc<dyn Fs>,
-        block_cache: Option<Arc<dyn Cache<Block>>>,
-        capacity: Option<usize>,
-        cache_index_and_filter_blocks: bool,
-        pin_l0: bool,
-    ) -> Self {
-        let cap = capacity.unwrap_or(usize::MAX).max(1);
+    /// As [`TableCache::new`], with the placement and IO of `opts`.
+    pub fn with_options(db_path: PathBuf, fs: Arc<dyn Fs>, opts: TableCacheOptions) -> Self {
+        let cap = opts.capacity.unwrap_or(usize::MAX).max(1);
         TableCache {
             db_path,
             fs,
-            block_cache,
             readers: LruCache::new(cap, 0, false),
-            cache_index_and_filter_blocks,
-            pin_l0,
-            unbounded: capacity.is_none(),
+            unbounded: opts.capacity.is_none(),
+            opts,
+            io: Arc::new(ReadIoStats::default()),
         }
+    }
+
+    /// The reads of every reader this cache opened.
+    pub fn io_stats(&self) -> &ReadIoStats {
+        &self.io
     }
 
     /// The reader of live file `f` at `level` (`None`: unknown), opening it if needed; borrowed
@@ -132,11 +148,14 @@ impl TableCache {
 
     fn open(&self, file_number: u64, level: Option<usize>) -> Result<TableReader> {
         let path = filename::table_path(&self.db_path, file_number);
-        let file = self.fs.open_random(&path)?;
+        let o = &self.opts;
+        let file = crate::fs::direct::open_random(self.fs.as_ref(), &path, o.use_direct_reads)?;
         let opts = TableReaderOptions {
-            block_cache: self.block_cache.clone(),
-            cache_index_and_filter_blocks: self.cache_index_and_filter_blocks,
-            pin_index_and_filter: self.pin_l0 && level == Some(0),
+            block_cache: o.block_cache.clone(),
+            cache_index_and_filter_blocks: o.cache_index_and_filter_blocks,
+            pin_index_and_filter: o.pin_l0 && level == Some(0),
+            pin_top_level_index_and_filter: o.pin_top_level_index_and_filter,
+            io_stats: Some(Arc::clone(&self.io)),
         };
         TableReader::open_with(file, file_number, path.display().to_string(), opts)
     }
@@ -159,7 +178,7 @@ impl TableCache {
 
     /// The block cache the readers use.
     pub fn block_cache(&self) -> Option<&Arc<dyn Cache<Block>>> {
-        self.block_cache.as_ref()
+        self.opts.block_cache.as_ref()
     }
 
     /// Drops the reader of a deleted file.
@@ -193,6 +212,7 @@ mod tests {
             block_restart_interval: 16,
             bloom_bits_per_key: 10,
             compression: CompressionType::None,
+            ..Default::default()
         };
         let mut b = TableBuilder::new(opts, fs.create(&path).unwrap(), path.display().to_string());
         b.add(&make_internal_key(b"k", 5, ValueKind::Put), &n.to_le_bytes()).unwrap();

@@ -87,7 +87,11 @@ impl Writer<'_, '_> {
         let number = (self.ctx.new_file_number)();
         self.created.push(number);
         let file = RateLimitedFile::wrap(
-            self.ctx.fs.create(&table_path(self.ctx.dir, number))?,
+            crate::fs::direct::create(
+                self.ctx.fs,
+                &table_path(self.ctx.dir, number),
+                self.ctx.opts.use_direct_io_for_flush_and_compaction,
+            )?,
             self.ctx.rate_limiter,
             IoPriority::Low,
         );

@@ -6,6 +6,7 @@
 //! Locks: `state` to register outputs and to install; `versions` for the MANIFEST write; none
 //! while merging.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use super::core::DbInner;
@@ -21,7 +22,8 @@ use crate::iter::merging::MergingIterator;
 use crate::iter::range_del::{FragmentedTombstones, RangeTombstone};
 use crate::iter::InternalIterator;
 use crate::key::user_key;
-use crate::version::VersionEdit;
+use crate::sst::prefetch::Readahead;
+use crate::version::{FileMetaData, VersionEdit};
 
 impl DbInner {
     /// Runs `c` to completion and installs it. On failure the inputs stay live, partial outputs
@@ -101,33 +103,29 @@ impl DbInner {
         Ok(())
     }
 
-    /// The merged input of `c`: each L0 file, then one concatenating iterator per level.
+    /// The merged input of `c`: each L0 file, then one concatenating iterator per level; every
+    /// file read ahead `compaction_readahead_size` bytes at a time.
     fn compaction_input(&self, c: &Compaction) -> Result<Box<dyn InternalIterator>> {
+        let ra = Readahead::Fixed(self.opts.compaction_readahead_size);
+        let level = |files: &Vec<Arc<FileMetaData>>| -> Box<dyn InternalIterator> {
+            Box::new(
+                LevelIterator::new(files.clone(), self.table_cache.clone(), false)
+                    .with_readahead(ra),
+            )
+        };
         let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
         if c.level == 0 {
             for f in &c.inputs[0] {
-                children.push(self.table_cache.reader(f, Some(0))?.to_arc().iter(false));
+                children.push(self.table_cache.reader(f, Some(0))?.to_arc().iter_with(false, ra));
             }
         } else {
-            children.push(Box::new(LevelIterator::new(
-                c.inputs[0].clone(),
-                self.table_cache.clone(),
-                false,
-            )));
+            children.push(level(&c.inputs[0]));
         }
         for (_, files) in &c.middle {
-            children.push(Box::new(LevelIterator::new(
-                files.clone(),
-                self.table_cache.clone(),
-                false,
-            )));
+            children.push(level(files));
         }
         if !c.inputs[1].is_empty() {
-            children.push(Box::new(LevelIterator::new(
-                c.inputs[1].clone(),
-                self.table_cache.clone(),
-                false,
-            )));
+            children.push(level(&c.inputs[1]));
         }
         Ok(Box::new(MergingIterator::new(children)))
     }

@@ -38,7 +38,11 @@ impl DbInner {
         }
         let path = table_path(&self.path, number);
         let file = RateLimitedFile::wrap(
-            self.fs.create(&path)?,
+            crate::fs::direct::create(
+                self.fs.as_ref(),
+                &path,
+                self.opts.use_direct_io_for_flush_and_compaction,
+            )?,
             self.rate_limiter.as_ref(),
             IoPriority::High,
         );

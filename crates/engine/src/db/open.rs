@@ -37,7 +37,7 @@ use super::write_controller::WriteController;
 use super::write_queue::WriteQueue;
 use crate::cache::{AutoHyperClockCache, Cache, HyperClockCache, LruCache, TableCache};
 use crate::error::{Error, Result};
-use crate::filename::{lock_path, parse_file_name, table_name, table_path, FileType};
+use crate::filename::{current_path, lock_path, parse_file_name, table_name, table_path, FileType};
 use crate::fs::{FileLock, Fs};
 use crate::iter::range_del::FragmentedTombstones;
 use crate::memtable::MemTable;
@@ -65,6 +65,9 @@ pub(crate) fn open(path: &Path, opts: Options, access: Access) -> Result<Arc<DbI
         fs.create_dir_all(path)?;
     }
     let lock = if read_only { None } else { Some(fs.lock(&lock_path(path))?) };
+    // Probe a file that is there: the LOCK just taken, or CURRENT for a read-only open.
+    let probe = if read_only { current_path(path) } else { lock_path(path) };
+    check_direct_io(fs.as_ref(), &probe, &opts)?;
     let info_log = InfoLog::buffered();
     info_log.log(&format!("Talus {} opening {}", env!("CARGO_PKG_VERSION"), path.display()));
     info_log.log(&format!("Options: {:?}", opts));
@@ -134,6 +137,20 @@ fn wals_to_replay(fs: &dyn Fs, path: &Path, versions: &mut VersionSet) -> Result
     Ok(wals.into_values().collect())
 }
 
+/// Refuses `use_direct_reads` / `use_direct_io_for_flush_and_compaction` on a file system that
+/// cannot open files with direct IO (probing `existing`, a file of the database), before anything
+/// is written: an `InvalidArgument` naming the option, as RocksDB refuses them.
+fn check_direct_io(fs: &dyn Fs, existing: &Path, opts: &Options) -> Result<()> {
+    let option = if opts.use_direct_reads {
+        "use_direct_reads"
+    } else if opts.use_direct_io_for_flush_and_compaction {
+        "use_direct_io_for_flush_and_compaction"
+    } else {
+        return Ok(());
+    };
+    crate::fs::direct::check_supported(fs, existing, option)
+}
+
 /// Every SST the MANIFEST names must exist with the recorded size (RocksDB checks the same at
 /// open): a missing or resized file is `Corruption` naming it, found before anything is replayed
 /// or written rather than at the first read.
@@ -201,10 +218,14 @@ fn new_inner(
     let table_cache = Arc::new(TableCache::with_options(
         path.to_path_buf(),
         fs.clone(),
-        block_cache,
-        table_capacity,
-        opts.cache_index_and_filter_blocks,
-        opts.pin_l0_filter_and_index_blocks_in_cache,
+        crate::cache::table_cache::TableCacheOptions {
+            block_cache,
+            capacity: table_capacity,
+            cache_index_and_filter_blocks: opts.cache_index_and_filter_blocks,
+            pin_l0: opts.pin_l0_filter_and_index_blocks_in_cache,
+            pin_top_level_index_and_filter: opts.pin_top_level_index_and_filter,
+            use_direct_reads: opts.use_direct_reads,
+        },
     ));
     let current = versions.current();
     let num_levels = opts.num_levels;

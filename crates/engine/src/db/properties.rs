@@ -71,6 +71,7 @@ impl DbInner {
             "block-cache-entry-stats" => {
                 Some(BlockCacheStats::collect(self.table_cache.block_cache()?.as_ref()).render())
             }
+            "read-io" => Some(self.table_cache.io_stats().snapshot().render()),
             "background-errors" => {
                 Some(if self.state.lock().bg_error.is_some() { "1" } else { "0" }.to_string())
             }
@@ -137,6 +138,31 @@ impl DbInner {
         if let Some(cache) = self.table_cache.block_cache() {
             text.push_str(&BlockCacheStats::collect(cache.as_ref()).render());
         }
+        text.push_str(&self.read_io_text());
         text
+    }
+
+    /// The `File reads` section of `talus.stats`: table-file blocks read by role and reads
+    /// issued, since open, from every thread.
+    fn read_io_text(&self) -> String {
+        let s = self.table_cache.io_stats().snapshot();
+        let mb = |b: u64| b as f64 / 1048576.0;
+        let mut t = String::from("\n** File reads (table files, all threads, since open) **\n");
+        t.push_str("Blocks read:");
+        for (i, name) in ["data", "index", "filter", "other"].iter().enumerate() {
+            let (n, b) =
+                (s.blocks.get(i).copied().unwrap_or(0), s.bytes.get(i).copied().unwrap_or(0));
+            let _ = write!(t, " {name} {n} ({:.1} MB){}", mb(b), if i < 3 { "," } else { "" });
+        }
+        let yes = |b: bool| if b { "on" } else { "off" };
+        let _ = writeln!(
+            t,
+            "\nFile reads: {} ({:.1} MB); use_direct_reads {}, use_direct_io_for_flush_and_compaction {}",
+            s.file_reads,
+            mb(s.file_read_bytes),
+            yes(self.opts.use_direct_reads),
+            yes(self.opts.use_direct_io_for_flush_and_compaction)
+        );
+        t
     }
 }

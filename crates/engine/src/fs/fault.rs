@@ -26,6 +26,15 @@
 //! `sync_dir` is [`OpKind::DirSync`]. `exists` and `flush` are not counted and never fail
 //! (except on a dead view). A failed operation has no effect (no partial append).
 //!
+//! **Direct IO.** `open_direct_read` and `create_direct_write` give handles that check the
+//! kernel's `O_DIRECT` rule: every offset, length and buffer address a multiple of the logical
+//! block size ([`crate::fs::direct::DIRECT_IO_ALIGNMENT`] unless
+//! [`SimFs::set_direct_io_alignment`] says otherwise), else an `InvalidInput` error (EINVAL), so tests
+//! on `SimFs` exercise the alignment code. Direct reads count as [`OpKind::Read`], direct
+//! writes and `set_len` as [`OpKind::Write`], their sync as [`OpKind::Sync`].
+//! [`SimFs::set_direct_io_supported`] makes those opens fail, as on a file system without
+//! `O_DIRECT`.
+//!
 //! Everything is deterministic: there is no global state, iteration is in path/inode order and
 //! the only randomness is the seed given to [`CrashMode::DropRandomUnsynced`].
 //!
@@ -39,7 +48,9 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use super::{FileLock, Fs, RandomAccessFile, SequentialFile, WritableFile};
+use super::{
+    DirectReadFile, DirectWriteFile, FileLock, Fs, RandomAccessFile, SequentialFile, WritableFile,
+};
 use crate::error::{Error, Result};
 
 mod disk;
@@ -48,7 +59,7 @@ mod handles;
 mod tests;
 
 use disk::Disk;
-use handles::{SimLock, SimRandom, SimSequential, SimWritable};
+use handles::{SimDirectRead, SimDirectWrite, SimLock, SimRandom, SimSequential, SimWritable};
 
 /// What a simulated crash loses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -226,6 +237,18 @@ impl SimFs {
         self.disk.lock().capacity = None;
     }
 
+    /// Makes direct IO opens succeed (the default) or fail as on a file system without
+    /// `O_DIRECT`.
+    pub fn set_direct_io_supported(&self, supported: bool) {
+        self.disk.lock().direct_io = supported;
+    }
+
+    /// Sets the alignment direct requests must have (a power of two; 4096 by default), as a
+    /// device's logical block size; handles opened afterwards use it.
+    pub fn set_direct_io_alignment(&self, align: usize) {
+        self.disk.lock().direct_alignment = align.max(1);
+    }
+
     /// Total bytes held by live files (and deleted files still open).
     pub fn used_bytes(&self) -> u64 {
         self.disk.lock().used()
@@ -388,5 +411,27 @@ impl Fs for SimFs {
         }
         let id = d.take_lock(path);
         Ok(Box::new(SimLock::new(Arc::clone(&self.disk), id, path)))
+    }
+
+    fn open_direct_read(&self, path: &Path) -> Result<Box<dyn DirectReadFile>> {
+        let mut d = self.op(OpKind::Open, "opening for direct IO", path)?;
+        if !d.direct_io {
+            return Err(super::direct::unsupported(path));
+        }
+        let ino = *d.live.get(path).ok_or_else(|| not_found("opening", path))?;
+        let size = d.open_inode(ino);
+        let align = d.direct_alignment;
+        let h = SimDirectRead::new(Arc::clone(&self.disk), self.epoch, ino, size, path, align);
+        Ok(Box::new(h))
+    }
+
+    fn create_direct_write(&self, path: &Path) -> Result<Box<dyn DirectWriteFile>> {
+        let mut d = self.op(OpKind::Open, "creating for direct IO", path)?;
+        if !d.direct_io {
+            return Err(super::direct::unsupported(path));
+        }
+        let ino = d.create(path)?;
+        let align = d.direct_alignment;
+        Ok(Box::new(SimDirectWrite::new(Arc::clone(&self.disk), self.epoch, ino, path, align)))
     }
 }

@@ -5,12 +5,20 @@
 //! Contract: `WritableFile::append` may buffer; `flush` hands buffered bytes to the OS (they
 //! survive a process crash); `sync` makes them durable (they survive power loss). A new file's
 //! directory entry is durable only after `Fs::sync_dir` on its directory.
+//!
+//! Direct IO (`O_DIRECT`, the page cache bypassed): a file system that supports it opens
+//! [`DirectReadFile`]s and [`DirectWriteFile`]s, whose every offset, length and buffer address
+//! is a multiple of [`direct::DIRECT_IO_ALIGNMENT`]; [`direct`] turns them into ordinary
+//! [`RandomAccessFile`]s and [`WritableFile`]s (aligned bounce buffers, padded tail writes) so
+//! that nothing above it sees the alignment. One without (the trait's defaults) fails those
+//! opens, and `Db::open` reports it (see `docs/design/direct-io.md`).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::error::Result;
 
+pub mod direct;
 pub mod fault;
 pub mod rate_limiter;
 mod std_fs;
@@ -49,6 +57,35 @@ pub trait SequentialFile: Send {
     fn read(&mut self, buf: &mut [u8]) -> Result<usize>;
 }
 
+/// A file opened for direct reads (`O_DIRECT`): every `offset`, `buf.len()` and buffer address
+/// passed to it is a multiple of [`DirectReadFile::alignment`]. Use it through
+/// [`direct::DirectReader`].
+pub trait DirectReadFile: Send + Sync {
+    /// Reads up to `buf.len()` bytes at `offset` (all aligned); returns the bytes read, fewer
+    /// than asked only at the end of the file.
+    fn read_aligned(&self, offset: u64, buf: &mut [u8]) -> Result<usize>;
+    /// The file's size in bytes.
+    fn size(&self) -> u64;
+    /// The alignment reads need: a power of two from 512 to
+    /// [`direct::DIRECT_IO_ALIGNMENT`] (the device's logical block size, where the file system
+    /// tells it). The default is [`direct::DIRECT_IO_ALIGNMENT`], right for every device.
+    fn alignment(&self) -> usize {
+        direct::DIRECT_IO_ALIGNMENT
+    }
+}
+
+/// A file created for direct writes (`O_DIRECT`): every `offset`, `data.len()` and buffer
+/// address passed to `write_aligned` is a multiple of [`direct::DIRECT_IO_ALIGNMENT`]. Use it
+/// through [`direct::DirectWriter`].
+pub trait DirectWriteFile: Send + Sync {
+    /// Writes `data` at `offset` (both aligned), replacing what was there and growing the file.
+    fn write_aligned(&mut self, offset: u64, data: &[u8]) -> Result<()>;
+    /// Sets the file's length (cuts the zero padding after the last real byte).
+    fn set_len(&mut self, len: u64) -> Result<()>;
+    /// Makes the data written and the length set durable (fdatasync).
+    fn sync(&mut self) -> Result<()>;
+}
+
 /// An exclusive lock on a file, released on drop.
 pub trait FileLock: Send + Sync {}
 
@@ -79,6 +116,15 @@ pub trait Fs: Send + Sync + 'static {
     fn file_size(&self, path: &Path) -> Result<u64>;
     /// Takes an exclusive lock on `path` (created if missing); `Error::Locked` if held elsewhere.
     fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>>;
+    /// Opens an existing file for direct reads. The default: direct IO is not supported.
+    fn open_direct_read(&self, path: &Path) -> Result<Box<dyn DirectReadFile>> {
+        Err(direct::unsupported(path))
+    }
+    /// Creates (or truncates) a file for direct writes. The default: direct IO is not
+    /// supported.
+    fn create_direct_write(&self, path: &Path) -> Result<Box<dyn DirectWriteFile>> {
+        Err(direct::unsupported(path))
+    }
 }
 
 /// Reads a whole file through `fs`.

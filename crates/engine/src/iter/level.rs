@@ -11,6 +11,7 @@ use super::{EmptyIterator, InternalIterator};
 use crate::cache::TableCache;
 use crate::error::{Error, Result};
 use crate::key::compare_internal;
+use crate::sst::prefetch::Readahead;
 use crate::version::{FileMetaData, Version};
 
 /// The files a [`LevelIterator`] walks: a level of a shared [`Version`] (not copied: a read
@@ -43,6 +44,7 @@ pub struct LevelIterator {
     files: LevelFiles,
     table_cache: Arc<TableCache>,
     fill_cache: bool,
+    readahead: Readahead,
     index: usize,
     cur: Option<Box<dyn InternalIterator>>,
     err: Option<Error>,
@@ -57,7 +59,14 @@ impl LevelIterator {
     ) -> Self {
         let files = files.into();
         let index = files.as_slice().len();
-        LevelIterator { files, table_cache, fill_cache, index, cur: None, err: None }
+        let readahead = Readahead::Auto;
+        LevelIterator { files, table_cache, fill_cache, readahead, index, cur: None, err: None }
+    }
+
+    /// The same, each file read ahead as `readahead` says (compaction inputs).
+    pub fn with_readahead(mut self, readahead: Readahead) -> Self {
+        self.readahead = readahead;
+        self
     }
 
     fn open(&mut self, index: usize) {
@@ -65,7 +74,7 @@ impl LevelIterator {
         self.cur = None;
         let Some(f) = self.files.as_slice().get(index) else { return };
         let it: Box<dyn InternalIterator> = match self.table_cache.reader(f, None) {
-            Ok(r) => r.to_arc().iter(self.fill_cache),
+            Ok(r) => r.to_arc().iter_with(self.fill_cache, self.readahead),
             Err(e) => {
                 if self.err.is_none() {
                     self.err = Some(e.duplicate());

@@ -166,6 +166,58 @@ impl Block {
         self.offset
     }
 
+    /// The entry at restart point `i` (which holds its whole key: `shared = 0`):
+    /// `(key, value, end offset)`; `None` if it is malformed.
+    fn restart_entry(&self, i: usize) -> Option<(&[u8], &[u8], usize)> {
+        let p = self.restart_point(i)?;
+        let data = self.data.get(p..self.restarts_offset)?;
+        let (shared, non_shared, value_len, hdr) = decode_entry(data)?;
+        if shared != 0 {
+            return None;
+        }
+        let key_end = hdr.checked_add(non_shared)?;
+        let val_end = key_end.checked_add(value_len)?;
+        Some((data.get(hdr..key_end)?, data.get(key_end..val_end)?, p + val_end))
+    }
+
+    /// The first entry whose key is `>= target` bytewise, found by binary search over the
+    /// restart points alone, without an iterator (no allocation, no handle clone). This answers
+    /// for blocks with a restart interval of 1 (index blocks, the top levels of partitioned
+    /// indexes and filters); where the restart found is not directly preceded by the previous
+    /// restart's entry (a longer interval), it answers [`RestartSeek::Scan`] and the caller seeks
+    /// with an iterator. Malformed restart entries are `Corruption`.
+    pub fn seek_restarts_bytewise(&self, target: &[u8]) -> Result<RestartSeek<'_>> {
+        if self.restarts_offset == 0 {
+            return Ok(RestartSeek::PastEnd);
+        }
+        let entry = |i| self.restart_entry(i).ok_or_else(|| self.corruption("bad restart entry"));
+        let (mut lo, mut hi) = (0usize, self.num_restarts);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if entry(mid)?.0 < target {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        // Every restart before `lo` is < target; only entries between restart lo-1 and lo
+        // (none with interval 1) could be the answer instead.
+        if lo > 0 {
+            let next = if lo == self.num_restarts {
+                self.restarts_offset
+            } else {
+                self.restart_point(lo).ok_or_else(|| self.corruption("bad restart point"))?
+            };
+            if entry(lo - 1)?.2 != next {
+                return Ok(RestartSeek::Scan);
+            }
+        }
+        if lo == self.num_restarts {
+            return Ok(RestartSeek::PastEnd);
+        }
+        Ok(RestartSeek::Value(entry(lo)?.1))
+    }
+
     fn restart_point(&self, i: usize) -> Option<usize> {
         let at = self.restarts_offset.checked_add(i.checked_mul(4)?)?;
         decode_fixed32(self.data.get(at..)?).map(|v| v as usize)
@@ -174,6 +226,17 @@ impl Block {
     fn corruption(&self, detail: &str) -> Error {
         Error::corruption(&self.file, self.offset, format!("block: {detail}"))
     }
+}
+
+/// What [`Block::seek_restarts_bytewise`] found.
+#[derive(Debug, PartialEq, Eq)]
+pub enum RestartSeek<'a> {
+    /// The value of the first entry with a key `>= target`.
+    Value(&'a [u8]),
+    /// Every key is smaller than the target.
+    PastEnd,
+    /// The block has entries between restart points: seek with an iterator.
+    Scan,
 }
 
 /// A decoded entry header: `(shared, non_shared, value_len, header_len)`.

@@ -10,11 +10,12 @@ use crate::key::{self, compare_internal, ValueKind, MAX_SEQUENCE};
 use crate::options::CompressionType;
 
 use super::block_builder::BlockBuilder;
-use super::format::{put_trailer, BlockHandle, Footer, BLOCK_TRAILER_LEN};
-use super::{compression, filter, properties, TableBuilderOptions, TableProperties};
+use super::filter_builder::FilterBuilder;
+use super::format::{put_trailer, BlockHandle, Footer, BLOCK_TRAILER_LEN, FORMAT_VERSION};
+use super::index_builder::IndexBuilder;
+use super::{compression, properties, TableBuilderOptions, TableProperties};
 
 /// Meta-index names.
-pub(crate) const META_FILTER: &[u8] = b"filter";
 pub(crate) const META_PROPERTIES: &[u8] = b"properties";
 pub(crate) const META_RANGEDEL: &[u8] = b"rangedel";
 
@@ -28,13 +29,10 @@ pub struct TableBuilder {
     file_name: String,
     offset: u64,
     data_block: BlockBuilder,
-    index_block: BlockBuilder,
-    /// The same index with user keys; written instead if no user key spans two data blocks.
-    user_index_block: BlockBuilder,
-    user_index_ok: bool,
+    index: IndexBuilder,
+    filter: Option<FilterBuilder>,
     last_key: Vec<u8>,
     pending_handle: Option<BlockHandle>,
-    filter_hashes: Vec<u64>,
     range_dels: Vec<RangeTombstone>,
     props: TableProperties,
     scratch: Vec<u8>,
@@ -52,18 +50,20 @@ impl TableBuilder {
         opts.block_size = opts.block_size.min(1 << 30);
         let restart = opts.block_restart_interval;
         let offset = file.size();
+        let filter = (opts.bloom_bits_per_key > 0).then(|| {
+            let part = opts.partition_filters.then_some(opts.metadata_block_size);
+            FilterBuilder::new(opts.bloom_bits_per_key, part)
+        });
         TableBuilder {
             opts,
             file,
             file_name,
             offset,
             data_block: BlockBuilder::new(restart),
-            index_block: BlockBuilder::new(1),
-            user_index_block: BlockBuilder::new(1),
-            user_index_ok: true,
+            index: IndexBuilder::new(),
+            filter,
             last_key: Vec::new(),
             pending_handle: None,
-            filter_hashes: Vec::new(),
             range_dels: Vec::new(),
             props: TableProperties { smallest_seq: u64::MAX, ..Default::default() },
             scratch: Vec::new(),
@@ -110,19 +110,17 @@ impl TableBuilder {
                 self.file_name
             )));
         }
+        let first = self.props.num_entries == 0;
+        let new_user_key = first || key::user_key(&self.last_key) != parsed.user_key;
         if let Some(handle) = self.pending_handle.take() {
             let sep = shortest_separator(&self.last_key, ikey);
-            let h = handle.encoded();
-            if key::user_key(&self.last_key) == parsed.user_key {
-                self.user_index_ok = false;
-            }
-            self.user_index_block.add(key::user_key(&sep), &h);
-            self.index_block.add(&sep, &h);
+            self.index.add(sep, handle, !new_user_key);
         }
-        if self.opts.bloom_bits_per_key > 0
-            && (self.props.num_entries == 0 || key::user_key(&self.last_key) != parsed.user_key)
-        {
-            self.filter_hashes.push(filter::filter_hash(parsed.user_key));
+        if let Some(f) = &mut self.filter {
+            if new_user_key {
+                let prev = (!first).then(|| key::user_key(&self.last_key));
+                f.add(parsed.user_key, prev);
+            }
         }
         if self.props.num_entries == 0 {
             self.props.smallest_point_key = ikey.to_vec();
@@ -205,18 +203,18 @@ impl TableBuilder {
         self.check_ok()?;
         self.flush_data_block()?;
         if let Some(handle) = self.pending_handle.take() {
-            let sep = shortest_successor(&self.last_key);
-            let h = handle.encoded();
-            self.user_index_block.add(key::user_key(&sep), &h);
-            self.index_block.add(&sep, &h);
+            self.index.add(shortest_successor(&self.last_key), handle, false);
         }
         let mut meta: Vec<(&[u8], BlockHandle)> = Vec::new();
+        let write_meta = |b: &mut Self, block: &[u8]| b.write_block(block, CompressionType::None);
 
-        if self.opts.bloom_bits_per_key > 0 {
-            let f = filter::build_filter(&self.filter_hashes, self.opts.bloom_bits_per_key);
-            let h = self.write_block(&f, CompressionType::None)?;
-            self.props.filter_size = h.size + BLOCK_TRAILER_LEN as u64;
-            meta.push((META_FILTER, h));
+        if let Some(f) = self.filter.take() {
+            let last = (self.props.num_entries > 0).then(|| self.last_key.clone());
+            let last = last.as_deref().map(key::user_key);
+            let w = f.finish(last, &mut |block| write_meta(&mut self, block))?;
+            self.props.filter_size = w.size;
+            self.props.filter_partitions = w.partitions;
+            meta.push((w.meta_name, w.handle));
         }
 
         if !self.range_dels.is_empty() {
@@ -234,14 +232,15 @@ impl TableBuilder {
             meta.push((META_RANGEDEL, h));
         }
 
-        let mut index = if self.user_index_ok {
-            self.props.index_key_is_user_key = true;
-            std::mem::replace(&mut self.user_index_block, BlockBuilder::new(1))
-        } else {
-            std::mem::replace(&mut self.index_block, BlockBuilder::new(1))
-        };
-        let index_handle = self.write_block(index.finish(), CompressionType::None)?;
-        self.props.index_size = index_handle.size + BLOCK_TRAILER_LEN as u64;
+        let index = std::mem::take(&mut self.index);
+        let partition = self.opts.partitioned_index.then_some(self.opts.metadata_block_size);
+        let w = index.finish(partition, &mut |block| write_meta(&mut self, block))?;
+        let index_handle = w.handle;
+        self.props.index_size = w.size;
+        self.props.index_key_is_user_key = w.user_keys;
+        self.props.partitioned_index = self.opts.partitioned_index;
+        self.props.index_partitions = w.partitions;
+        self.props.top_level_index_size = w.top_level_size;
 
         if self.props.num_entries == 0 && self.props.num_range_deletions == 0 {
             self.props.smallest_seq = 0;
@@ -260,7 +259,13 @@ impl TableBuilder {
         }
         let metaindex_handle = self.write_block(mb.finish(), CompressionType::None)?;
 
-        let footer = Footer { metaindex: metaindex_handle, index: index_handle }.encode();
+        // Version 3 only where its blocks are used, so version-2 readers refuse exactly the files
+        // they would misread.
+        let partitioned = self.opts.partitioned_index
+            || self.props.filter_partitions > 0
+            || meta.iter().any(|m| m.0 == super::filter_builder::META_PARTITIONED_FILTER);
+        let version = if partitioned { FORMAT_VERSION } else { 2 };
+        let footer = Footer { metaindex: metaindex_handle, index: index_handle, version }.encode();
         self.file.append(&footer)?;
         self.offset += footer.len() as u64;
         self.file.sync()?;

@@ -1,6 +1,7 @@
 //! The fixed parts of the SST format: block handles, the per-block trailer (compression type and
 //! checksum covering the block's offset), the footer, and reading one block back from a file.
-//! Byte layout: `docs/format/sst.md` (format_version 2; version 1 files are read too).
+//! Byte layout: `docs/format/sst.md` (format_version 3 for tables with a partitioned index or
+//! filter, 2 for the others; version 1 files are read too).
 //!
 //! Everything decoded here comes from disk and is checked: a short read, a bad checksum, a
 //! handle pointing outside the file or a failed decompression is `Error::Corruption` naming the
@@ -21,11 +22,14 @@ pub const FOOTER_LEN: usize = 56;
 pub const FOOTER_HANDLES_LEN: usize = 40;
 /// The footer's magic number ("TALUS_ST" read as a big-endian u64).
 pub const TABLE_MAGIC: u64 = 0x5441_4c55_535f_5354;
-/// The format version this code writes and reads.
-pub const FORMAT_VERSION: u32 = 2;
+/// The newest format version this code writes and reads (3: partitioned index and filters;
+/// a table without them is written as version 2).
+pub const FORMAT_VERSION: u32 = 3;
 /// The oldest version this code reads (version 1 differs only in always having internal keys in
 /// the index block).
 pub const MIN_FORMAT_VERSION: u32 = 1;
+/// The first version that may hold a partitioned index or filter.
+pub const PARTITIONED_FORMAT_VERSION: u32 = 3;
 /// Largest encoding of a [`BlockHandle`].
 pub const MAX_HANDLE_LEN: usize = 20;
 
@@ -84,8 +88,10 @@ impl BlockHandle {
 pub struct Footer {
     /// Handle of the meta-index block.
     pub metaindex: BlockHandle,
-    /// Handle of the index block.
+    /// Handle of the index block (of the top-level index if it is partitioned).
     pub index: BlockHandle,
+    /// The file's format version.
+    pub version: u32,
 }
 
 impl Footer {
@@ -95,7 +101,7 @@ impl Footer {
         self.metaindex.encode_to(&mut v);
         self.index.encode_to(&mut v);
         v.resize(FOOTER_HANDLES_LEN, 0);
-        put_fixed32(&mut v, FORMAT_VERSION);
+        put_fixed32(&mut v, self.version);
         let crc = mask_crc(crc32c::crc32c(&v));
         put_fixed32(&mut v, crc);
         v.extend_from_slice(&TABLE_MAGIC.to_le_bytes());
@@ -125,21 +131,27 @@ impl Footer {
         let (metaindex, n) = BlockHandle::decode(handles).ok_or_else(|| bad("bad handle"))?;
         let rest = handles.get(n..).ok_or_else(|| bad("bad handle"))?;
         let (index, _) = BlockHandle::decode(rest).ok_or_else(|| bad("bad handle"))?;
-        Ok(Footer { metaindex, index })
+        Ok(Footer { metaindex, index, version })
     }
+}
+
+/// The end (trailer included) of the block at `handle` in a file of `file_size` bytes named
+/// `name`; `Corruption` if it overflows or passes the end of the file.
+pub fn checked_end(file_size: u64, name: &str, handle: BlockHandle) -> Result<u64> {
+    let bad = |d: String| Error::corruption(name, handle.offset, d);
+    let end = handle.end_with_trailer().ok_or_else(|| bad("block handle overflows".into()))?;
+    if end > file_size {
+        return Err(bad(format!(
+            "block handle (size {}) extends past the end of the file ({file_size} bytes)",
+            handle.size
+        )));
+    }
+    Ok(end)
 }
 
 /// Reads the block at `handle`, verifies its trailer and returns the uncompressed bytes.
 pub fn read_block(file: &dyn RandomAccessFile, name: &str, handle: BlockHandle) -> Result<Vec<u8>> {
-    let bad = |d: String| Error::corruption(name, handle.offset, d);
-    let end = handle.end_with_trailer().ok_or_else(|| bad("block handle overflows".into()))?;
-    if end > file.size() {
-        return Err(bad(format!(
-            "block handle (size {}) extends past the end of the file ({} bytes)",
-            handle.size,
-            file.size()
-        )));
-    }
+    checked_end(file.size(), name, handle)?;
     let mut buf = vec![0u8; (handle.size as usize) + BLOCK_TRAILER_LEN];
     file.read_exact_at(handle.offset, &mut buf)?;
     decode_block(buf, name, handle)
@@ -183,6 +195,7 @@ mod tests {
         let f = Footer {
             metaindex: BlockHandle { offset: 1000, size: 50 },
             index: BlockHandle { offset: 900, size: 95 },
+            version: 3,
         };
         let bytes = f.encode();
         assert_eq!(bytes.len(), FOOTER_LEN);
@@ -192,6 +205,9 @@ mod tests {
             b[i] ^= 0x10;
             assert!(Footer::decode(&b, "t", 0).unwrap_err().is_corruption(), "byte {i}");
         }
+        let v4 = Footer { version: 4, ..f }.encode();
+        let e = Footer::decode(&v4, "t", 0).unwrap_err();
+        assert!(e.to_string().contains("unsupported format_version 4"), "{e}");
     }
 
     #[test]

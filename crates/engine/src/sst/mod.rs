@@ -3,8 +3,11 @@
 //!
 //! Module map: [`block`] (decoded block + iterator), [`block_builder`],
 //! [`format`](mod@format) (handles, trailer, footer, checksums), [`compression`], [`filter`]
-//! (bloom), [`properties`], [`builder`] ([`TableBuilder`]), [`reader`] ([`TableReader`]),
-//! [`table_iter`] (two-level iterator). Builders are single-threaded; readers are immutable and shared between threads.
+//! (bloom), [`properties`], [`builder`] ([`TableBuilder`]) with [`index_builder`] and
+//! [`filter_builder`] (one block, or partitions under a top-level block), [`reader`]
+//! ([`TableReader`]) with [`index_iter`] (one index block or a two-level index, walked as one),
+//! [`prefetch`] (readahead for iterators and compaction), [`table_iter`] (two-level iterator).
+//! Builders are single-threaded; readers are immutable and shared between threads.
 //!
 //! # Examples
 //!
@@ -19,9 +22,9 @@
 //! let path = dir.path().join("000001.sst");
 //! let opts = TableBuilderOptions {
 //!     block_size: 4096,
-//!     block_restart_interval: 16,
 //!     bloom_bits_per_key: 10,
 //!     compression: CompressionType::Lz4,
+//!     ..Default::default()
 //! };
 //! let mut b = TableBuilder::new(opts, StdFs.create(&path).unwrap(), "000001.sst".into());
 //! b.add(&make_internal_key(b"apple", 7, ValueKind::Put), b"red").unwrap();
@@ -48,7 +51,11 @@ pub mod builder;
 pub mod compression;
 pub mod file_writer;
 pub mod filter;
+pub mod filter_builder;
 pub mod format;
+pub mod index_builder;
+pub mod index_iter;
+pub mod prefetch;
 pub mod properties;
 pub mod reader;
 pub mod table_iter;
@@ -73,6 +80,30 @@ pub struct TableBuilderOptions {
     pub bloom_bits_per_key: u32,
     /// Compression of data blocks.
     pub compression: CompressionType,
+    /// Write the index as partitions of about `metadata_block_size` bytes under a top-level
+    /// index (RocksDB's `kTwoLevelIndexSearch`; format version 3).
+    pub partitioned_index: bool,
+    /// Write the bloom filter as partitions of about `metadata_block_size` bytes under a
+    /// top-level filter index (RocksDB's `partition_filters`; format version 3).
+    pub partition_filters: bool,
+    /// Target size of an index or filter partition (RocksDB's `metadata_block_size`).
+    pub metadata_block_size: usize,
+}
+
+impl Default for TableBuilderOptions {
+    /// The engine's defaults: 4 KiB blocks, restarts every 16 keys, 10 bloom bits per key, no
+    /// compression, one index block and one filter block.
+    fn default() -> Self {
+        TableBuilderOptions {
+            block_size: 4096,
+            block_restart_interval: 16,
+            bloom_bits_per_key: 10,
+            compression: CompressionType::None,
+            partitioned_index: false,
+            partition_filters: false,
+            metadata_block_size: 4096,
+        }
+    }
 }
 
 /// Statistics of a finished table, stored in its properties block.
@@ -90,10 +121,21 @@ pub struct TableProperties {
     pub raw_value_size: u64,
     /// Bytes of data blocks on disk (with trailers).
     pub data_size: u64,
-    /// Bytes of the index block on disk.
+    /// Bytes of the index on disk: the index block, or every partition and the top-level index
+    /// (with trailers).
     pub index_size: u64,
-    /// Bytes of the filter block on disk.
+    /// Bytes of the filter on disk: the filter block, or every partition and the top-level
+    /// filter index (with trailers).
     pub filter_size: u64,
+    /// The index is partitioned under a top-level index (`talus.index.type` = 2, RocksDB's
+    /// `kTwoLevelIndexSearch`).
+    pub partitioned_index: bool,
+    /// Index partitions (0 unless partitioned).
+    pub index_partitions: u64,
+    /// Bytes of the top-level index block with its trailer (0 unless partitioned).
+    pub top_level_index_size: u64,
+    /// Filter partitions (0 unless the filter is partitioned).
+    pub filter_partitions: u64,
     /// Number of data blocks.
     pub num_data_blocks: u64,
     /// Smallest sequence number of any entry (point or range).

@@ -16,9 +16,17 @@ use super::TableProperties;
 /// Property names, sorted.
 const COMPRESSION: &str = "talus.compression";
 const DATA_SIZE: &str = "talus.data.size";
+const FILTER_PARTITIONS: &str = "talus.filter.partitions";
 const FILTER_SIZE: &str = "talus.filter.size";
+const INDEX_PARTITIONS: &str = "talus.index.partitions";
 const INDEX_SIZE: &str = "talus.index.size";
+const INDEX_TOP_LEVEL_SIZE: &str = "talus.index.top.level.size";
+const INDEX_TYPE: &str = "talus.index.type";
 const INDEX_USER_KEYS: &str = "talus.index.user.keys";
+
+/// `talus.index.type` of a partitioned index (RocksDB's `kTwoLevelIndexSearch`); absent or 0
+/// is one index block (`kBinarySearch`).
+pub const INDEX_TYPE_TWO_LEVEL: u64 = 2;
 const LARGEST_POINT_KEY: &str = "talus.largest.point.key";
 const LARGEST_SEQ: &str = "talus.largest.seq";
 const NUM_DATA_BLOCKS: &str = "talus.num.data.blocks";
@@ -42,8 +50,18 @@ pub fn encode(p: &TableProperties) -> Vec<u8> {
         b.add(COMPRESSION.as_bytes(), &[c as u8]);
     }
     num(&mut b, DATA_SIZE, p.data_size);
+    if p.filter_partitions > 0 {
+        num(&mut b, FILTER_PARTITIONS, p.filter_partitions);
+    }
     num(&mut b, FILTER_SIZE, p.filter_size);
+    if p.partitioned_index {
+        num(&mut b, INDEX_PARTITIONS, p.index_partitions);
+    }
     num(&mut b, INDEX_SIZE, p.index_size);
+    if p.partitioned_index {
+        num(&mut b, INDEX_TOP_LEVEL_SIZE, p.top_level_index_size);
+        num(&mut b, INDEX_TYPE, INDEX_TYPE_TWO_LEVEL);
+    }
     if p.index_key_is_user_key {
         num(&mut b, INDEX_USER_KEYS, 1);
     }
@@ -83,8 +101,18 @@ pub fn decode(block: &CacheHandle<Block>, file: &str) -> Result<TableProperties>
                 p.compression = Some(c.ok_or_else(|| bad("bad compression type".into()))?);
             }
             DATA_SIZE => p.data_size = num()?,
+            FILTER_PARTITIONS => p.filter_partitions = num()?,
             FILTER_SIZE => p.filter_size = num()?,
+            INDEX_PARTITIONS => p.index_partitions = num()?,
             INDEX_SIZE => p.index_size = num()?,
+            INDEX_TOP_LEVEL_SIZE => p.top_level_index_size = num()?,
+            INDEX_TYPE => {
+                p.partitioned_index = match num()? {
+                    0 => false,
+                    INDEX_TYPE_TWO_LEVEL => true,
+                    t => return Err(bad(format!("unknown index type {t}"))),
+                }
+            }
             INDEX_USER_KEYS => p.index_key_is_user_key = num()? == 1,
             LARGEST_POINT_KEY => p.largest_point_key = v.to_vec(),
             LARGEST_SEQ => p.largest_seq = num()?,
@@ -127,9 +155,27 @@ mod tests {
             smallest_point_key: b"a\0\0\0\0\0\0\0\x01".to_vec(),
             largest_point_key: b"z\0\0\0\0\0\0\0\x01".to_vec(),
             index_key_is_user_key: true,
+            ..Default::default()
         };
         let block = CacheHandle::new(Block::new(encode(&p), "t".into(), 0).unwrap());
         assert_eq!(decode(&block, "t").unwrap(), p);
+        let v3 = TableProperties {
+            partitioned_index: true,
+            index_partitions: 7,
+            top_level_index_size: 99,
+            filter_partitions: 4,
+            ..p.clone()
+        };
+        let block = CacheHandle::new(Block::new(encode(&v3), "t".into(), 0).unwrap());
+        assert_eq!(decode(&block, "t").unwrap(), v3);
+        let mut it = block.iter();
+        it.seek_to_first();
+        let mut prev = Vec::new();
+        while it.valid() {
+            assert!(prev.as_slice() < it.key(), "sorted: {:?}", String::from_utf8_lossy(it.key()));
+            prev = it.key().to_vec();
+            it.next();
+        }
         let v1 = TableProperties { index_key_is_user_key: false, ..p.clone() };
         let block = CacheHandle::new(Block::new(encode(&v1), "t".into(), 0).unwrap());
         assert_eq!(decode(&block, "t").unwrap(), v1);

@@ -15,24 +15,38 @@
 //!   read (reading and re-inserting them after an eviction), so that they are evictable and
 //!   memory stays within the capacity.
 //!
-//! Every block fetched is counted in the thread's [`crate::perf`] context by role.
+//! # Partitioned index and filter (format version 3)
+//!
+//! A partitioned index or filter has a top-level block (what the footer or the meta-index
+//! points at) naming its partitions. Only the top level is placed as above (pinned in the
+//! cache when [`TableReaderOptions::pin_top_level_index_and_filter`], RocksDB's default);
+//! partitions always go through the block cache like data blocks (high priority, fetched on a
+//! miss, inserted if the read fills the cache), so the index and filter of a table no longer
+//! have to fit in memory. [`IndexIter`] walks either kind of index.
+//!
+//! Every block fetched is counted by role in the thread's [`crate::perf`] context and in the
+//! database's [`ReadIoStats`] (every file read too).
 
 use std::sync::Arc;
 
-use crate::cache::{Cache, CacheHandle};
+use crate::cache::{Cache, CacheHandle, Priority};
 use crate::error::{Error, Result};
 use crate::fs::RandomAccessFile;
 use crate::iter::range_del::{FragmentedTombstones, RangeTombstone};
 use crate::iter::InternalIterator;
 use crate::key::{self, SequenceNumber, ValueKind};
+use crate::perf::{self, ReadIoStats};
 
-use crate::cache::Priority;
-use crate::perf;
-
-use super::block::{Block, BlockIter, BlockRole, BlockSlice};
-use super::builder::{META_FILTER, META_PROPERTIES, META_RANGEDEL};
+use super::block::{Block, BlockRole, BlockSlice, RestartSeek};
+use super::builder::{META_PROPERTIES, META_RANGEDEL};
 use super::filter::filter_hash;
-use super::format::{read_block, BlockHandle, Footer, BLOCK_TRAILER_LEN, FOOTER_LEN};
+use super::filter_builder::{META_FILTER, META_PARTITIONED_FILTER};
+use super::format::{
+    decode_block, read_block, BlockHandle, Footer, BLOCK_TRAILER_LEN, FOOTER_LEN,
+    PARTITIONED_FORMAT_VERSION,
+};
+use super::index_iter::{IndexIter, IndexSource};
+use super::prefetch::Prefetcher;
 use super::{properties, TableProperties};
 
 mod multi_get;
@@ -48,12 +62,17 @@ pub struct TableReaderOptions {
     pub cache_index_and_filter_blocks: bool,
     /// With `cache_index_and_filter_blocks`: hold them for the reader's lifetime (pinned).
     pub pin_index_and_filter: bool,
+    /// With `cache_index_and_filter_blocks`: hold the top level of a partitioned index or
+    /// filter for the reader's lifetime (RocksDB's `pin_top_level_index_and_filter`).
+    pub pin_top_level_index_and_filter: bool,
+    /// Where the reader counts the blocks and bytes it reads (a private counter if `None`).
+    pub io_stats: Option<Arc<ReadIoStats>>,
 }
 
 /// An index or filter block: held by the reader, or in the block cache at a handle.
 enum MetaBlock {
     Held(CacheHandle<Block>),
-    Cached(BlockHandle),
+    Cached(BlockHandle, BlockRole),
 }
 
 /// An open SST file.
@@ -62,10 +81,18 @@ pub struct TableReader {
     file_number: u64,
     file_name: Arc<str>,
     block_cache: Option<Arc<dyn Cache<Block>>>,
+    /// The index block, or the top-level index of a partitioned index.
     index: MetaBlock,
+    /// The filter block, or the top-level index of a partitioned filter.
     filter: Option<MetaBlock>,
+    partitioned_filter: bool,
     props: TableProperties,
     tombstones: FragmentedTombstones,
+    io: Arc<ReadIoStats>,
+}
+
+fn bad_handle(name: &str, at: u64, what: &str) -> Error {
+    Error::corruption(name, at, format!("{what}: bad block handle"))
 }
 
 impl TableReader {
@@ -89,36 +116,39 @@ impl TableReader {
         opts: TableReaderOptions,
     ) -> Result<TableReader> {
         let name: Arc<str> = file_name.into();
+        let io = opts.io_stats.clone().unwrap_or_default();
         let size = file.size();
         let footer_at = size.checked_sub(FOOTER_LEN as u64).ok_or_else(|| {
             Error::corruption(&name, 0, format!("file too short for a footer ({size} bytes)"))
         })?;
         let mut fbuf = [0u8; FOOTER_LEN];
         file.read_exact_at(footer_at, &mut fbuf)?;
+        io.file_read(FOOTER_LEN as u64);
         let footer = Footer::decode(&fbuf, &name, footer_at)?;
 
         let load = |h: BlockHandle, role: BlockRole| -> Result<Block> {
-            load_block(file.as_ref(), &name, h, role)
+            load_block(file.as_ref(), &name, h, role, &io)
         };
         let metaindex = CacheHandle::new(load(footer.metaindex, BlockRole::Other)?);
-        let index = load(footer.index, BlockRole::Index)?;
+        let meta_at = footer.metaindex.offset;
 
         let (mut filter_h, mut props_h, mut rangedel_h) = (None, None, None);
+        let mut partitioned_filter = false;
         let mut it = metaindex.iter();
         it.seek_to_first();
         while it.valid() {
             let h = match BlockHandle::decode(it.value()) {
                 Some((h, n)) if n == it.value().len() => h,
-                _ => {
-                    return Err(Error::corruption(
-                        &name,
-                        footer.metaindex.offset,
-                        "meta-index: bad block handle",
-                    ))
-                }
+                _ => return Err(bad_handle(&name, meta_at, "meta-index")),
             };
             match it.key() {
-                k if k == META_FILTER => filter_h = Some(h),
+                k if k == META_FILTER || k == META_PARTITIONED_FILTER => {
+                    if filter_h.is_some() {
+                        return Err(Error::corruption(&name, meta_at, "meta-index: two filters"));
+                    }
+                    partitioned_filter = k == META_PARTITIONED_FILTER;
+                    filter_h = Some(h);
+                }
                 k if k == META_PROPERTIES => props_h = Some(h),
                 k if k == META_RANGEDEL => rangedel_h = Some(h),
                 _ => {}
@@ -127,15 +157,30 @@ impl TableReader {
         }
         it.status()?;
 
-        let props_h = props_h.ok_or_else(|| {
-            Error::corruption(&name, footer.metaindex.offset, "meta-index: no properties block")
-        })?;
+        let props_h = props_h
+            .ok_or_else(|| Error::corruption(&name, meta_at, "meta-index: no properties block"))?;
         let props_block = CacheHandle::new(load(props_h, BlockRole::Other)?);
         let mut props = properties::decode(&props_block, &name)?;
         props.file_size = size;
+        if (props.partitioned_index || partitioned_filter)
+            && footer.version < PARTITIONED_FORMAT_VERSION
+        {
+            return Err(Error::corruption(
+                &name,
+                footer_at,
+                format!(
+                    "a partitioned index or filter in a format_version {} file",
+                    footer.version
+                ),
+            ));
+        }
 
+        // The top level of a partitioned index or filter is an index block of handles.
+        let index_role = BlockRole::Index;
+        let filter_role = if partitioned_filter { BlockRole::Other } else { BlockRole::Filter };
+        let index = load(footer.index, index_role)?;
         let filter = match filter_h {
-            Some(h) => Some(load(h, BlockRole::Filter)?),
+            Some(h) => Some((load(h, filter_role)?, h)),
             None => None,
         };
 
@@ -148,12 +193,15 @@ impl TableReader {
         };
 
         let block_cache = opts.block_cache;
-        let place = |b: Block, h: BlockHandle| match &block_cache {
+        let place = |b: Block, h: BlockHandle, role: BlockRole, top_level: bool| match &block_cache
+        {
             Some(cache) if opts.cache_index_and_filter_blocks => {
                 let (key, charge) = ((file_number, h.offset), b.charge());
-                if !opts.pin_index_and_filter {
+                let pin =
+                    opts.pin_index_and_filter || (top_level && opts.pin_top_level_index_and_filter);
+                if !pin {
                     cache.insert_with_priority(key, b, charge, Priority::High);
-                    return MetaBlock::Cached(h);
+                    return MetaBlock::Cached(h, role);
                 }
                 match cache.insert_and_hold(key, b, charge, Priority::High) {
                     Ok(held) => MetaBlock::Held(held),
@@ -162,11 +210,8 @@ impl TableReader {
             }
             _ => MetaBlock::Held(CacheHandle::new(b)),
         };
-        let index = place(index, footer.index);
-        let filter = match (filter, filter_h) {
-            (Some(f), Some(h)) => Some(place(f, h)),
-            _ => None,
-        };
+        let index = place(index, footer.index, index_role, props.partitioned_index);
+        let filter = filter.map(|(f, h)| place(f, h, filter_role, partitioned_filter));
 
         Ok(TableReader {
             file,
@@ -175,8 +220,10 @@ impl TableReader {
             block_cache,
             index,
             filter,
+            partitioned_filter,
             props,
             tombstones,
+            io,
         })
     }
 
@@ -200,8 +247,7 @@ impl TableReader {
         fill_cache: bool,
     ) -> Result<Option<(ValueKind, SequenceNumber, BlockSlice)>> {
         perf::table_get();
-        if let Some(filter) = self.filter_block()? {
-            let may = filter.may_contain(filter_hash(user_key));
+        if let Some(may) = self.filter_check(user_key, filter_hash(user_key), fill_cache)? {
             perf::bloom_checked(may);
             if !may {
                 return Ok(None);
@@ -219,10 +265,10 @@ impl TableReader {
         target: &[u8],
         fill_cache: bool,
     ) -> Result<Option<(ValueKind, SequenceNumber, BlockSlice)>> {
-        let mut index = self.index_block()?.iter();
-        self.seek_index(&mut index, target);
+        let mut index = IndexIter::new(self, fill_cache);
+        index.seek(self, target);
         while index.valid() {
-            let handle = self.decode_handle(index.value())?;
+            let handle = self.decode_handle(index.value(), index.block_offset())?;
             let block = self.data_block(handle, fill_cache)?;
             let mut it = block.iter();
             it.seek(target);
@@ -237,38 +283,76 @@ impl TableReader {
                 return Ok(Some((kind, seq, it.into_value())));
             }
             it.status()?;
-            index.next();
+            index.next(self);
         }
         index.status()?;
         Ok(None)
     }
 
+    /// The filter's answer for `user_key` (filter hash `h`): `None` if the table has no filter,
+    /// `Some(false)` only if the key is certainly absent. A partitioned filter probes the one
+    /// partition that can hold the key (a key past the last partition is absent).
+    pub(crate) fn filter_check(
+        &self,
+        user_key: &[u8],
+        h: u64,
+        fill_cache: bool,
+    ) -> Result<Option<bool>> {
+        let Some(filter) = self.filter.as_ref() else { return Ok(None) };
+        let block = self.meta_block(filter)?;
+        if !self.partitioned_filter {
+            return Ok(Some(block.may_contain(h)));
+        }
+        // One probe per table a lookup visits: a binary search of the top level's restart
+        // points (its restart interval is 1), an iterator only for another layout.
+        let ph = match block.seek_restarts_bytewise(user_key)? {
+            RestartSeek::Value(v) => self.decode_handle(v, block.offset())?,
+            RestartSeek::PastEnd => return Ok(Some(false)),
+            RestartSeek::Scan => {
+                let mut top = block.iter();
+                top.seek_bytewise(user_key);
+                if !top.valid() {
+                    top.status()?;
+                    return Ok(Some(false));
+                }
+                self.decode_handle(top.value(), block.offset())?
+            }
+        };
+        let part = self.cached_block(ph, BlockRole::Filter, fill_cache, Priority::High, None)?;
+        Ok(Some(part.may_contain(h)))
+    }
+
     /// False only if the bloom filter proves `user_key` absent (true if the filter cannot be
     /// read).
     pub fn may_contain(&self, user_key: &[u8]) -> bool {
-        match self.filter_block() {
-            Ok(Some(f)) => f.may_contain(filter_hash(user_key)),
-            _ => true,
-        }
+        !matches!(self.filter_check(user_key, filter_hash(user_key), true), Ok(Some(false)))
     }
 
-    /// The index block: held, or from the block cache (read and re-inserted on a miss).
-    pub(crate) fn index_block(&self) -> Result<CacheHandle<Block>> {
-        match &self.index {
+    /// A held or cached index/filter block (read and re-inserted after an eviction).
+    fn meta_block(&self, m: &MetaBlock) -> Result<CacheHandle<Block>> {
+        match m {
             MetaBlock::Held(b) => Ok(b.clone()),
-            MetaBlock::Cached(h) => self.cached_block(*h, BlockRole::Index, true, Priority::High),
+            MetaBlock::Cached(h, role) => self.cached_block(*h, *role, true, Priority::High, None),
         }
     }
 
-    /// The filter block, if the table has one.
-    pub(crate) fn filter_block(&self) -> Result<Option<CacheHandle<Block>>> {
-        match &self.filter {
-            None => Ok(None),
-            Some(MetaBlock::Held(b)) => Ok(Some(b.clone())),
-            Some(MetaBlock::Cached(h)) => {
-                self.cached_block(*h, BlockRole::Filter, true, Priority::High).map(Some)
-            }
-        }
+    /// The index block, or the top-level index of a partitioned index.
+    pub(crate) fn index_block(&self) -> Result<CacheHandle<Block>> {
+        self.meta_block(&self.index)
+    }
+
+    /// The index partition at `handle` (a partitioned index), through the block cache.
+    pub(crate) fn index_partition(
+        &self,
+        handle: BlockHandle,
+        fill_cache: bool,
+    ) -> Result<CacheHandle<Block>> {
+        self.cached_block(handle, BlockRole::Index, fill_cache, Priority::High, None)
+    }
+
+    /// A cursor over the index entries (of every partition, in order).
+    pub fn index_iter(&self, fill_cache: bool) -> IndexIter {
+        IndexIter::new(self, fill_cache)
     }
 
     /// True if the reader holds its index and filter blocks (not looked up per read).
@@ -298,23 +382,20 @@ impl TableReader {
 
     /// Approximate byte offset in the file of the data block holding `ikey`.
     pub fn approximate_offset_of(&self, ikey: &[u8]) -> u64 {
-        let Ok(index) = self.index_block() else {
-            return self.props.data_size;
-        };
-        let mut index = index.iter();
-        self.seek_index(&mut index, ikey);
+        let mut index = IndexIter::new(self, true);
+        index.seek(self, ikey);
         if index.valid() {
-            if let Ok(h) = self.decode_handle(index.value()) {
+            if let Ok(h) = self.decode_handle(index.value(), index.block_offset()) {
                 return h.offset;
             }
         }
         self.props.data_size
     }
 
-    /// Reads every block and checks its checksum.
+    /// Reads every data block (and every filter partition) and checks its checksum.
     pub fn verify_checksums(&self) -> Result<()> {
         for handle in self.data_block_handles()? {
-            let block = load_block(self.file.as_ref(), &self.file_name, handle, BlockRole::Data)?;
+            let block = self.load(handle, BlockRole::Data)?;
             let mut it = CacheHandle::new(block).iter();
             it.seek_to_first();
             while it.valid() {
@@ -329,19 +410,49 @@ impl TableReader {
             }
             it.status()?;
         }
+        for h in self.filter_partition_handles()? {
+            self.load(h, BlockRole::Filter)?;
+        }
         Ok(())
+    }
+
+    /// The handles of a partitioned filter's partitions, in key order (empty otherwise).
+    pub fn filter_partition_handles(&self) -> Result<Vec<BlockHandle>> {
+        let mut out = Vec::new();
+        let Some(filter) = self.filter.as_ref().filter(|_| self.partitioned_filter) else {
+            return Ok(out);
+        };
+        let top = self.meta_block(filter)?;
+        let mut it = top.iter();
+        it.seek_to_first();
+        while it.valid() {
+            out.push(self.decode_handle(it.value(), top.offset())?);
+            it.next();
+        }
+        it.status()?;
+        Ok(out)
     }
 
     /// The handles of the data blocks, in key order (for tools such as `sst_dump`).
     pub fn data_block_handles(&self) -> Result<Vec<BlockHandle>> {
+        Ok(self.index_entries()?.into_iter().map(|e| e.1).collect())
+    }
+
+    /// The handles of the index partitions of a partitioned index, in key order (empty
+    /// otherwise; for tools and tests).
+    pub fn index_partition_handles(&self) -> Result<Vec<BlockHandle>> {
         let mut out = Vec::new();
-        let mut index = self.index_block()?.iter();
-        index.seek_to_first();
-        while index.valid() {
-            out.push(self.decode_handle(index.value())?);
-            index.next();
+        if !self.props.partitioned_index {
+            return Ok(out);
         }
-        index.status()?;
+        let top = self.index_block()?;
+        let mut it = top.iter();
+        it.seek_to_first();
+        while it.valid() {
+            out.push(self.decode_handle(it.value(), top.offset())?);
+            it.next();
+        }
+        it.status()?;
         Ok(out)
     }
 
@@ -349,16 +460,16 @@ impl TableReader {
     /// block's last key) with its handle, in key order (for subcompaction boundaries).
     pub fn index_entries(&self) -> Result<Vec<(Vec<u8>, BlockHandle)>> {
         let mut out = Vec::new();
-        let mut index = self.index_block()?.iter();
-        index.seek_to_first();
+        let mut index = IndexIter::new(self, false);
+        index.seek_to_first(self);
         while index.valid() {
             let sep = if self.props.index_key_is_user_key {
                 key::make_internal_key(index.key(), key::MAX_SEQUENCE, key::KIND_FOR_SEEK)
             } else {
                 index.key().to_vec()
             };
-            out.push((sep, self.decode_handle(index.value())?));
-            index.next();
+            out.push((sep, self.decode_handle(index.value(), index.block_offset())?));
+            index.next(self);
         }
         index.status()?;
         Ok(out)
@@ -369,42 +480,16 @@ impl TableReader {
         self.filter.is_some()
     }
 
-    /// Positions `index` (an iterator over this table's index block) at the first data block
-    /// that can hold internal key `target`: by user key if the index has user keys (format
-    /// version 2), else by internal key.
-    #[inline]
-    pub(crate) fn seek_index(&self, index: &mut BlockIter, target: &[u8]) {
-        if self.props.index_key_is_user_key {
-            index.seek_bytewise(key::user_key(target));
-        } else {
-            index.seek(target);
-        }
+    /// True if the table's bloom filter is partitioned.
+    pub fn has_partitioned_filter(&self) -> bool {
+        self.partitioned_filter
     }
 
-    /// A new iterator over the index block (invalid with the error if it cannot be read).
-    pub(crate) fn index_iter(&self) -> BlockIter {
-        match self.index_block() {
-            Ok(b) => b.iter(),
-            Err(e) => BlockIter::failed(e),
-        }
-    }
-
-    /// Decodes an index entry's value.
-    pub(crate) fn decode_handle(&self, v: &[u8]) -> Result<BlockHandle> {
+    /// Decodes an index entry's value found in the index block at `block_offset`.
+    pub(crate) fn decode_handle(&self, v: &[u8], block_offset: u64) -> Result<BlockHandle> {
         match BlockHandle::decode(v) {
             Some((h, n)) if n == v.len() => Ok(h),
-            _ => Err(Error::corruption(
-                &self.file_name,
-                self.index_offset(),
-                "index: bad block handle",
-            )),
-        }
-    }
-
-    fn index_offset(&self) -> u64 {
-        match &self.index {
-            MetaBlock::Held(b) => b.offset(),
-            MetaBlock::Cached(h) => h.offset,
+            _ => Err(bad_handle(&self.file_name, block_offset, "index")),
         }
     }
 
@@ -414,28 +499,55 @@ impl TableReader {
         handle: BlockHandle,
         fill_cache: bool,
     ) -> Result<CacheHandle<Block>> {
-        self.cached_block(handle, BlockRole::Data, fill_cache, Priority::Low)
+        self.cached_block(handle, BlockRole::Data, fill_cache, Priority::Low, None)
+    }
+
+    /// As [`TableReader::data_block`], a miss read through `prefetch` (readahead).
+    pub(crate) fn data_block_prefetched(
+        &self,
+        handle: BlockHandle,
+        fill_cache: bool,
+        prefetch: &mut Prefetcher,
+    ) -> Result<CacheHandle<Block>> {
+        self.cached_block(handle, BlockRole::Data, fill_cache, Priority::Low, Some(prefetch))
     }
 
     /// Looks the block at `handle` up in the block cache (counting a hit or miss of `role`),
-    /// reading it on a miss and inserting it if `fill_cache`.
+    /// reading it on a miss (through `prefetch` if given) and inserting it if `fill_cache`.
     fn cached_block(
         &self,
         handle: BlockHandle,
         role: BlockRole,
         fill_cache: bool,
         pri: Priority,
+        prefetch: Option<&mut Prefetcher>,
     ) -> Result<CacheHandle<Block>> {
         let key = (self.file_number, handle.offset);
         if let Some(cache) = &self.block_cache {
             if let Some(b) = cache.lookup(key) {
                 perf::cache_hit(role);
+                if let Some(p) = prefetch {
+                    p.seen(handle);
+                }
                 return Ok(b);
             }
             perf::cache_miss(role);
         }
-        let block = load_block(self.file.as_ref(), &self.file_name, handle, role)?;
+        let block = match prefetch {
+            Some(p) => {
+                let raw = p.read(self.file.as_ref(), &self.file_name, handle, &self.io)?;
+                let data = decode_block(raw, &self.file_name, handle)?;
+                self.io.block_read(role, handle.size + BLOCK_TRAILER_LEN as u64);
+                Block::with_role(data, Arc::clone(&self.file_name), handle.offset, role)?
+            }
+            None => self.load(handle, role)?,
+        };
         Ok(if fill_cache { self.insert_block(block, handle, pri) } else { CacheHandle::new(block) })
+    }
+
+    /// Reads, verifies and wraps the block at `handle` (one file read), counting it.
+    fn load(&self, handle: BlockHandle, role: BlockRole) -> Result<Block> {
+        load_block(self.file.as_ref(), &self.file_name, handle, role, &self.io)
     }
 
     /// Inserts `block` into the block cache (if any) and returns a handle to it; a block the
@@ -447,15 +559,19 @@ impl TableReader {
     }
 }
 
-/// Reads, verifies and wraps the block at `handle`, counting the read in the perf context.
+/// Reads, verifies and wraps the block at `handle`, counting the read in `io` and the perf
+/// context.
 fn load_block(
     file: &dyn RandomAccessFile,
     name: &Arc<str>,
     handle: BlockHandle,
     role: BlockRole,
+    io: &ReadIoStats,
 ) -> Result<Block> {
     let data = read_block(file, name, handle)?;
-    perf::block_read(role, handle.size + BLOCK_TRAILER_LEN as u64);
+    let stored = handle.size + BLOCK_TRAILER_LEN as u64;
+    io.file_read(stored);
+    io.block_read(role, stored);
     Block::with_role(data, Arc::clone(name), handle.offset, role)
 }
 
@@ -482,4 +598,19 @@ fn decode_range_dels(block: &CacheHandle<Block>, file: &str) -> Result<Vec<Range
     }
     it.status()?;
     Ok(out)
+}
+
+impl IndexSource for TableReader {
+    fn properties(&self) -> &TableProperties {
+        TableReader::properties(self)
+    }
+    fn index_block(&self) -> Result<CacheHandle<Block>> {
+        TableReader::index_block(self)
+    }
+    fn index_partition(&self, handle: BlockHandle, fill_cache: bool) -> Result<CacheHandle<Block>> {
+        TableReader::index_partition(self, handle, fill_cache)
+    }
+    fn file_name(&self) -> &str {
+        TableReader::file_name(self)
+    }
 }

@@ -1,5 +1,8 @@
-//! The two-level iterator over one table: an index-block cursor chooses the data block, a
-//! data-block cursor walks it; both directions. Holds the reader (and through it the file) alive.
+//! The two-level iterator over one table: an index cursor ([`IndexIter`], over one index block
+//! or a partitioned index) chooses the data block, a data-block cursor walks it; both
+//! directions. Data blocks missing from the block cache are read through a [`Prefetcher`]
+//! (automatic readahead for user iterators, a fixed size for compaction). Holds the reader (and
+//! through it the file) alive.
 //!
 //! An IO or corruption error is sticky: the iterator becomes invalid and `status` reports the
 //! first error until it is dropped, so a caller never silently skips a bad block.
@@ -10,12 +13,15 @@ use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
 
 use super::block::BlockIter;
+use super::index_iter::IndexIter;
+use super::prefetch::{Prefetcher, Readahead};
 use super::reader::TableReader;
 
 /// Iterator over the point entries of a table.
 pub struct TableIter {
     reader: Arc<TableReader>,
-    index: BlockIter,
+    index: IndexIter,
+    prefetch: Prefetcher,
     data: Option<BlockIter>,
     /// Offset of the block `data` iterates.
     data_offset: u64,
@@ -24,17 +30,36 @@ pub struct TableIter {
 }
 
 impl TableReader {
-    /// An iterator over the point entries, holding the reader alive.
+    /// An iterator over the point entries, holding the reader alive, with automatic readahead
+    /// on sequential access.
     pub fn iter(self: &Arc<Self>, fill_cache: bool) -> Box<dyn InternalIterator> {
-        Box::new(TableIter::new(Arc::clone(self), fill_cache))
+        self.iter_with(fill_cache, Readahead::Auto)
+    }
+
+    /// As [`TableReader::iter`], reading ahead as `readahead` says (compaction:
+    /// `Readahead::Fixed(compaction_readahead_size)`).
+    pub fn iter_with(
+        self: &Arc<Self>,
+        fill_cache: bool,
+        readahead: Readahead,
+    ) -> Box<dyn InternalIterator> {
+        Box::new(TableIter::new(Arc::clone(self), fill_cache, readahead))
     }
 }
 
 impl TableIter {
-    /// A new, unpositioned iterator.
-    pub fn new(reader: Arc<TableReader>, fill_cache: bool) -> TableIter {
-        let index = reader.index_iter();
-        TableIter { reader, index, data: None, data_offset: 0, fill_cache, err: None }
+    /// A new, unpositioned iterator reading ahead as `readahead` says.
+    pub fn new(reader: Arc<TableReader>, fill_cache: bool, readahead: Readahead) -> TableIter {
+        let index = IndexIter::new(reader.as_ref(), fill_cache);
+        TableIter {
+            reader,
+            index,
+            prefetch: Prefetcher::new(readahead),
+            data: None,
+            data_offset: 0,
+            fill_cache,
+            err: None,
+        }
     }
 
     fn set_err(&mut self, e: Error) {
@@ -56,14 +81,15 @@ impl TableIter {
             self.data = None;
             return;
         }
-        let handle = match self.reader.decode_handle(self.index.value()) {
+        let handle = match self.reader.decode_handle(self.index.value(), self.index.block_offset())
+        {
             Ok(h) => h,
             Err(e) => return self.set_err(e),
         };
         if self.data.is_some() && self.data_offset == handle.offset {
             return;
         }
-        match self.reader.data_block(handle, self.fill_cache) {
+        match self.reader.data_block_prefetched(handle, self.fill_cache, &mut self.prefetch) {
             Ok(b) => {
                 self.data = Some(b.iter());
                 self.data_offset = handle.offset;
@@ -92,7 +118,7 @@ impl TableIter {
                 self.data = None;
                 return;
             }
-            self.index.next();
+            self.index.next(self.reader.as_ref());
             self.init_data_block();
             if let Some(d) = &mut self.data {
                 d.seek_to_first();
@@ -106,7 +132,7 @@ impl TableIter {
                 self.data = None;
                 return;
             }
-            self.index.prev();
+            self.index.prev(self.reader.as_ref());
             self.init_data_block();
             if let Some(d) = &mut self.data {
                 d.seek_to_last();
@@ -121,7 +147,7 @@ impl InternalIterator for TableIter {
     }
 
     fn seek_to_first(&mut self) {
-        self.index.seek_to_first();
+        self.index.seek_to_first(self.reader.as_ref());
         self.init_data_block();
         if let Some(d) = &mut self.data {
             d.seek_to_first();
@@ -130,7 +156,7 @@ impl InternalIterator for TableIter {
     }
 
     fn seek_to_last(&mut self) {
-        self.index.seek_to_last();
+        self.index.seek_to_last(self.reader.as_ref());
         self.init_data_block();
         if let Some(d) = &mut self.data {
             d.seek_to_last();
@@ -140,7 +166,7 @@ impl InternalIterator for TableIter {
 
     fn seek(&mut self, target: &[u8]) {
         crate::perf::child_seek();
-        self.reader.seek_index(&mut self.index, target);
+        self.index.seek(self.reader.as_ref(), target);
         self.init_data_block();
         if let Some(d) = &mut self.data {
             d.seek(target);
@@ -150,12 +176,12 @@ impl InternalIterator for TableIter {
 
     fn seek_for_prev(&mut self, target: &[u8]) {
         crate::perf::child_seek();
-        self.reader.seek_index(&mut self.index, target);
+        self.index.seek(self.reader.as_ref(), target);
         if !self.index.valid() {
             if let Err(e) = self.index.status() {
                 return self.set_err(e);
             }
-            self.index.seek_to_last();
+            self.index.seek_to_last(self.reader.as_ref());
         }
         self.init_data_block();
         if let Some(d) = &mut self.data {

@@ -21,6 +21,9 @@ impl Options {
             block_restart_interval: self.block_restart_interval,
             bloom_bits_per_key: self.bloom_bits_per_key,
             compression: self.compression_for_level(level, bottommost),
+            partitioned_index: self.index_type == crate::options::IndexType::TwoLevelIndexSearch,
+            partition_filters: self.partition_filters,
+            metadata_block_size: self.metadata_block_size,
         }
     }
 }

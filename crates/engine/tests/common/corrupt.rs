@@ -1,6 +1,6 @@
 //! Corruption-injection helpers for `tests/corruption.rs`: the block layout of an SST (so that
-//! damage can be aimed at a data, index, filter, range-del, properties/meta-index block or the
-//! footer), the injections themselves (bit flip, truncation, zeroed range, swapped blocks) applied
+//! damage can be aimed at a data, index, filter, range-del, properties/meta-index block, an
+//! index or filter partition, or the footer), the injections themselves (bit flip, truncation, zeroed range, swapped blocks) applied
 //! to a file's bytes, a directory copy, a panic counter that sees panics on every thread, and the
 //! per-file-type tally printed at the end of the campaign.
 //!
@@ -22,10 +22,14 @@ use talus::sst::Block;
 pub enum SstPart {
     /// A data block with its trailer.
     Data,
-    /// The index block with its trailer.
+    /// The index block (or the top-level index of a partitioned one) with its trailer.
     Index,
-    /// The bloom filter block with its trailer.
+    /// The bloom filter block (or the top-level filter index) with its trailer.
     Filter,
+    /// A partition of a partitioned index, with its trailer.
+    IndexPartition,
+    /// A partition of a partitioned filter, with its trailer.
+    FilterPartition,
     /// The range-deletion block with its trailer.
     RangeDel,
     /// The properties block or the meta-index block, with trailer.
@@ -41,6 +45,8 @@ impl SstPart {
             SstPart::Data => "sst-data",
             SstPart::Index => "sst-index",
             SstPart::Filter => "sst-filter",
+            SstPart::IndexPartition => "sst-index-partition",
+            SstPart::FilterPartition => "sst-filter-partition",
             SstPart::RangeDel => "sst-rangedel",
             SstPart::Meta => "sst-props/metaindex",
             SstPart::Footer => "sst-footer",
@@ -105,12 +111,21 @@ pub fn sst_layout(bytes: &[u8], name: &str) -> Vec<Region> {
         region(SstPart::Meta, footer.metaindex),
         region(SstPart::Index, footer.index),
     ];
-    for (_, h) in handles_of(&file, name, footer.index) {
+    let reader = talus::sst::TableReader::open(std::sync::Arc::new(file), 1, name.into(), None)
+        .expect("pristine table");
+    for h in reader.data_block_handles().expect("pristine index") {
         out.push(region(SstPart::Data, h));
     }
+    for h in reader.index_partition_handles().expect("pristine index") {
+        out.push(region(SstPart::IndexPartition, h));
+    }
+    for h in reader.filter_partition_handles().expect("pristine filter") {
+        out.push(region(SstPart::FilterPartition, h));
+    }
+    let file = MemFile(bytes.to_vec());
     for (k, h) in handles_of(&file, name, footer.metaindex) {
         let part = match k.as_slice() {
-            b"filter" => SstPart::Filter,
+            b"filter" | b"partitionedfilter" => SstPart::Filter,
             b"rangedel" => SstPart::RangeDel,
             _ => SstPart::Meta,
         };

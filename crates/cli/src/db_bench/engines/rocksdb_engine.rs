@@ -121,11 +121,20 @@ impl RocksEngine {
         if f.statistics {
             o.enable_statistics();
         }
+        o.set_use_direct_reads(f.use_direct_reads);
+        o.set_use_direct_io_for_flush_and_compaction(f.use_direct_io_for_flush_and_compaction);
+        o.set_compaction_readahead_size(f.compaction_readahead_size as usize);
         let mut t = BlockBasedOptions::default();
         t.set_block_size(f.block_size as usize);
+        // As RocksDB's db_bench: either partition flag selects kTwoLevelIndexSearch.
+        if f.partition_index || f.partition_index_and_filters {
+            t.set_index_type(rocksdb::BlockBasedIndexType::TwoLevelIndexSearch);
+        }
+        t.set_partition_filters(f.partition_index_and_filters);
+        t.set_metadata_block_size(f.metadata_block_size as usize);
+        t.set_pin_top_level_index_and_filter(f.pin_top_level_index_and_filter);
         t.set_cache_index_and_filter_blocks(f.cache_index_and_filter_blocks);
         t.set_pin_l0_filter_and_index_blocks_in_cache(f.pin_l0_filter_and_index_blocks_in_cache);
-        t.set_pin_top_level_index_and_filter(f.pin_top_level_index_and_filter);
         if f.bloom_bits > 0 {
             t.set_bloom_filter(f.bloom_bits as f64, false);
         }

@@ -62,7 +62,18 @@ pub fn options(f: &Flags) -> EResult<Options> {
         },
         cache_index_and_filter_blocks: f.cache_index_and_filter_blocks,
         pin_l0_filter_and_index_blocks_in_cache: f.pin_l0_filter_and_index_blocks_in_cache,
+        // As RocksDB's db_bench: either partition flag selects kTwoLevelIndexSearch.
+        index_type: if f.partition_index || f.partition_index_and_filters {
+            talus::IndexType::TwoLevelIndexSearch
+        } else {
+            talus::IndexType::BinarySearch
+        },
+        partition_filters: f.partition_index_and_filters,
+        metadata_block_size: f.metadata_block_size as usize,
         pin_top_level_index_and_filter: f.pin_top_level_index_and_filter,
+        use_direct_reads: f.use_direct_reads,
+        use_direct_io_for_flush_and_compaction: f.use_direct_io_for_flush_and_compaction,
+        compaction_readahead_size: f.compaction_readahead_size as usize,
         high_pri_pool_ratio: f.cache_high_pri_pool_ratio,
         wal_bytes_per_sync: if f.wal_bytes_per_sync >= 0 {
             f.wal_bytes_per_sync as u64

@@ -27,6 +27,38 @@ pub(super) struct Inode {
 }
 
 impl Inode {
+    /// Sets the synced content aside (as a copy) before bytes below its end change.
+    fn keep_durable_below(&mut self, at: usize) {
+        if let Durable::Prefix(n) = self.durable {
+            if at < n {
+                self.durable = Durable::Copy(self.data.get(..n).unwrap_or(&[]).to_vec());
+            }
+        }
+    }
+
+    /// Writes `src` at `offset`, replacing what is there and growing the file (with zeros if
+    /// `offset` is past its end).
+    pub(super) fn write_at(&mut self, offset: usize, src: &[u8]) {
+        self.keep_durable_below(offset);
+        let end = offset + src.len();
+        if self.data.len() < end {
+            self.data.resize(end, 0);
+        }
+        if let Some(dst) = self.data.get_mut(offset..end) {
+            dst.copy_from_slice(src);
+        }
+    }
+
+    /// Cuts or zero-extends the file to `len` bytes.
+    pub(super) fn set_len(&mut self, len: usize) {
+        if len < self.data.len() {
+            self.keep_durable_below(len);
+            self.data.truncate(len);
+        } else {
+            self.data.resize(len, 0);
+        }
+    }
+
     pub(super) fn unsynced_len(&self) -> u64 {
         match &self.durable {
             Durable::Prefix(n) => self.data.len().saturating_sub(*n) as u64,
@@ -84,6 +116,10 @@ pub(super) struct Disk {
     pub(super) counts: [u64; 7],
     pub(super) injected: u64,
     pub(super) capacity: Option<u64>,
+    /// Whether `open_direct_read` and `create_direct_write` succeed.
+    pub(super) direct_io: bool,
+    /// The alignment direct requests must have (the simulated logical block size).
+    pub(super) direct_alignment: usize,
 }
 
 fn injected_error(kind: io::ErrorKind, what: &str, path: &Path) -> Error {
@@ -107,6 +143,8 @@ impl Disk {
             counts: [0; 7],
             injected: 0,
             capacity: None,
+            direct_io: true,
+            direct_alignment: crate::fs::direct::DIRECT_IO_ALIGNMENT,
         }
     }
 

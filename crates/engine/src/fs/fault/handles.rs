@@ -11,7 +11,10 @@ use parking_lot::Mutex;
 use super::disk::{Disk, Durable};
 use super::OpKind;
 use crate::error::{Error, Result};
-use crate::fs::{FileLock, RandomAccessFile, SequentialFile, WritableFile};
+use crate::fs::direct::{is_aligned, misaligned};
+use crate::fs::{
+    DirectReadFile, DirectWriteFile, FileLock, RandomAccessFile, SequentialFile, WritableFile,
+};
 
 /// A handle's link to its inode; closes the inode on drop.
 struct Handle {
@@ -123,6 +126,116 @@ impl RandomAccessFile for SimRandom {
 
     fn size(&self) -> u64 {
         self.size
+    }
+}
+
+/// A direct (`O_DIRECT`) reader: aligned requests only.
+pub(super) struct SimDirectRead {
+    h: Handle,
+    size: u64,
+    align: usize,
+}
+
+impl SimDirectRead {
+    pub(super) fn new(
+        disk: Arc<Mutex<Disk>>,
+        epoch: u64,
+        ino: u64,
+        size: u64,
+        path: &Path,
+        align: usize,
+    ) -> Self {
+        SimDirectRead { h: Handle { disk, epoch, ino, path: path.to_path_buf() }, size, align }
+    }
+}
+
+impl DirectReadFile for SimDirectRead {
+    fn read_aligned(&self, offset: u64, buf: &mut [u8]) -> Result<usize> {
+        let mut d = self.h.disk.lock();
+        d.check_alive(self.h.epoch, "direct reading", &self.h.path)?;
+        d.count(OpKind::Read, "direct reading", &self.h.path)?;
+        if !is_aligned(offset, buf.len(), buf.as_ptr() as usize, self.align) {
+            return Err(misaligned(
+                "direct read of",
+                &self.h.path,
+                offset,
+                buf.len(),
+                buf.as_ptr() as usize,
+            ));
+        }
+        let i = d.inodes.get(&self.h.ino).ok_or_else(|| gone(&self.h.path))?;
+        let start = usize::try_from(offset).unwrap_or(usize::MAX);
+        let rest = i.data.get(start..).unwrap_or(&[]);
+        let n = rest.len().min(buf.len());
+        if let (Some(dst), Some(src)) = (buf.get_mut(..n), rest.get(..n)) {
+            dst.copy_from_slice(src);
+        }
+        Ok(n)
+    }
+
+    fn size(&self) -> u64 {
+        self.size
+    }
+
+    fn alignment(&self) -> usize {
+        self.align
+    }
+}
+
+/// A direct (`O_DIRECT`) writer: aligned requests only.
+pub(super) struct SimDirectWrite {
+    h: Handle,
+    align: usize,
+}
+
+impl SimDirectWrite {
+    pub(super) fn new(
+        disk: Arc<Mutex<Disk>>,
+        epoch: u64,
+        ino: u64,
+        path: &Path,
+        align: usize,
+    ) -> Self {
+        SimDirectWrite { h: Handle { disk, epoch, ino, path: path.to_path_buf() }, align }
+    }
+}
+
+impl DirectWriteFile for SimDirectWrite {
+    fn write_aligned(&mut self, offset: u64, data: &[u8]) -> Result<()> {
+        let mut d = self.h.disk.lock();
+        d.check_alive(self.h.epoch, "direct writing", &self.h.path)?;
+        d.count(OpKind::Write, "direct writing", &self.h.path)?;
+        let addr = data.as_ptr() as usize;
+        if !is_aligned(offset, data.len(), addr, self.align) {
+            return Err(misaligned("direct write of", &self.h.path, offset, data.len(), addr));
+        }
+        let offset = usize::try_from(offset).unwrap_or(usize::MAX);
+        let len = d.inodes.get(&self.h.ino).ok_or_else(|| gone(&self.h.path))?.data.len();
+        d.check_capacity((offset + data.len()).saturating_sub(len), &self.h.path)?;
+        let i = d.inodes.get_mut(&self.h.ino).ok_or_else(|| gone(&self.h.path))?;
+        i.write_at(offset, data);
+        Ok(())
+    }
+
+    fn set_len(&mut self, len: u64) -> Result<()> {
+        let mut d = self.h.disk.lock();
+        d.check_alive(self.h.epoch, "setting the length of", &self.h.path)?;
+        d.count(OpKind::Write, "setting the length of", &self.h.path)?;
+        let len = usize::try_from(len).unwrap_or(usize::MAX);
+        let cur = d.inodes.get(&self.h.ino).ok_or_else(|| gone(&self.h.path))?.data.len();
+        d.check_capacity(len.saturating_sub(cur), &self.h.path)?;
+        let i = d.inodes.get_mut(&self.h.ino).ok_or_else(|| gone(&self.h.path))?;
+        i.set_len(len);
+        Ok(())
+    }
+
+    fn sync(&mut self) -> Result<()> {
+        let mut d = self.h.disk.lock();
+        d.check_alive(self.h.epoch, "syncing", &self.h.path)?;
+        d.count(OpKind::Sync, "syncing", &self.h.path)?;
+        let i = d.inodes.get_mut(&self.h.ino).ok_or_else(|| gone(&self.h.path))?;
+        i.durable = Durable::Prefix(i.data.len());
+        Ok(())
     }
 }
 

@@ -97,3 +97,59 @@ fn bad_entry_makes_iterator_invalid_with_corruption() {
     assert!(!it.valid());
     assert!(it.status().is_err());
 }
+
+#[test]
+fn restart_seek_agrees_with_the_iterator_or_asks_for_a_scan() {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand::rngs::StdRng::seed_from_u64(12);
+    let mut scans = 0;
+    for n in [0usize, 1, 2, 7, 100] {
+        let mut keys: Vec<Vec<u8>> = (0..n)
+            .map(|_| (0..rng.gen_range(0..6)).map(|_| rng.gen_range(b'a'..b'f')).collect())
+            .collect();
+        keys.sort();
+        keys.dedup();
+        for interval in [1usize, 4] {
+            let mut b = crate::sst::block_builder::BlockBuilder::new(interval);
+            for (i, k) in keys.iter().enumerate() {
+                b.add(k, &(i as u32).to_le_bytes());
+            }
+            let block =
+                Block::with_role(b.finish().to_vec(), Arc::from("t"), 0, BlockRole::Index).unwrap();
+            let block = CacheHandle::new(block);
+            for _ in 0..200 {
+                let t: Vec<u8> =
+                    (0..rng.gen_range(0..6)).map(|_| rng.gen_range(b'a'..b'g')).collect();
+                let mut it = block.iter();
+                it.seek_bytewise(&t);
+                let want = it.valid().then(|| it.value().to_vec());
+                let got = match block.seek_restarts_bytewise(&t).unwrap() {
+                    RestartSeek::Value(v) => Some(v.to_vec()),
+                    RestartSeek::PastEnd => None,
+                    RestartSeek::Scan => {
+                        assert!(interval > 1, "interval 1 never needs a scan");
+                        scans += 1;
+                        continue;
+                    }
+                };
+                assert_eq!(got, want, "interval {interval} keys {keys:?} target {t:?}");
+            }
+        }
+    }
+    assert!(scans > 0, "blocks with longer intervals must fall back to the iterator");
+}
+
+#[test]
+fn restart_seek_reports_a_damaged_restart_entry() {
+    let mut b = crate::sst::block_builder::BlockBuilder::new(1);
+    for k in [&b"a"[..], b"b", b"c"] {
+        b.add(k, b"v");
+    }
+    let mut data = b.finish().to_vec();
+    // Entry "b" (at offset 5: 3 header bytes, key, value each) claims a shared prefix.
+    assert_eq!(&data[5..8], &[0, 1, 1]);
+    data[5] = 1;
+    let block = Block::with_role(data, Arc::from("t"), 7, BlockRole::Index).unwrap();
+    let e = block.seek_restarts_bytewise(b"b").unwrap_err();
+    assert!(e.is_corruption(), "{e}");
+}

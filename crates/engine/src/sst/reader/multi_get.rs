@@ -1,8 +1,8 @@
 //! Batched point lookups in one table ([`TableReader::multi_get`]), called by the DB's
 //! MultiGet once per file with the keys that fall in the file's range, sorted.
 //!
-//! One pass over the keys probes the filter (fetched once for the batch), one index cursor
-//! seeks forward key by key, and the distinct data blocks the keys need (keys in the same block
+//! One pass over the keys probes the filter (a full filter fetched once for the batch; a
+//! partitioned one probes each key's partition), one index cursor seeks forward key by key, and the distinct data blocks the keys need (keys in the same block
 //! share it) are fetched together: cache hits first, then the misses, adjacent ones coalesced
 //! into one read of up to [`MAX_COALESCED_READ`] bytes. No locks beyond the block cache's.
 
@@ -15,8 +15,9 @@ use crate::key::{self, SequenceNumber, ValueKind};
 use crate::perf;
 use crate::sst::block::{Block, BlockRole};
 use crate::sst::format::{decode_block, BlockHandle, BLOCK_TRAILER_LEN};
+use crate::sst::index_iter::IndexIter;
 
-use super::{load_block, TableReader};
+use super::TableReader;
 use crate::cache::Priority;
 
 /// Largest single read that merges adjacent missing blocks.
@@ -47,27 +48,32 @@ impl TableReader {
         seq: SequenceNumber,
         fill_cache: bool,
     ) -> Result<()> {
-        let filter = self.filter_block()?;
+        let full_filter = match &self.filter {
+            Some(f) if !self.partitioned_filter => Some(self.meta_block(f)?),
+            _ => None,
+        };
         let seq = seq.min(key::MAX_SEQUENCE);
-        let index = self.index_block()?;
-        let mut it = index.iter();
+        let mut it = IndexIter::new(self, fill_cache);
         // (key position, block handle), in key order, so handles never decrease.
         let mut wants: Vec<(usize, BlockHandle)> = Vec::with_capacity(keys.len());
         for (i, k) in keys.iter().enumerate() {
             perf::table_get();
-            if let Some(f) = &filter {
-                let may = f.may_contain(k.hash);
+            let may = match &full_filter {
+                Some(f) => Some(f.may_contain(k.hash)),
+                None => self.filter_check(k.user_key, k.hash, fill_cache)?,
+            };
+            if let Some(may) = may {
                 perf::bloom_checked(may);
                 if !may {
                     continue;
                 }
             }
-            self.seek_index(&mut it, &key::seek_key(k.user_key, seq));
+            it.seek(self, &key::seek_key(k.user_key, seq));
             if !it.valid() {
                 it.status()?;
                 continue;
             }
-            wants.push((i, self.decode_handle(it.value())?));
+            wants.push((i, self.decode_handle(it.value(), it.block_offset())?));
         }
         let mut handles: Vec<BlockHandle> = wants.iter().map(|w| w.1).collect();
         handles.dedup_by_key(|h| h.offset);
@@ -164,6 +170,9 @@ impl TableReader {
                 buf.resize((end - first.offset) as usize, 0);
                 self.file.read_exact_at(first.offset, &mut buf).is_ok()
             };
+            if coalesced {
+                self.io.file_read(buf.len() as u64);
+            }
             for &j in run {
                 let Some(&h) = handles.get(j) else { continue };
                 let got = if coalesced {
@@ -171,12 +180,12 @@ impl TableReader {
                     let len = h.size as usize + BLOCK_TRAILER_LEN;
                     let raw = buf.get(from..from + len).map(<[u8]>::to_vec).unwrap_or_default();
                     decode_block(raw, &self.file_name, h).and_then(|data| {
-                        perf::block_read(BlockRole::Data, len as u64);
+                        self.io.block_read(BlockRole::Data, len as u64);
                         Block::new(data, Arc::clone(&self.file_name), h.offset)
                     })
                 } else {
                     // One block, or the shared read failed: each block reports its own error.
-                    load_block(self.file.as_ref(), &self.file_name, h, BlockRole::Data)
+                    self.load(h, BlockRole::Data)
                 };
                 let got = got.map(|b| {
                     if fill_cache {

@@ -24,6 +24,7 @@ fn golden_layout_matches_the_document() {
         block_restart_interval: 16,
         bloom_bits_per_key: 0,
         compression: CompressionType::None,
+        ..Default::default()
     };
     let entries = vec![
         (key::make_internal_key(b"a", 1, ValueKind::Put), b"x".to_vec()),
@@ -87,4 +88,93 @@ fn golden_layout_matches_the_document() {
     assert_eq!((props.smallest_seq, props.largest_seq), (1, 2));
     let r = open(bytes, None).unwrap();
     assert_eq!(r.get(b"b", 9, false).unwrap(), Some((ValueKind::Put, 2, b"yz".to_vec())));
+}
+
+/// The partitioned example of `docs/format/sst.md` (format version 3): every entry its own data
+/// block, every index entry its own index partition, every user key its own filter partition.
+#[test]
+fn golden_partitioned_layout_matches_the_document() {
+    let o = TableBuilderOptions {
+        block_size: 1,
+        block_restart_interval: 16,
+        bloom_bits_per_key: 10,
+        compression: CompressionType::None,
+        partitioned_index: true,
+        partition_filters: true,
+        metadata_block_size: 1,
+    };
+    let entries = vec![
+        (key::make_internal_key(b"a", 1, ValueKind::Put), b"x".to_vec()),
+        (key::make_internal_key(b"b", 2, ValueKind::Put), b"yz".to_vec()),
+    ];
+    let (bytes, props) = build(o, &entries, &[]);
+    let at = |off: usize, block: &[u8]| {
+        assert_eq!(&bytes[off..off + block.len()], block, "block at {off}");
+        assert_eq!(bytes[off + block.len()], 0, "type none at {off}");
+        let end = off + block.len();
+        assert_eq!(&bytes[end + 1..end + 5], &block_crc(block, 0, off as u64), "crc at {off}");
+    };
+    #[rustfmt::skip]
+    let data0: [u8; 21] = [0x00, 0x09, 0x01, b'a', 0x01, 0x01, 0, 0, 0, 0, 0, 0, b'x',
+                           0, 0, 0, 0, 1, 0, 0, 0];
+    #[rustfmt::skip]
+    let data1: [u8; 22] = [0x00, 0x09, 0x02, b'b', 0x01, 0x02, 0, 0, 0, 0, 0, 0, b'y', b'z',
+                           0, 0, 0, 0, 1, 0, 0, 0];
+    at(0, &data0);
+    at(26, &data1);
+    // Filter partitions: one 64-byte line and k = 7 each, for "a" then "b".
+    let fa = crate::sst::filter::build_filter(&[crate::sst::filter::filter_hash(b"a")], 10);
+    let fb = crate::sst::filter::build_filter(&[crate::sst::filter::filter_hash(b"b")], 10);
+    assert_eq!((fa.len(), fa[64], fb[64]), (65, 7, 7));
+    at(53, &fa);
+    at(123, &fb);
+    // Top-level filter index: "a" -> (53, 65), "b" -> (123, 65).
+    #[rustfmt::skip]
+    let ftop: [u8; 24] = [0x00, 0x01, 0x02, b'a', 0x35, 0x41,
+                          0x00, 0x01, 0x02, b'b', 0x7b, 0x41,
+                          0, 0, 0, 0, 6, 0, 0, 0, 2, 0, 0, 0];
+    at(193, &ftop);
+    // Index partitions (user keys): "a" -> (0, 21); "c" -> (26, 22).
+    #[rustfmt::skip]
+    let ip0: [u8; 14] = [0x00, 0x01, 0x02, b'a', 0x00, 0x15, 0, 0, 0, 0, 1, 0, 0, 0];
+    #[rustfmt::skip]
+    let ip1: [u8; 14] = [0x00, 0x01, 0x02, b'c', 0x1a, 0x16, 0, 0, 0, 0, 1, 0, 0, 0];
+    at(222, &ip0);
+    at(241, &ip1);
+    // Top-level index: "a" -> (222, 14), "c" -> (241, 14).
+    #[rustfmt::skip]
+    let itop: [u8; 26] = [0x00, 0x01, 0x03, b'a', 0xde, 0x01, 0x0e,
+                          0x00, 0x01, 0x03, b'c', 0xf1, 0x01, 0x0e,
+                          0, 0, 0, 0, 7, 0, 0, 0, 2, 0, 0, 0];
+    at(260, &itop);
+    assert_eq!((props.index_partitions, props.filter_partitions, props.num_data_blocks), (2, 2, 2));
+    assert_eq!((props.index_size, props.top_level_index_size, props.filter_size), (69, 31, 169));
+    assert!(props.partitioned_index && props.index_key_is_user_key);
+
+    // Properties at 291, then the meta-index, then the footer (version 3, index -> (260, 26)).
+    let n = bytes.len();
+    let footer = &bytes[n - 56..];
+    assert_eq!(&footer[40..44], &[3, 0, 0, 0], "format_version 3");
+    assert_eq!(&footer[44..48], &masked(&footer[..44]));
+    let (meta, used) = super::super::format::BlockHandle::decode(footer).unwrap();
+    assert_eq!(&footer[used..used + 3], &[0x84, 0x02, 0x1a]);
+    let props_size = meta.offset - 5 - 291;
+    // The meta-index: "partitionedfilter" -> (193, 24), "properties" -> (291, props_size).
+    let mut want = vec![0x00, 17, 3];
+    want.extend_from_slice(b"partitionedfilter");
+    want.extend_from_slice(&[0xc1, 0x01, 0x18]);
+    want.extend_from_slice(&[0x00, 10, 0]);
+    want.extend_from_slice(b"properties");
+    let v = want.len();
+    crate::coding::put_varint64(&mut want, 291);
+    crate::coding::put_varint64(&mut want, props_size);
+    want[v - 11] = (want.len() - v) as u8; // value_len of the second entry
+    want.extend_from_slice(&[0, 0, 0, 0, 23, 0, 0, 0, 2, 0, 0, 0]);
+    let m = meta.offset as usize;
+    assert_eq!(&bytes[m..m + meta.size as usize], want.as_slice());
+
+    let r = open(bytes, None).unwrap();
+    assert_eq!(r.get(b"a", 9, false).unwrap(), Some((ValueKind::Put, 1, b"x".to_vec())));
+    assert_eq!(r.get(b"b", 9, false).unwrap(), Some((ValueKind::Put, 2, b"yz".to_vec())));
+    assert_eq!(r.get(b"c", 9, false).unwrap(), None);
 }

@@ -19,6 +19,7 @@ use super::{Block, TableBuilder, TableBuilderOptions, TableProperties, TableRead
 
 mod corruption;
 mod golden;
+mod partitioned;
 mod random;
 
 /// An in-memory writable file whose bytes stay readable through the shared buffer.
@@ -68,6 +69,7 @@ pub(crate) fn opts(block_size: usize, compression: CompressionType) -> TableBuil
         block_restart_interval: 4,
         bloom_bits_per_key: 10,
         compression,
+        ..Default::default()
     }
 }
 

@@ -7,11 +7,15 @@ use super::*;
 fn random_shapes_match_the_model() {
     for seed in 0..24u64 {
         let mut rng = StdRng::seed_from_u64(1000 + seed);
+        let partitioned_index = rng.gen_bool(0.5);
         let o = TableBuilderOptions {
             block_size: rng.gen_range(1..3000),
             block_restart_interval: rng.gen_range(1..20),
             bloom_bits_per_key: rng.gen_range(0..16),
             compression: ALL_COMPRESSIONS[rng.gen_range(0..4)],
+            partitioned_index,
+            partition_filters: partitioned_index && rng.gen_bool(0.7),
+            metadata_block_size: rng.gen_range(1..600),
         };
         let n = rng.gen_range(1..600);
         let entries = random_entries(&mut rng, n);
