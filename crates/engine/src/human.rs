@@ -1,5 +1,5 @@
 //! Human-readable sizes in RocksDB's formats, shared by the stats dump (`db/stats/format.rs`)
-//! and the block-cache entry stats (`cache/entry_stats.rs`), so both print a size the same way.
+//! and the block-cache entry stats (`sst/cache_stats.rs`), so both print a size the same way.
 
 /// RocksDB's `BytesToHumanString`: kilobytes at least, two decimals (`0.09 KB`, `1.80 MB`).
 pub(crate) fn human_bytes(b: u64) -> String {

@@ -121,16 +121,15 @@ fn read_random(sh: &Shared<'_>, t: &mut ThreadState) -> EResult<()> {
     let p = sh.params;
     let mut duration = Duration::new(sh, p.duration, p.reads);
     let mut key = Vec::with_capacity(p.key_size);
-    let mut value = Vec::new();
     let (mut read, mut found, mut bytes) = (0u64, 0u64, 0u64);
     while !duration.done(1) {
         select_db(t);
         let k = random_key(&mut t.rng, p.flag_num, p.exp_range);
         key_from_int(k, p.key_size, &mut key);
         read += 1;
-        if sh.engine.get(&key, &mut value).map_err(|e| format!("Get returned an error: {e}"))? {
+        if let Some(len) = sh.engine.get(&key).map_err(|e| format!("Get returned an error: {e}"))? {
             found += 1;
-            bytes += (key.len() + value.len()) as u64;
+            bytes += (key.len() + len) as u64;
         }
         t.stats.finished_ops(sh.engine, 1, OpType::Read);
     }
@@ -255,7 +254,6 @@ fn read_random_write_random(sh: &Shared<'_>, t: &mut ThreadState) -> EResult<()>
     let mut duration = Duration::new(sh, p.duration, p.readwrites);
     let mut values = ValueSource::new(sh.values.clone(), p.value_size);
     let mut key = Vec::with_capacity(p.key_size);
-    let mut value = Vec::new();
     let (mut get_weight, mut put_weight) = (0u64, 0u64);
     let (mut reads_done, mut writes_done, mut found) = (0u64, 0u64, 0u64);
     while !duration.done(1) {
@@ -266,7 +264,7 @@ fn read_random_write_random(sh: &Shared<'_>, t: &mut ThreadState) -> EResult<()>
             put_weight = 100 - get_weight;
         }
         if get_weight > 0 {
-            if sh.engine.get(&key, &mut value).map_err(|e| format!("get error: {e}"))? {
+            if sh.engine.get(&key).map_err(|e| format!("get error: {e}"))?.is_some() {
                 found += 1;
             }
             get_weight -= 1;

@@ -1,8 +1,9 @@
-//! Caches: the block cache (trait [`Cache`], sharded LRU) and the table cache of open SST
-//! readers.
+//! The block cache: trait [`Cache`], generic over what it holds (the table cache of open SST
+//! readers is `crate::version::table_cache`, the per-role entry stats `crate::sst::cache_stats`:
+//! this module knows nothing of tables, so it sits below `sst` and `version`).
 //!
 //! [`lru`] holds the sharded LRU ([`LruCache`]), [`clock`] the lock-free
-//! [`HyperClockCache`] and its growing variant [`AutoHyperClockCache`], [`table_cache`] the [`TableCache`]. Every
+//! [`HyperClockCache`] and its growing variant [`AutoHyperClockCache`]. Every
 //! implementation is shared between threads (`Send + Sync`) and never holds a lock across IO.
 //!
 //! Handles and pinning: a lookup returns a [`CacheHandle`], which reads the value where the
@@ -30,16 +31,12 @@
 //! tombstones, the file handle) are never charged.
 
 pub mod clock;
-pub mod entry_stats;
 mod handle;
 pub mod lru;
-pub mod table_cache;
 
 pub use clock::{AutoHyperClockCache, HyperClockCache};
-pub use entry_stats::BlockCacheStats;
 pub use handle::CacheHandle;
 pub use lru::LruCache;
-pub use table_cache::TableCache;
 
 /// Key of a cached block: (file number, block offset).
 pub type CacheKey = (u64, u64);

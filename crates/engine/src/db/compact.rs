@@ -17,12 +17,12 @@ use crate::compaction::job::{self, JobContext, JobOutput};
 use crate::compaction::{leveled, subcompaction, Compaction};
 use crate::error::{Error, Result};
 use crate::filename::table_path;
-use crate::iter::level::LevelIterator;
 use crate::iter::merging::MergingIterator;
 use crate::iter::range_del::{FragmentedTombstones, RangeTombstone};
 use crate::iter::InternalIterator;
 use crate::key::user_key;
 use crate::sst::prefetch::Readahead;
+use crate::version::level_iter::LevelIterator;
 use crate::version::{FileMetaData, VersionEdit};
 
 impl DbInner {

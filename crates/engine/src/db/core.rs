@@ -23,7 +23,6 @@ use super::snapshot::SnapshotList;
 use super::stats::DbStats;
 use super::write_controller::WriteController;
 use super::write_queue::WriteQueue;
-use crate::cache::TableCache;
 use crate::compaction::Compaction;
 use crate::error::{Error, Result};
 use crate::fs::{FileLock, Fs};
@@ -31,6 +30,7 @@ use crate::iter::range_del::FragmentedTombstones;
 use crate::key::SequenceNumber;
 use crate::memtable::MemTable;
 use crate::options::Options;
+use crate::version::TableCache;
 use crate::version::{Version, VersionSet};
 use crate::wal::LogWriter;
 

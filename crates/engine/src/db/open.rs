@@ -35,7 +35,7 @@ use super::snapshot::SnapshotList;
 use super::stats::DbStats;
 use super::write_controller::WriteController;
 use super::write_queue::WriteQueue;
-use crate::cache::{AutoHyperClockCache, Cache, HyperClockCache, LruCache, TableCache};
+use crate::cache::{AutoHyperClockCache, Cache, HyperClockCache, LruCache};
 use crate::error::{Error, Result};
 use crate::filename::{current_path, lock_path, parse_file_name, table_name, table_path, FileType};
 use crate::fs::{FileLock, Fs};
@@ -43,6 +43,7 @@ use crate::iter::range_del::FragmentedTombstones;
 use crate::memtable::MemTable;
 use crate::options::{CacheType, Options};
 use crate::sst::Block;
+use crate::version::TableCache;
 use crate::version::{Version, VersionSet};
 
 /// How a database is opened.
@@ -218,7 +219,7 @@ fn new_inner(
     let table_cache = Arc::new(TableCache::with_options(
         path.to_path_buf(),
         fs.clone(),
-        crate::cache::table_cache::TableCacheOptions {
+        crate::version::table_cache::TableCacheOptions {
             block_cache,
             capacity: table_capacity,
             cache_index_and_filter_blocks: opts.cache_index_and_filter_blocks,

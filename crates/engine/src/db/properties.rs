@@ -8,8 +8,8 @@ use std::time::Instant;
 
 use super::stats::format::{self, LevelShape, StatsInput};
 use super::stats::Baseline;
-use crate::cache::BlockCacheStats;
 use crate::compaction::picker_for;
+use crate::sst::BlockCacheStats;
 
 impl DbInner {
     pub(crate) fn property(&self, name: &str) -> Option<String> {

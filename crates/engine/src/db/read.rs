@@ -12,7 +12,6 @@ use super::core::{DbInner, SuperVersion};
 use super::pinned::PinnedSlice;
 use crate::error::Result;
 use crate::iter::db_iter::DbIterator;
-use crate::iter::level::{LevelFiles, LevelIterator};
 use crate::iter::merging::MergingIterator;
 use crate::iter::range_del::{FragmentedTombstones, RangeTombstone};
 use crate::iter::InternalIterator;
@@ -21,6 +20,7 @@ use crate::memtable::MemTable;
 use crate::options::ReadOptions;
 use crate::perf;
 use crate::sst::BlockSlice;
+use crate::version::level_iter::{LevelFiles, LevelIterator};
 
 mod multi_get;
 

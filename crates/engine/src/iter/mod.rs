@@ -8,7 +8,6 @@
 use crate::error::Result;
 
 pub mod db_iter;
-pub mod level;
 pub mod merging;
 pub mod range_del;
 

@@ -30,40 +30,7 @@ use crate::key::compare_internal;
 /// Key bytes a [`BlockIter`] holds without allocating (RocksDB's `IterKey` keeps 39).
 const INLINE_KEY: usize = 64;
 
-/// What a block is for: the block cache's per-role statistics and the perf context count by
-/// role, and the high-priority pool of the LRU takes index and filter blocks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum BlockRole {
-    /// A data block (key/value entries).
-    Data,
-    /// An index block (separator keys to data-block handles).
-    Index,
-    /// A bloom filter block (raw filter bytes, no entries).
-    Filter,
-    /// Any other meta block (meta-index, properties, range deletions).
-    Other,
-}
-
-impl BlockRole {
-    /// Every role, in the order used by per-role arrays.
-    pub const ALL: [BlockRole; 4] =
-        [BlockRole::Data, BlockRole::Index, BlockRole::Filter, BlockRole::Other];
-
-    /// Position of the role in [`BlockRole::ALL`].
-    pub fn index(self) -> usize {
-        self as usize
-    }
-
-    /// RocksDB's name of the role in "Block cache entry stats" (`DataBlock`, ...).
-    pub fn name(self) -> &'static str {
-        match self {
-            BlockRole::Data => "DataBlock",
-            BlockRole::Index => "IndexBlock",
-            BlockRole::Filter => "FilterBlock",
-            BlockRole::Other => "Misc",
-        }
-    }
-}
+pub use crate::perf::BlockRole;
 
 /// A decoded (uncompressed) block, shared through the block cache.
 pub struct Block {

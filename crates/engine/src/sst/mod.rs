@@ -48,6 +48,7 @@ use crate::options::CompressionType;
 pub mod block;
 pub mod block_builder;
 pub mod builder;
+pub mod cache_stats;
 pub mod compression;
 pub mod file_writer;
 pub mod filter;
@@ -66,6 +67,7 @@ mod tests;
 
 pub use block::{Block, BlockIter, BlockRole, BlockSlice};
 pub use builder::TableBuilder;
+pub use cache_stats::BlockCacheStats;
 pub use file_writer::{ExternalSstFileInfo, SstFileWriter};
 pub use reader::TableReader;
 

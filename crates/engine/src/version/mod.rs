@@ -14,10 +14,14 @@ use crate::sst::TableReader;
 
 mod builder;
 pub mod edit;
+mod file_meta;
+pub mod level_iter;
 pub mod set;
+pub mod table_cache;
 
 pub use edit::VersionEdit;
 pub use set::VersionSet;
+pub use table_cache::TableCache;
 
 /// The open reader of one live file when the table cache is unbounded (see the module doc).
 /// Clones share the reader; equality ignores it (it is not part of the file's identity).

@@ -44,15 +44,11 @@ impl Engine for MemoryEngine {
         Ok(())
     }
 
-    fn get(&self, key: &[u8], value: &mut Vec<u8>) -> EResult<bool> {
+    fn get(&self, key: &[u8]) -> EResult<Option<usize>> {
         let m = self.map.read();
         match m.get(key) {
-            Some(v) => {
-                value.clear();
-                value.extend_from_slice(v);
-                Ok(true)
-            }
-            None => Ok(false),
+            Some(v) => Ok(Some(std::hint::black_box(v).len())),
+            None => Ok(None),
         }
     }
 

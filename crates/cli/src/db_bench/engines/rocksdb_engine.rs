@@ -195,15 +195,9 @@ impl Engine for RocksEngine {
         self.db.write_opt(b, &self.wo).map_err(|e| e.to_string())
     }
 
-    fn get(&self, key: &[u8], value: &mut Vec<u8>) -> EResult<bool> {
-        match self.db.get_pinned_opt(key, &self.ro).map_err(|e| e.to_string())? {
-            Some(v) => {
-                value.clear();
-                value.extend_from_slice(&v);
-                Ok(true)
-            }
-            None => Ok(false),
-        }
+    fn get(&self, key: &[u8]) -> EResult<Option<usize>> {
+        let v = self.db.get_pinned_opt(key, &self.ro).map_err(|e| e.to_string())?;
+        Ok(v.map(|v| v.len()))
     }
 
     fn multi_get(&self, keys: &[Vec<u8>], sizes: &mut Vec<Option<usize>>) -> EResult<()> {

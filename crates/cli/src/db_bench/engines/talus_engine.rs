@@ -164,17 +164,11 @@ impl Engine for TalusEngine {
         self.db.write(b, &self.wo).map_err(|e| e.to_string())
     }
 
-    fn get(&self, key: &[u8], value: &mut Vec<u8>) -> EResult<bool> {
-        // Pinned, then copied into the caller's buffer: no allocation per read (RocksDB's
-        // db_bench reads into a PinnableSlice the same way).
-        match self.db.get_pinned_opt(key, &self.ro).map_err(|e| e.to_string())? {
-            Some(v) => {
-                value.clear();
-                value.extend_from_slice(&v);
-                Ok(true)
-            }
-            None => Ok(false),
-        }
+    fn get(&self, key: &[u8]) -> EResult<Option<usize>> {
+        // Pinned and released, never copied: RocksDB's db_bench reads into a PinnableSlice and
+        // only takes its size.
+        let v = self.db.get_pinned_opt(key, &self.ro).map_err(|e| e.to_string())?;
+        Ok(v.map(|v| v.len()))
     }
 
     fn multi_get(&self, keys: &[Vec<u8>], sizes: &mut Vec<Option<usize>>) -> EResult<()> {

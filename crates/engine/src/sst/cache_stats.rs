@@ -7,9 +7,9 @@
 
 use std::fmt::Write as _;
 
-use super::Cache;
+use super::{Block, BlockRole};
+use crate::cache::Cache;
 use crate::human::human_bytes;
-use crate::sst::{Block, BlockRole};
 
 /// Count and bytes of one role's entries.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -22,15 +22,15 @@ use std::ops::Deref;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use super::{FileMetaData, Version};
 use crate::error::Result;
 use crate::filename;
 use crate::fs::Fs;
 use crate::perf::ReadIoStats;
 use crate::sst::reader::TableReaderOptions;
 use crate::sst::{Block, TableReader};
-use crate::version::{FileMetaData, Version};
 
-use super::{Cache, LruCache, Priority};
+use crate::cache::{Cache, LruCache, Priority};
 
 /// How the table cache opens readers.
 #[derive(Clone, Default)]

@@ -7,12 +7,12 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
-use super::{EmptyIterator, InternalIterator};
-use crate::cache::TableCache;
+use super::TableCache;
+use super::{FileMetaData, Version};
 use crate::error::{Error, Result};
+use crate::iter::{EmptyIterator, InternalIterator};
 use crate::key::compare_internal;
 use crate::sst::prefetch::Readahead;
-use crate::version::{FileMetaData, Version};
 
 /// The files a [`LevelIterator`] walks: a level of a shared [`Version`] (not copied: a read
 /// iterator over a level of hundreds of files takes one reference count, not hundreds), or a
