@@ -52,6 +52,7 @@ mod write;
 pub use build::CreateIndexOptions;
 pub use catalog::Catalog;
 pub use error::{Result, TableError};
+pub use scan::Scan;
 pub use schema::{ColumnDef, ColumnType, Direction, IndexDef, Row, TableDef, Value};
 pub use stats::TableStats;
 pub use table::Table;

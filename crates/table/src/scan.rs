@@ -1,24 +1,70 @@
-//! Range scans on the primary key or a secondary index, and `first_pk`.
+//! Range scans on the primary key or a secondary index ([`Scan`]), point reads of several
+//! primary keys at once (`get_many`), and `first_pk`.
 //!
-//! A scan reads one engine iterator bounded to the index's key range. Secondary entries are
+//! A scan reads one engine iterator bounded to the entries whose leading index columns lie
+//! between [`Scan::from`] and [`Scan::to`] (prefixes, both inclusive). Secondary entries are
 //! decoded to `(index columns, primary key)`; the row is then fetched by primary key (a counted
-//! point read) unless the requested columns are all in the entry (covering). Scans that fetch
-//! rows read iterator and rows from one engine snapshot, so an entry always finds its row. No
-//! table lock is taken.
+//! point read) unless the requested columns are all in the entry (covering). Rows are handed to
+//! the caller's visitor one at a time, so a scan of a whole table holds one row in memory.
+//!
+//! Consistency: a scan reads at one sequence number. Scans that fetch rows read iterator and
+//! rows from one engine snapshot (the caller's, or one taken here), so an entry always finds
+//! its row. A transaction's scans ([`crate::Transaction::scan_range`]) read its snapshot and do
+//! not see its own uncommitted writes. No table lock is taken.
 
 use std::sync::atomic::Ordering;
 
-use talus::ReadOptions;
+use talus::{ReadOptions, Snapshot};
 
 use crate::catalog::index_range;
 use crate::error::{Result, TableError};
 use crate::keycodec::{
     decode_values, encode_value, prefix_successor, put_index_id, KeyCol, INDEX_ID_LEN,
 };
-use crate::meta::{IndexState, TableMeta, PRIMARY};
+use crate::meta::{IndexMeta, IndexState, TableMeta, PRIMARY};
 use crate::rowcodec::decode_row;
 use crate::schema::{Direction, Row, Value};
 use crate::table::Table;
+use crate::write::pk_key;
+
+/// What a range scan reads; see [`Table::scan_range`].
+///
+/// ```
+/// use talus_table::*;
+/// // Entries of index `by_v` whose first column is between 10 and 20 (inclusive), highest
+/// // first, returning only `id` and `v`.
+/// let s = Scan {
+///     from: &[Value::I32(10)],
+///     to: &[Value::I32(20)],
+///     dir: Direction::Reverse,
+///     columns: Some(&["id", "v"]),
+///     ..Scan::index("by_v")
+/// };
+/// # let _ = s;
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct Scan<'a> {
+    /// `"PRIMARY"` or the name of a ready secondary index.
+    pub index: &'a str,
+    /// Lower bound: entries whose leading index columns are `>=` these values (a prefix of the
+    /// index columns; empty: from the first entry).
+    pub from: &'a [Value],
+    /// Upper bound: entries whose leading index columns are `<=` these values (a prefix;
+    /// empty: to the last entry). `from == to` reads exactly the entries with that prefix.
+    pub to: &'a [Value],
+    /// Ascending or descending index order.
+    pub dir: Direction,
+    /// The columns to return, in this order (`None`: whole rows). When they are all in a
+    /// secondary index's entries (index columns + primary key), rows are not fetched.
+    pub columns: Option<&'a [&'a str]>,
+}
+
+impl<'a> Scan<'a> {
+    /// A forward scan of every entry of `index`, returning whole rows.
+    pub fn index(index: &'a str) -> Scan<'a> {
+        Scan { index, from: &[], to: &[], dir: Direction::Forward, columns: None }
+    }
+}
 
 /// Decodes the primary key values from their encoding (without index id), checking that the
 /// encoding is exactly consumed.
@@ -57,32 +103,43 @@ fn check_prefix(m: &TableMeta, cols: &[usize], key_cols: &[KeyCol], from: &[Valu
     Ok(())
 }
 
-pub(crate) fn scan(
+/// `index id + encoded prefix`.
+fn bound(id: u32, key_cols: &[KeyCol], vals: &[Value]) -> Vec<u8> {
+    let mut k = Vec::with_capacity(32);
+    put_index_id(&mut k, id);
+    for (v, c) in vals.iter().zip(key_cols) {
+        encode_value(&mut k, v, c);
+    }
+    k
+}
+
+/// Runs scan `s` of `t` at `snapshot` (None: the latest state), calling `visit` with each row
+/// until it returns false or the range ends.
+pub(crate) fn scan_range(
     t: &Table,
-    index: &str,
-    from: &[Value],
-    limit: usize,
-    dir: Direction,
-    columns: Option<&[&str]>,
-) -> Result<Vec<Row>> {
+    s: &Scan<'_>,
+    snapshot: Option<&Snapshot>,
+    mut visit: impl FnMut(Row) -> bool,
+) -> Result<()> {
     let m = t.shared.meta();
     if t.shared.dropped.load(Ordering::Acquire) {
         return Err(TableError::NoSuchTable(m.def.name.clone()));
     }
-    let ix = if index == PRIMARY {
+    let ix: Option<&IndexMeta> = if s.index == PRIMARY {
         None
     } else {
-        match m.index(index) {
+        match m.index(s.index) {
             Some(ix) if ix.state == IndexState::Ready => Some(ix),
-            _ => return Err(TableError::NoSuchIndex(index.to_string())),
+            _ => return Err(TableError::NoSuchIndex(s.index.to_string())),
         }
     };
     let (id, cols, key_cols) = match ix {
         None => (m.id, &m.pk, &m.pk_cols),
         Some(ix) => (ix.id, &ix.cols, &ix.key_cols),
     };
-    check_prefix(&m, cols, key_cols, from)?;
-    let proj: Option<Vec<usize>> = match columns {
+    check_prefix(&m, cols, key_cols, s.from)?;
+    check_prefix(&m, cols, key_cols, s.to)?;
+    let proj: Option<Vec<usize>> = match s.columns {
         None => None,
         Some(names) => Some(
             names
@@ -97,48 +154,46 @@ pub(crate) fn scan(
         (Some(p), Some(ix)) => p.iter().all(|c| ix.cols.contains(c) || m.pk.contains(c)),
         _ => false,
     };
-    let mut prefix = Vec::with_capacity(32);
-    put_index_id(&mut prefix, id);
-    for (v, c) in from.iter().zip(key_cols) {
-        encode_value(&mut prefix, v, c);
-    }
     let (lo, hi) = index_range(id);
+    let lower = if s.from.is_empty() { lo } else { bound(id, key_cols, s.from) };
+    let upper = if s.to.is_empty() {
+        hi
+    } else {
+        prefix_successor(&bound(id, key_cols, s.to)).unwrap_or(hi)
+    };
+    if lower >= upper {
+        return Ok(());
+    }
     let fetch = ix.is_some() && !covered;
+    let snapshot = match snapshot {
+        Some(s) => Some(s.clone()),
+        None if fetch => Some(t.cat.db.snapshot()),
+        None => None,
+    };
     let ro = ReadOptions {
-        snapshot: if fetch { Some(t.cat.db.snapshot()) } else { None },
-        iterate_lower_bound: Some(lo),
-        iterate_upper_bound: Some(hi),
+        snapshot,
+        iterate_lower_bound: Some(lower),
+        iterate_upper_bound: Some(upper),
         ..ReadOptions::default()
     };
     let mut it = t.cat.db.raw_iter(&ro);
-    match dir {
-        Direction::Forward => it.seek(&prefix),
-        Direction::Reverse if from.is_empty() => it.seek_to_last(),
-        Direction::Reverse => match prefix_successor(&prefix) {
-            Some(u) => {
-                it.seek_for_prev(&u);
-                if it.valid() && it.key() >= u.as_slice() {
-                    it.prev();
-                }
-            }
-            None => it.seek_to_last(),
-        },
+    match s.dir {
+        Direction::Forward => it.seek_to_first(),
+        Direction::Reverse => it.seek_to_last(),
     }
-    let mut out = Vec::with_capacity(limit.min(1024));
-    let pick = |full: &[Value], p: &Option<Vec<usize>>| -> Row {
+    let pick = |full: Row, p: &Option<Vec<usize>>| -> Row {
         match p {
-            None => full.to_vec(),
+            None => full,
             Some(p) => p.iter().map(|&c| full[c].clone()).collect(),
         }
     };
-    while it.valid() && out.len() < limit {
+    let mut rows = 0u64;
+    let mut rk = Vec::with_capacity(32);
+    while it.valid() {
         let key = it.key();
         let body = &key[INDEX_ID_LEN.min(key.len())..];
-        match ix {
-            None => {
-                let row = decode_row(it.value(), &m.types)?;
-                out.push(pick(&row, &proj));
-            }
+        let row = match ix {
+            None => pick(decode_row(it.value(), &m.types)?, &proj),
             Some(ix) => {
                 let mut pos = 0;
                 let ivals = decode_values(body, &mut pos, &ix.key_cols)?;
@@ -153,8 +208,7 @@ pub(crate) fn scan(
                 let pk = decode_pk(&m, pk_enc)?;
                 if covered {
                     let p = proj.as_deref().unwrap_or(&[]);
-                    let row = p
-                        .iter()
+                    p.iter()
                         .map(|c| match ix.cols.iter().position(|x| x == c) {
                             Some(j) => ivals[j].clone(),
                             None => {
@@ -163,10 +217,9 @@ pub(crate) fn scan(
                                     .map_or(Value::Null, |j| pk[j].clone())
                             }
                         })
-                        .collect();
-                    out.push(row);
+                        .collect()
                 } else {
-                    let mut rk = Vec::with_capacity(INDEX_ID_LEN + pk_enc.len());
+                    rk.clear();
                     put_index_id(&mut rk, m.id);
                     rk.extend_from_slice(pk_enc);
                     t.cat.stats.point_reads.fetch_add(1, Ordering::Relaxed);
@@ -176,19 +229,68 @@ pub(crate) fn scan(
                             ix.def.name
                         ))
                     })?;
-                    let row = decode_row(&v, &m.types)?;
-                    out.push(pick(&row, &proj));
+                    pick(decode_row(&v, &m.types)?, &proj)
                 }
             }
+        };
+        rows += 1;
+        if !visit(row) {
+            break;
         }
-        match dir {
+        match s.dir {
             Direction::Forward => it.next(),
             Direction::Reverse => it.prev(),
         }
     }
     it.status()?;
-    t.cat.stats.rows_read_by_scans.fetch_add(out.len() as u64, Ordering::Relaxed);
+    t.cat.stats.rows_read_by_scans.fetch_add(rows, Ordering::Relaxed);
+    Ok(())
+}
+
+/// The old `scan(index, from, limit, dir)` shape: forward from `from`, or reverse from the last
+/// entry whose prefix is `<= from`.
+pub(crate) fn scan(
+    t: &Table,
+    index: &str,
+    from: &[Value],
+    limit: usize,
+    dir: Direction,
+    columns: Option<&[&str]>,
+) -> Result<Vec<Row>> {
+    let s = match dir {
+        Direction::Forward => Scan { index, from, to: &[], dir, columns },
+        Direction::Reverse => Scan { index, from: &[], to: from, dir, columns },
+    };
+    let mut out = Vec::with_capacity(limit.min(1024));
+    if limit > 0 {
+        scan_range(t, &s, None, |r| {
+            out.push(r);
+            out.len() < limit
+        })?;
+    }
     Ok(out)
+}
+
+/// The rows with primary keys `pks`, in that order, read at `snapshot` (None: latest) from one
+/// consistent view with the engine's batched `multi_get`.
+pub(crate) fn get_many<K: AsRef<[Value]>>(
+    t: &Table,
+    pks: &[K],
+    snapshot: Option<&Snapshot>,
+) -> Result<Vec<Option<Row>>> {
+    let m = t.shared.meta();
+    let keys: Vec<Vec<u8>> = pks.iter().map(|k| pk_key(&m, k.as_ref())).collect::<Result<_>>()?;
+    let ro = ReadOptions { snapshot: snapshot.cloned(), ..ReadOptions::default() };
+    t.cat.stats.point_reads.fetch_add(keys.len() as u64, Ordering::Relaxed);
+    t.cat
+        .db
+        .multi_get(&keys, &ro)
+        .into_iter()
+        .map(|r| match r? {
+            None => Ok(None),
+            Some(v) => decode_row(&v, &m.types).map(Some),
+        })
+        .collect()
 }
 
 pub(crate) fn first_pk(t: &Table) -> Result<Option<Vec<Value>>> {

@@ -1,6 +1,6 @@
 //! [`Table`]: a handle on one table. Writes go through `write::commit_ops` (one atomic batch
-//! each, under the table's write lock); `get` reads the latest state without locks; scans are
-//! in `scan`.
+//! each, under the table's write lock); `get` and `get_many` read the latest state without
+//! locks; scans are in `scan`.
 
 use std::sync::Arc;
 
@@ -8,6 +8,7 @@ use talus::ReadOptions;
 
 use crate::catalog::CatalogInner;
 use crate::error::Result;
+use crate::scan::Scan;
 use crate::schema::{Direction, Row, TableDef, Value};
 use crate::write::{commit_ops, pk_key, Ctx, Op, TableShared};
 
@@ -101,6 +102,42 @@ impl Table {
         columns: &[&str],
     ) -> Result<Vec<Row>> {
         crate::scan::scan(self, index, from, limit, dir, Some(columns))
+    }
+
+    /// Range scan `s` (see [`Scan`]) at the latest state: calls `visit` with each row in index
+    /// order until it returns false or the range ends.
+    ///
+    /// ```
+    /// # use talus_table::*;
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = Db::open(dir.path(), Options { create_if_missing: true, ..Default::default() }).unwrap();
+    /// # let cat = Catalog::open(db).unwrap();
+    /// # let t = cat.create_table(TableDef {
+    /// #     name: "t".into(),
+    /// #     columns: vec![ColumnDef { name: "id".into(), ty: ColumnType::I64, nullable: false }],
+    /// #     primary_key: vec!["id".into()],
+    /// #     indexes: vec![],
+    /// # }).unwrap();
+    /// for i in 0..10 {
+    ///     t.insert(&vec![Value::I64(i)]).unwrap();
+    /// }
+    /// let mut ids = Vec::new();
+    /// let s = Scan { from: &[Value::I64(3)], to: &[Value::I64(5)], ..Scan::index("PRIMARY") };
+    /// t.scan_range(&s, |row| {
+    ///     ids.push(row[0].clone());
+    ///     true
+    /// })
+    /// .unwrap();
+    /// assert_eq!(ids, vec![Value::I64(3), Value::I64(4), Value::I64(5)]);
+    /// ```
+    pub fn scan_range(&self, s: &Scan<'_>, visit: impl FnMut(Row) -> bool) -> Result<()> {
+        crate::scan::scan_range(self, s, None, visit)
+    }
+
+    /// The rows with primary keys `pks` (an SQL `IN` list), in the order given, from one
+    /// consistent view, read with the engine's batched `multi_get`.
+    pub fn get_many<K: AsRef<[Value]>>(&self, pks: &[K]) -> Result<Vec<Option<Row>>> {
+        crate::scan::get_many(self, pks, None)
     }
 
     /// Checks, on one snapshot, that every ready secondary index holds exactly the entries

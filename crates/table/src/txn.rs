@@ -126,6 +126,18 @@ impl Transaction {
         Ctx::new(&self.cat.db, &self.ro, &self.cat.stats).read_row(&m, &key)
     }
 
+    /// Range scan `s` of `table` (see [`crate::Scan`]) at this transaction's snapshot: the
+    /// rows committed before `begin`, **not** this transaction's own uncommitted writes. Calls
+    /// `visit` with each row until it returns false or the range ends.
+    pub fn scan_range(
+        &self,
+        table: &Table,
+        s: &crate::Scan<'_>,
+        visit: impl FnMut(Row) -> bool,
+    ) -> Result<()> {
+        crate::scan::scan_range(table, s, self.ro.snapshot.as_ref(), visit)
+    }
+
     /// Applies every buffered op as one batch; [`TableError::Conflict`] (and nothing written) if
     /// another commit wrote one of these primary keys since `begin`.
     pub fn commit(mut self) -> Result<()> {
