@@ -14,10 +14,10 @@
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize};
 
-mod engines;
-mod flags;
+pub(crate) mod engines;
+pub(crate) mod flags;
 mod header;
-mod histogram;
+pub(crate) mod histogram;
 mod keygen;
 mod report;
 mod runner;

@@ -69,18 +69,27 @@ fn cell(v: Option<f64>) -> String {
     }
 }
 
-/// Renders the whole page.
-pub fn render(data: &Loaded, source: &str) -> String {
+/// Renders the whole page; `base` is the sysbench summary's base (`--base`).
+pub fn render(data: &Loaded, source: &str, base: Option<&str>) -> String {
     let mut h = String::new();
     let _ = write!(
         h,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Talus insert \
-         benchmark report</title><style>{CSS}</style></head><body>\n<h1>Insert benchmark \
-         report</h1>\n<p>Results from <code>{}</code>: {} ibench run(s), {} db_bench log(s).</p>\n",
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Talus \
+         benchmark report</title><style>{CSS}</style></head><body>\n<h1>Talus benchmark \
+         report</h1>\n<p>Results from <code>{}</code>: {} ibench run(s), {} db_bench log(s), {} \
+         sysbench run(s), {} tpcc run(s).</p>\n",
         esc(source),
         data.runs.len(),
-        data.logs.len()
+        data.logs.len(),
+        data.sysbench.len(),
+        data.tpcc.len()
     );
+    if !data.sysbench.is_empty() {
+        super::sysbench_page::section(&data.sysbench, base, &mut h);
+    }
+    if !data.tpcc.is_empty() {
+        super::tpcc_page::section(&data.tpcc, &mut h);
+    }
     if !data.runs.is_empty() {
         runs_section(&data.runs, &mut h);
     }

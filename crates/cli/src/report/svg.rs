@@ -293,6 +293,122 @@ pub fn bar_chart(
     out
 }
 
+/// A horizontal grouped bar chart (category labels on the left, one bar per series in each
+/// category, `values[series][category]`), as tall as its categories need; with `reference`, a
+/// dashed vertical line at that value (1.0 for relative throughput). Root
+/// `<svg class="chart" data-kind="hbar">`, bars `<rect class="bar" data-series=NAME>`.
+pub fn hbar_chart(
+    title: &str,
+    x_label: &str,
+    categories: &[String],
+    series: &[(String, Vec<f64>)],
+    reference: Option<f64>,
+) -> String {
+    let label_w =
+        8.0 + 6.2 * categories.iter().map(|c| c.chars().count()).max().unwrap_or(4) as f64;
+    let left = label_w.max(LEFT);
+    let row = (6.0 + 9.0 * series.len() as f64).max(14.0);
+    let plot_h = row * categories.len().max(1) as f64;
+    let height = TOP + plot_h + BOTTOM;
+    let mut out = String::new();
+    let _ = write!(
+        out,
+        "<svg class=\"chart\" data-kind=\"hbar\" xmlns=\"http://www.w3.org/2000/svg\" \
+         width=\"{WIDTH}\" height=\"{height:.0}\" viewBox=\"0 0 {WIDTH} {height:.0}\" \
+         font-family=\"sans-serif\" font-size=\"11\"><rect x=\"0\" y=\"0\" width=\"{WIDTH}\" \
+         height=\"{height:.0}\" fill=\"#ffffff\" stroke=\"#dddddd\"/><text class=\"title\" \
+         x=\"{}\" y=\"18\" text-anchor=\"middle\" font-size=\"13\" font-weight=\"bold\">{}</text>",
+        WIDTH / 2.0,
+        esc(title)
+    );
+    let vals = || series.iter().flat_map(|s| s.1.iter()).filter(|v| v.is_finite() && **v > 0.0);
+    if categories.is_empty() || vals().next().is_none() {
+        let _ = write!(
+            out,
+            "<text class=\"nodata\" x=\"{}\" y=\"{:.1}\" text-anchor=\"middle\" \
+             fill=\"#888888\">no data</text></svg>",
+            WIDTH / 2.0,
+            height / 2.0
+        );
+        return out;
+    }
+    let max = vals().fold(reference.unwrap_or(0.0), |a, &b| a.max(b));
+    let step = nice_step(max, 5.0);
+    let top = (max / step).ceil().max(1.0) * step;
+    let w = WIDTH - left - RIGHT;
+    let xs = |v: f64| left + v.max(0.0) / top * w;
+    let mut t = 0.0;
+    while t <= top + step * 0.01 {
+        let _ = write!(
+            out,
+            "<line x1=\"{x:.1}\" y1=\"{TOP}\" x2=\"{x:.1}\" y2=\"{:.1}\" stroke=\"#eeeeee\"/>\
+             <text x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
+            TOP + plot_h,
+            TOP + plot_h + 14.0,
+            esc(&fmt_num(t)),
+            x = xs(t)
+        );
+        t += step;
+    }
+    let _ = write!(
+        out,
+        "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>\
+         <line x1=\"{left:.1}\" y1=\"{TOP}\" x2=\"{left:.1}\" y2=\"{:.1}\" stroke=\"#333333\"/>",
+        left + w / 2.0,
+        TOP + plot_h + 30.0,
+        esc(x_label),
+        TOP + plot_h
+    );
+    let bh = (row - 6.0) / series.len().max(1) as f64;
+    for (ci, c) in categories.iter().enumerate() {
+        let gy = TOP + ci as f64 * row + 3.0;
+        let _ = write!(
+            out,
+            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
+            left - 4.0,
+            gy + (row - 6.0) / 2.0 + 4.0,
+            esc(c)
+        );
+        for (si, (name, v)) in series.iter().enumerate() {
+            let Some(&val) = v.get(ci) else { continue };
+            if !(val.is_finite() && val > 0.0) {
+                continue;
+            }
+            let _ = write!(
+                out,
+                "<rect class=\"bar\" data-series=\"{}\" x=\"{left:.1}\" y=\"{:.1}\" \
+                 width=\"{:.1}\" height=\"{:.1}\" fill=\"{}\"><title>{}: {}</title></rect>",
+                esc(name),
+                gy + si as f64 * bh,
+                (xs(val) - left).max(1.0),
+                bh.max(1.0),
+                PALETTE[si % PALETTE.len()],
+                esc(name),
+                esc(&trim(val))
+            );
+        }
+    }
+    if let Some(r) = reference {
+        let _ = write!(
+            out,
+            "<line class=\"reference\" x1=\"{x:.1}\" y1=\"{TOP}\" x2=\"{x:.1}\" y2=\"{:.1}\" \
+             stroke=\"#333333\" stroke-dasharray=\"4 3\"/>",
+            TOP + plot_h,
+            x = xs(r)
+        );
+    }
+    let mut lg = String::new();
+    legend(&series.iter().map(|s| s.0.as_str()).collect::<Vec<_>>(), &mut lg);
+    // The legend sits under the x axis label of a chart this tall.
+    out.push_str(&lg.replacen(
+        "<g class=\"legend\">",
+        &format!("<g class=\"legend\" transform=\"translate(0 {:.1})\">", height - HEIGHT),
+        1,
+    ));
+    out.push_str("</svg>");
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -329,6 +445,39 @@ mod tests {
         assert_eq!(p[0], (LEFT, HEIGHT - BOTTOM));
         assert_eq!(p[1].0, WIDTH - RIGHT);
         assert!(p[1].1 >= TOP && p[1].1 < HEIGHT - BOTTOM);
+    }
+
+    #[test]
+    fn horizontal_bars_fit_their_chart() {
+        let cats: Vec<String> = (0..12).map(|i| format!("range-covered-si.range{i}")).collect();
+        let vals = |k: f64| (0..12).map(|i| k + i as f64 / 10.0).collect::<Vec<_>>();
+        let s = hbar_chart(
+            "t",
+            "x",
+            &cats,
+            &[("a".into(), vals(0.5)), ("b".into(), vals(1.0))],
+            Some(1.0),
+        );
+        let h: f64 =
+            s.split("height=\"").nth(1).unwrap().split('"').next().unwrap().parse().unwrap();
+        assert!(h > HEIGHT, "grows with its categories: {h}");
+        assert_eq!(s.matches("<rect class=\"bar\"").count(), 24);
+        for bar in s.split("<rect class=\"bar\"").skip(1) {
+            let attr = |n: &str| -> f64 {
+                bar.split(&format!(" {n}=\""))
+                    .nth(1)
+                    .unwrap()
+                    .split('"')
+                    .next()
+                    .unwrap()
+                    .parse()
+                    .unwrap()
+            };
+            assert!(attr("y") >= TOP && attr("y") + attr("height") <= h - BOTTOM + 0.01, "{bar}");
+            assert!(attr("x") + attr("width") <= WIDTH - RIGHT + 0.01, "{bar}");
+        }
+        assert!(s.contains("class=\"reference\""));
+        assert!(hbar_chart("t", "x", &[], &[], None).contains("class=\"nodata\""));
     }
 
     #[test]
