@@ -31,7 +31,7 @@ pub fn section(runs: &[OltpRun], h: &mut String) {
     h.push_str(
         "<h2 id=\"tpcc\">TPC-C</h2><table><tr><th class=\"name\">run</th>\
          <th class=\"name\">engine</th><th>warehouses</th><th>threads</th><th>secs</th>\
-         <th>rate limiter B/s</th><th class=\"name\">compression (per level / bottommost)</th>\
+         <th>rate limiter</th><th class=\"name\">compression (per level / bottommost)</th>\
          <th>tpmC</th><th>tps</th><th>retries</th><th>rollbacks</th><th>DB MiB</th>\
          <th class=\"name\">consistency</th></tr>",
     );
@@ -56,7 +56,10 @@ pub fn section(runs: &[OltpRun], h: &mut String) {
             esc(&o("warehouses")),
             esc(&o("threads")),
             cell(summary(r, "secs"), 0),
-            esc(&fmt_num(r.option_num("rate_limiter_bytes_per_sec").unwrap_or(0.0))),
+            esc(&match r.option_num("rate_limiter_bytes_per_sec").unwrap_or(0.0) {
+                x if x > 0.0 => format!("{} MiB/s", fmt_num(x / 1048576.0)),
+                _ => "off".to_string(),
+            }),
             esc(&comp),
             cell(summary(r, "tpmc"), 0),
             cell(summary(r, "tps"), 1),
