@@ -30,7 +30,7 @@ enum Step {
     RangePk(Option<i64>, Option<i64>, bool),
     /// `scan_range` on `by_a`: a from..=to (None: unbounded; Some(None): NULL), reverse,
     /// covered (only `id` and `a`).
-    RangeA(Option<Option<i32>>, Option<Option<i32>>, bool, bool),
+    RangeA(Option<Option<i32>>, Option<Option<i32>>, bool, bool, usize),
     GetMany(Vec<i64>),
     Flush,
     Compact,
@@ -56,7 +56,7 @@ fn step() -> impl Strategy<Value = Step> {
         1 => (0..3u8).prop_map(Step::DropIndex),
         2 => (proptest::option::of(proptest::option::weighted(0.8, 0..6i32)), 1..8usize, any::<bool>()).prop_map(|(f, l, r)| Step::Scan(f, l, r)),
         2 => (proptest::option::of(0..32i64), proptest::option::of(0..32i64), any::<bool>()).prop_map(|(f, t, r)| Step::RangePk(f, t, r)),
-        2 => (proptest::option::of(proptest::option::weighted(0.8, 0..6i32)), proptest::option::of(proptest::option::weighted(0.8, 0..6i32)), any::<bool>(), any::<bool>()).prop_map(|(f, t, r, c)| Step::RangeA(f, t, r, c)),
+        2 => (proptest::option::of(proptest::option::weighted(0.8, 0..6i32)), proptest::option::of(proptest::option::weighted(0.8, 0..6i32)), any::<bool>(), any::<bool>(), prop_oneof![1..8usize, Just(usize::MAX)]).prop_map(|(f, t, r, c, l)| Step::RangeA(f, t, r, c, l)),
         1 => proptest::collection::vec(0..32i64, 0..6).prop_map(Step::GetMany),
         1 => Just(Step::Flush),
         1 => Just(Step::Compact),
@@ -258,7 +258,7 @@ fn run(steps: Vec<Step>) {
                 }
                 assert_eq!(got, want, "step {i}: {s:?}");
             }
-            Step::RangeA(from, to, reverse, covered) => {
+            Step::RangeA(from, to, reverse, covered, limit) => {
                 let val = |a: &Option<i32>| a.map_or(Value::Null, Value::I32);
                 let (f, tv) = (from.as_ref().map(val), to.as_ref().map(val));
                 let s = Scan {
@@ -267,6 +267,7 @@ fn run(steps: Vec<Step>) {
                     to: tv.as_slice(),
                     dir: if *reverse { Direction::Reverse } else { Direction::Forward },
                     columns: if *covered { Some(&["id", "a"]) } else { None },
+                    limit: *limit,
                 };
                 let mut got = Vec::new();
                 t.scan_range(&s, |r| {
@@ -287,6 +288,7 @@ fn run(steps: Vec<Step>) {
                 }
                 let want: Vec<Row> = all
                     .iter()
+                    .take(*limit)
                     .map(|(_, id)| {
                         let v = m[id];
                         if *covered {

@@ -109,15 +109,9 @@ pub trait Session: Send {
     fn get(&mut self, table: usize, pk: &[Value]) -> OResult<Option<Row>>;
     /// The rows with primary keys `pks`, in that order (an `IN` list).
     fn get_many(&mut self, table: usize, pks: &[Vec<Value>]) -> OResult<Vec<Option<Row>>>;
-    /// Range scan `s` of `table` (at most `limit` rows; see [`Scan`]), calling `visit` with each
-    /// row in index order; returns how many rows were visited.
-    fn scan(
-        &mut self,
-        table: usize,
-        s: &Scan<'_>,
-        limit: usize,
-        visit: impl FnMut(Row),
-    ) -> OResult<usize>;
+    /// Range scan `s` of `table` (see [`Scan`], its `limit` included), calling `visit` with
+    /// each row in index order; returns how many rows were visited.
+    fn scan(&mut self, table: usize, s: &Scan<'_>, visit: impl FnMut(Row)) -> OResult<usize>;
     /// Inserts `row` ([`OltpError::Duplicate`] if its primary key exists).
     fn insert(&mut self, table: usize, row: &Row) -> OResult<()>;
     /// Inserts `rows` atomically (bulk loading; outside a transaction).
@@ -157,6 +151,58 @@ impl RowExt for [Value] {
         match self.get(i) {
             Some(Value::Varchar(s)) => Ok(s),
             other => Err(OltpError::Failed(format!("column {i}: expected text, got {other:?}"))),
+        }
+    }
+}
+
+/// Sessions kept from one run to the next, a slot per thread, so that each thread's caches
+/// (SQLite's page cache is per connection) stay warm across the tests of one command.
+pub struct SessionPool<S> {
+    slots: Vec<parking_lot::Mutex<Option<S>>>,
+}
+
+impl<S: Session> SessionPool<S> {
+    /// A pool of `n` empty slots.
+    pub fn new(n: usize) -> SessionPool<S> {
+        SessionPool { slots: (0..n).map(|_| parking_lot::Mutex::new(None)).collect() }
+    }
+
+    /// Slot `i`'s session (opened from `engine` if the slot is empty), returned to the slot
+    /// when the lease is dropped.
+    pub fn lease<E: Engine<Session = S>>(&self, engine: &E, i: usize) -> OResult<Lease<'_, S>> {
+        let slot =
+            self.slots.get(i).ok_or_else(|| failed("session pool", format!("no slot {i}")))?;
+        let s = match slot.lock().take() {
+            Some(s) => s,
+            None => engine.session()?,
+        };
+        Ok(Lease { s: Some(s), slot })
+    }
+}
+
+/// A session borrowed from a [`SessionPool`].
+pub struct Lease<'a, S> {
+    s: Option<S>,
+    slot: &'a parking_lot::Mutex<Option<S>>,
+}
+
+impl<S> std::ops::Deref for Lease<'_, S> {
+    type Target = S;
+    fn deref(&self) -> &S {
+        self.s.as_ref().expect("a lease holds its session until dropped")
+    }
+}
+
+impl<S> std::ops::DerefMut for Lease<'_, S> {
+    fn deref_mut(&mut self) -> &mut S {
+        self.s.as_mut().expect("a lease holds its session until dropped")
+    }
+}
+
+impl<S> Drop for Lease<'_, S> {
+    fn drop(&mut self) {
+        if let Some(s) = self.s.take() {
+            *self.slot.lock() = Some(s);
         }
     }
 }

@@ -329,18 +329,12 @@ impl Session for SqliteSession {
         r.map_err(|e| self.fail("get_many", e))
     }
 
-    fn scan(
-        &mut self,
-        t: usize,
-        s: &Scan<'_>,
-        limit: usize,
-        mut visit: impl FnMut(Row),
-    ) -> OResult<usize> {
+    fn scan(&mut self, t: usize, s: &Scan<'_>, mut visit: impl FnMut(Row)) -> OResult<usize> {
         let tables = self.tables.clone();
         let ts = tables.get(t).ok_or_else(|| failed("sqlite", "no such table"))?;
         let (sql, params) = ts.scan(s).map_err(OltpError::Failed)?;
         let cols = ts.projection(s.columns).map_err(OltpError::Failed)?;
-        let lim = Value::I64(limit.min(i64::MAX as usize) as i64);
+        let lim = Value::I64(s.limit.min(i64::MAX as usize) as i64);
         let r = self.conn.prepare_cached(&sql).and_then(|mut st| {
             let all = params.iter().copied().chain(std::iter::once(&lim)).map(Param);
             let mut rows = st.query(params_from_iter(all))?;

@@ -305,6 +305,7 @@ mod tests {
             to: &from,
             dir: Direction::Reverse,
             columns: Some(&["o_id"]),
+            limit: 1,
         };
         let (sql, _) = t.scan(&s).unwrap();
         assert_eq!(

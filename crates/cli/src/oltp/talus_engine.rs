@@ -178,22 +178,13 @@ impl Session for TalusSession {
         .map_err(|e| table_err("get_many", e))
     }
 
-    fn scan(
-        &mut self,
-        t: usize,
-        s: &Scan<'_>,
-        limit: usize,
-        mut visit: impl FnMut(Row),
-    ) -> OResult<usize> {
+    fn scan(&mut self, t: usize, s: &Scan<'_>, mut visit: impl FnMut(Row)) -> OResult<usize> {
         let table = self.t(t)?;
         let mut n = 0;
-        if limit == 0 {
-            return Ok(0);
-        }
         let f = |r: Row| {
             visit(r);
             n += 1;
-            n < limit
+            true
         };
         match &self.txn {
             Some(tx) => tx.scan_range(table, s, f),

@@ -71,6 +71,10 @@ pub struct Config {
     pub time: f64,
     /// Seconds between interval lines (0: none).
     pub report_interval: f64,
+    /// Seconds each test runs unmeasured first (sysbench's `--warmup-time`).
+    pub warmup_time: f64,
+    /// Before the first test, every thread reads every table once (warm caches).
+    pub prewarm: bool,
     /// Rows per range query of the transactional tests.
     pub range_size: u64,
     /// Point selects per transaction.
@@ -119,6 +123,7 @@ const VALUES: &[&str] = &[
     "threads",
     "time",
     "report_interval",
+    "warmup_time",
     "range_size",
     "point_selects",
     "simple_ranges",
@@ -137,7 +142,7 @@ const VALUES: &[&str] = &[
     "base",
     "inject_fault",
 ];
-const FLAGS: &[&str] = &["range_selects", "skip_trx", "help"];
+const FLAGS: &[&str] = &["range_selects", "skip_trx", "prewarm", "help"];
 
 /// The `--help` text.
 pub const HELP: &str = "\
@@ -150,7 +155,8 @@ usage: talus sysbench [options] [TEST[,TEST...]] prepare|run|check|summary
             (point, range, write: avg, median, min, max, stddev of the ratios)
 
   --engine=talus|sqlite  --db=DIR  --tables=1  --table_size=10000  --threads=1  --time=10
-  --report_interval=0  --range_size=100  --point_selects=10  --simple_ranges=1  --sum_ranges=1
+  --report_interval=0  --warmup_time=0  --prewarm (run: every thread reads every table first)
+  --range_size=100  --point_selects=10  --simple_ranges=1  --sum_ranges=1
   --order_ranges=1  --distinct_ranges=1  --index_updates=1  --non_index_updates=1
   --delete_inserts=1  --range_selects=on  --skip_trx=off  --random_points=10  --hot_points=100
   --rand_type=uniform  --rand_seed=0  --results=DIR (run.json, summary.csv, TEST.intervals.csv)
@@ -234,6 +240,10 @@ pub fn parse(args: &[String]) -> Result<Option<Config>, String> {
     }
     let time: f64 = num(&p, "time", 10.0, "seconds")?;
     let report_interval: f64 = num(&p, "report_interval", 0.0, "seconds")?;
+    let warmup_time: f64 = num(&p, "warmup_time", 0.0, "seconds")?;
+    if !(warmup_time.is_finite() && warmup_time >= 0.0) {
+        return Err(bad("warmup_time", &warmup_time.to_string(), "seconds >= 0"));
+    }
     if !(time.is_finite() && time > 0.0) {
         return Err(bad("time", &time.to_string(), "a positive number of seconds"));
     }
@@ -265,6 +275,8 @@ pub fn parse(args: &[String]) -> Result<Option<Config>, String> {
         threads,
         time,
         report_interval,
+        warmup_time,
+        prewarm: flag_or(&p, "prewarm", false),
         range_size,
         point_selects: num(&p, "point_selects", 10, "a count")?,
         simple_ranges: num(&p, "simple_ranges", 1, "a count")?,
@@ -299,6 +311,8 @@ pub fn describe(c: &Config) -> Vec<(String, String)> {
         ("threads", c.threads.to_string()),
         ("time", c.time.to_string()),
         ("report_interval", c.report_interval.to_string()),
+        ("warmup_time", c.warmup_time.to_string()),
+        ("prewarm", c.prewarm.to_string()),
         ("range_size", c.range_size.to_string()),
         ("random_points", c.random_points.to_string()),
         ("hot_points", c.hot_points.to_string()),

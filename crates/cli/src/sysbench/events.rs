@@ -15,7 +15,7 @@ use talus_table::{Row, Scan, Value};
 use super::config::{Config, Fault};
 use super::schema::{SbRand, C, ID, K};
 use super::workloads::Kind;
-use crate::oltp::engine::{OResult, OltpError, Session};
+use crate::oltp::engine::{Lease, OResult, OltpError, Session};
 
 /// Statements of one event: reads, writes, other.
 pub type Counts = [u64; 3];
@@ -23,7 +23,7 @@ pub type Counts = [u64; 3];
 /// One thread's state for a test.
 pub struct Worker<'a, S: Session> {
     /// The thread's session.
-    pub session: S,
+    pub session: Lease<'a, S>,
     rng: SbRand,
     cfg: &'a Config,
     /// Per table, the next id `insert` uses (shared by the threads).
@@ -50,7 +50,7 @@ fn int(v: Option<&Value>) -> i64 {
 impl<'a, S: Session> Worker<'a, S> {
     /// A worker with `session`, seeded with `seed`.
     pub fn new(
-        session: S,
+        session: Lease<'a, S>,
         cfg: &'a Config,
         next_ids: &'a [AtomicI64],
         seed: u64,
@@ -99,7 +99,7 @@ impl<'a, S: Session> Worker<'a, S> {
                     let k = [Value::I32(self.rng.uniform(1, self.cfg.table_size) as i32)];
                     let s = Scan { index: &self.k_index(t), from: &k, to: &k, ..Scan::index("") };
                     let sink = &mut self.sink;
-                    self.session.scan(t, &s, usize::MAX, |r| *sink += text_len(r.get(C)))?;
+                    self.session.scan(t, &s, |r| *sink += text_len(r.get(C)))?;
                 }
                 c[0] = 1;
             }
@@ -130,7 +130,7 @@ impl<'a, S: Session> Worker<'a, S> {
                 let t = self.table();
                 let mut matched = 0u64;
                 let s = Scan { columns: Some(&["c"]), ..Scan::index("PRIMARY") };
-                self.session.scan(t, &s, usize::MAX, |r| {
+                self.session.scan(t, &s, |r| {
                     // WHERE LENGTH(c) < 0: nothing matches, every row is read.
                     if (text_len(r.first()) as i64) < 0 {
                         matched += 1;
@@ -196,7 +196,7 @@ impl<'a, S: Session> Worker<'a, S> {
         };
         let s = Scan { index, from: &from, to: &to, columns: Some(cols), ..Scan::index("") };
         let mut rows = Vec::with_capacity(n.min(4096) as usize);
-        self.session.scan(t, &s, usize::MAX, |r| rows.push(r))?;
+        self.session.scan(t, &s, |r| rows.push(r))?;
         self.sink += fold(&rows);
         Ok(())
     }
@@ -310,8 +310,9 @@ pub fn max_id<S: Session>(s: &mut S, t: usize) -> OResult<i64> {
     let sc = Scan {
         columns: Some(&["id"]),
         dir: talus_table::Direction::Reverse,
+        limit: 1,
         ..Scan::index("PRIMARY")
     };
-    s.scan(t, &sc, 1, |r| max = int(r.get(ID)))?;
+    s.scan(t, &sc, |r| max = int(r.get(ID)))?;
     Ok(max)
 }

@@ -16,7 +16,7 @@ use super::output::{
 };
 use super::schema::{all_tables, k_index, table_def, table_name, SbRand};
 use crate::oltp::driver::{run_timed, timed, Plan, Recorder};
-use crate::oltp::engine::{Engine, OResult, OltpError, OpenMode, RowExt, Session};
+use crate::oltp::engine::{Engine, OResult, OltpError, OpenMode, RowExt, Session, SessionPool};
 use crate::oltp::results;
 
 fn seed(cfg: &Config) -> u64 {
@@ -105,6 +105,11 @@ pub fn run<E: Engine>(cfg: &Config, argv: &[String]) -> Result<(), String> {
     }
     let base_seed = seed(cfg);
     println!("Initializing random number generator from seed ({base_seed}).\n");
+    // One session per thread for the whole command: caches stay warm from test to test.
+    let pool = SessionPool::new(cfg.threads);
+    if cfg.prewarm {
+        prewarm(&engine, &pool, cfg)?;
+    }
     for (ti, test) in cfg.tests.iter().enumerate() {
         let next_ids: Vec<AtomicI64> = {
             let mut s = engine.session().map_err(msg)?;
@@ -124,36 +129,37 @@ pub fn run<E: Engine>(cfg: &Config, argv: &[String]) -> Result<(), String> {
         };
         let seed = base_seed.wrapping_add(ti as u64 * 1_000_003);
         let kind = test.kind;
-        let totals = run_timed(
-            plan,
-            |th| {
-                let sess = engine.session().map_err(msg)?;
-                let mut w = Worker::new(sess, cfg, &next_ids, seed, th as u64);
-                Ok(move |rec: &Mutex<Recorder>| -> Result<(), String> {
-                    let (r, us) = timed(|| w.event(kind));
-                    match r {
-                        Ok(c) => {
-                            let mut rec = rec.lock();
-                            rec.event(0, us);
-                            rec.add(READS, c[0]);
-                            rec.add(WRITES, c[1]);
-                            rec.add(OTHER, c[2]);
-                            Ok(())
-                        }
-                        Err(OltpError::Conflict(_) | OltpError::Duplicate(_)) => {
-                            w.session.rollback().map_err(msg)?;
-                            rec.lock().add(ERRORS, 1);
-                            Ok(())
-                        }
-                        Err(OltpError::Failed(m)) => Err(m),
+        let worker = |th: usize| {
+            let sess = pool.lease(&engine, th).map_err(msg)?;
+            let mut w = Worker::new(sess, cfg, &next_ids, seed, th as u64);
+            Ok(move |rec: &Mutex<Recorder>| -> Result<(), String> {
+                let (r, us) = timed(|| w.event(kind));
+                match r {
+                    Ok(c) => {
+                        let mut rec = rec.lock();
+                        rec.event(0, us);
+                        rec.add(READS, c[0]);
+                        rec.add(WRITES, c[1]);
+                        rec.add(OTHER, c[2]);
+                        Ok(())
                     }
-                })
-            },
-            |iv| {
-                println!("{}", interval_line(cfg.threads, iv));
-                intervals.push(interval_row(iv));
-            },
-        )?;
+                    Err(OltpError::Conflict(_) | OltpError::Duplicate(_)) => {
+                        w.session.rollback().map_err(msg)?;
+                        rec.lock().add(ERRORS, 1);
+                        Ok(())
+                    }
+                    Err(OltpError::Failed(m)) => Err(m),
+                }
+            })
+        };
+        if cfg.warmup_time > 0.0 {
+            let warm = Plan { secs: cfg.warmup_time, interval: 0.0, ..plan };
+            run_timed(warm, worker, |_| {})?;
+        }
+        let totals = run_timed(plan, worker, |iv| {
+            println!("{}", interval_line(cfg.threads, iv));
+            intervals.push(interval_row(iv));
+        })?;
         println!("\n{}", summary_block(&totals));
         if let Some(dir) = &cfg.results {
             let row = summary_row(
@@ -176,6 +182,41 @@ pub fn run<E: Engine>(cfg: &Config, argv: &[String]) -> Result<(), String> {
     Ok(())
 }
 
+/// Reads every table once (its rows and its `k` index) on every thread's session, so the
+/// caches (Talus's shared block cache, each SQLite connection's page cache) start warm.
+fn prewarm<E: Engine>(
+    engine: &E,
+    pool: &SessionPool<E::Session>,
+    cfg: &Config,
+) -> Result<(), String> {
+    let t0 = Instant::now();
+    let rows = std::thread::scope(|s| -> Result<u64, String> {
+        let hs: Vec<_> = (0..cfg.threads)
+            .map(|th| {
+                s.spawn(move || -> OResult<u64> {
+                    let mut sess = pool.lease(engine, th)?;
+                    let mut n = 0u64;
+                    for t in 0..cfg.tables {
+                        let ix = k_index(t + 1).name;
+                        sess.scan(t, &Scan::index("PRIMARY"), |_| n += 1)?;
+                        let by_k =
+                            Scan { index: &ix, columns: Some(&["k", "id"]), ..Scan::index("") };
+                        sess.scan(t, &by_k, |_| n += 1)?;
+                    }
+                    Ok(n)
+                })
+            })
+            .collect();
+        let mut n = 0;
+        for h in hs {
+            n += h.join().map_err(|_| "a prewarm thread panicked".to_string())?.map_err(msg)?;
+        }
+        Ok(n)
+    })?;
+    println!("prewarm: {rows} rows and index entries read in {:.1}s\n", t0.elapsed().as_secs_f64());
+    Ok(())
+}
+
 /// Checks every table: the rows (by primary key) and the `k` index (covering scan) hold the
 /// same `(k, id)` pairs, the row count is `--expect_rows` when given, and the engine's own
 /// check passes. Fails naming the first difference.
@@ -188,7 +229,7 @@ pub fn check<E: Engine>(cfg: &Config) -> Result<(), String> {
         let mut from_rows: Vec<(i64, i64)> = Vec::new();
         let mut bad: Option<String> = None;
         let pk = Scan { columns: Some(&["id", "k"]), ..Scan::index("PRIMARY") };
-        s.scan(t, &pk, usize::MAX, |r| match (r.int(0), r.int(1)) {
+        s.scan(t, &pk, |r| match (r.int(0), r.int(1)) {
             (Ok(id), Ok(k)) => from_rows.push((k, id)),
             (Err(e), _) | (_, Err(e)) => {
                 bad.get_or_insert(e.to_string());
@@ -198,7 +239,7 @@ pub fn check<E: Engine>(cfg: &Config) -> Result<(), String> {
         let ix = k_index(t + 1).name;
         let by_k = Scan { index: &ix, columns: Some(&["k", "id"]), ..Scan::index("") };
         let mut from_index: Vec<(i64, i64)> = Vec::new();
-        s.scan(t, &by_k, usize::MAX, |r| match (r.int(0), r.int(1)) {
+        s.scan(t, &by_k, |r| match (r.int(0), r.int(1)) {
             (Ok(k), Ok(id)) => from_index.push((k, id)),
             (Err(e), _) | (_, Err(e)) => {
                 bad.get_or_insert(e.to_string());

@@ -45,29 +45,24 @@ fn district<S: Session>(s: &mut S, wid: i64, did: i64) -> OResult<District> {
     let p = [vi(wid), vi(did)];
     let mut err = None;
     let all = Scan { from: &p, to: &p, ..Scan::index("PRIMARY") };
-    s.scan(ORDERS, &Scan { columns: Some(&["o_id", "o_ol_cnt"]), ..all }, usize::MAX, |r| match (
-        r.int(0),
-        r.int(1),
-    ) {
-        (Ok(id), Ok(n)) => {
-            x.max_o_id = Some(x.max_o_id.map_or(id, |m| m.max(id)));
-            x.sum_ol_cnt += n;
-        }
-        (Err(e), _) | (_, Err(e)) => err = Some(e),
-    })?;
-    s.scan(NEW_ORDER, &Scan { columns: Some(&["no_o_id"]), ..all }, usize::MAX, |r| {
-        match r.int(0) {
-            Ok(id) => {
-                x.new_orders += 1;
-                x.min_no = Some(x.min_no.map_or(id, |m| m.min(id)));
-                x.max_no = Some(x.max_no.map_or(id, |m| m.max(id)));
+    s.scan(ORDERS, &Scan { columns: Some(&["o_id", "o_ol_cnt"]), ..all }, |r| {
+        match (r.int(0), r.int(1)) {
+            (Ok(id), Ok(n)) => {
+                x.max_o_id = Some(x.max_o_id.map_or(id, |m| m.max(id)));
+                x.sum_ol_cnt += n;
             }
-            Err(e) => err = Some(e),
+            (Err(e), _) | (_, Err(e)) => err = Some(e),
         }
     })?;
-    s.scan(ORDER_LINE, &Scan { columns: Some(&["ol_number"]), ..all }, usize::MAX, |_| {
-        x.order_lines += 1
+    s.scan(NEW_ORDER, &Scan { columns: Some(&["no_o_id"]), ..all }, |r| match r.int(0) {
+        Ok(id) => {
+            x.new_orders += 1;
+            x.min_no = Some(x.min_no.map_or(id, |m| m.min(id)));
+            x.max_no = Some(x.max_no.map_or(id, |m| m.max(id)));
+        }
+        Err(e) => err = Some(e),
     })?;
+    s.scan(ORDER_LINE, &Scan { columns: Some(&["ol_number"]), ..all }, |_| x.order_lines += 1)?;
     match err {
         Some(e) => Err(e),
         None => Ok(x),

@@ -84,8 +84,13 @@ pub fn prepare<E: Engine>(cfg: &Config) -> Result<(), String> {
 /// The largest history id (new history rows continue after it).
 fn max_history_id<S: Session>(s: &mut S) -> OResult<i64> {
     let mut max = Ok(0);
-    let sc = Scan { dir: Direction::Reverse, columns: Some(&["h_id"]), ..Scan::index("PRIMARY") };
-    s.scan(HISTORY, &sc, 1, |r| max = r.int(0))?;
+    let sc = Scan {
+        dir: Direction::Reverse,
+        columns: Some(&["h_id"]),
+        limit: 1,
+        ..Scan::index("PRIMARY")
+    };
+    s.scan(HISTORY, &sc, |r| max = r.int(0))?;
     max
 }
 

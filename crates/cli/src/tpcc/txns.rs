@@ -184,7 +184,7 @@ fn customer_id<S: Session>(
                 ..Scan::index("")
             };
             let mut ids = Vec::new();
-            sess.scan(CUSTOMER, &sc, usize::MAX, |r| ids.push(r.int(0)))?;
+            sess.scan(CUSTOMER, &sc, |r| ids.push(r.int(0)))?;
             // Sorted by first name (the index order); the spec takes position ceil(n / 2).
             match ids.len() {
                 0 => Ok(None),
@@ -348,14 +348,15 @@ fn order_status<S: Session>(
         to: &p,
         dir: Direction::Reverse,
         columns: Some(&["o_id"]),
+        limit: 1,
     };
     let mut o_id = None;
-    sess.scan(ORDERS, &last, 1, |r| o_id = Some(r.int(0)))?;
+    sess.scan(ORDERS, &last, |r| o_id = Some(r.int(0)))?;
     if let Some(o_id) = o_id.transpose()? {
         let _ord = must(sess, ORDERS, &[vi(wid), vi(did), vi(o_id)], "order")?;
         let k = [vi(wid), vi(did), vi(o_id)];
         let lines = Scan { from: &k, to: &k, ..Scan::index("PRIMARY") };
-        sess.scan(ORDER_LINE, &lines, usize::MAX, |_| {})?;
+        sess.scan(ORDER_LINE, &lines, |_| {})?;
     }
     sess.commit()?;
     Ok(Outcome::Committed)
@@ -365,10 +366,15 @@ fn delivery<S: Session>(sess: &mut S, wid: i64, carrier: i64) -> OResult<Outcome
     sess.begin(false)?;
     for did in 1..=Config::DISTRICTS {
         let p = [vi(wid), vi(did)];
-        let oldest =
-            Scan { from: &p, to: &p, columns: Some(&["no_o_id"]), ..Scan::index("PRIMARY") };
+        let oldest = Scan {
+            from: &p,
+            to: &p,
+            columns: Some(&["no_o_id"]),
+            limit: 1,
+            ..Scan::index("PRIMARY")
+        };
         let mut no = None;
-        sess.scan(NEW_ORDER, &oldest, 1, |r| no = Some(r.int(0)))?;
+        sess.scan(NEW_ORDER, &oldest, |r| no = Some(r.int(0)))?;
         let Some(o_id) = no.transpose()? else { continue };
         if !sess.delete(NEW_ORDER, &[vi(wid), vi(did), vi(o_id)])? {
             return Err(OltpError::Conflict(format!("new order {wid}/{did}/{o_id} is gone")));
@@ -380,12 +386,9 @@ fn delivery<S: Session>(sess: &mut S, wid: i64, carrier: i64) -> OResult<Outcome
         sess.update(ORDERS, &ord, &no2)?;
         let k = [vi(wid), vi(did), vi(o_id)];
         let mut lines = Vec::new();
-        sess.scan(
-            ORDER_LINE,
-            &Scan { from: &k, to: &k, ..Scan::index("PRIMARY") },
-            usize::MAX,
-            |r| lines.push(r),
-        )?;
+        sess.scan(ORDER_LINE, &Scan { from: &k, to: &k, ..Scan::index("PRIMARY") }, |r| {
+            lines.push(r)
+        })?;
         let when = now();
         let mut total = 0;
         for line in lines {
@@ -413,7 +416,7 @@ fn stock_level<S: Session>(sess: &mut S, wid: i64, did: i64, threshold: i64) -> 
         Scan { from: &from, to: &to, columns: Some(&["ol_i_id"]), ..Scan::index("PRIMARY") };
     let mut ids: Vec<i64> = Vec::new();
     let mut bad = None;
-    sess.scan(ORDER_LINE, &recent, usize::MAX, |r| match r.int(0) {
+    sess.scan(ORDER_LINE, &recent, |r| match r.int(0) {
         Ok(x) => ids.push(x),
         Err(e) => bad = Some(e),
     })?;
