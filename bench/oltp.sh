@@ -7,8 +7,8 @@
 # a rebuild cannot change it mid-run). Every phase writes --results folders under DIR/res and
 # its stdout under DIR/log; at the end `talus report` renders DIR/report.html and
 # `talus sysbench summary` prints the relative summary. Engines run interleaved (ABBA): the
-# first thread count runs Talus then SQLite, the second SQLite then Talus. The machine's load
-# (uptime) is logged before and after each run.
+# first thread count runs Talus then SQLite, the second SQLite then Talus (TPC-C's 10-minute
+# runs go one engine after the other). The machine's load (uptime) is logged around each run.
 #
 # Sizes (environment, with the defaults used for the note):
 #   SB_TABLES=4 SB_ROWS=1000000 SB_TIME=10 SB_WARMUP=2 SB_CACHE=4294967296 SB_THREADS="1 2"
@@ -64,24 +64,25 @@ sysbench_phase() {
   "$T" sysbench --results="$DIR/res/sysbench" --base=sqlite summary | tee "$DIR/log/sb-summary.txt"
 }
 
+# One engine at a time (prepare, run, delete): two databases of this size at once would take
+# twice the shared disk. SQLite first, then Talus.
 tpcc_phase() {
   local tp="--warehouses=$TPCC_W --threads=$TPCC_THREADS --cache_size=$TPCC_CACHE"
-  for e in talus sqlite; do
+  for e in sqlite talus; do
     rm -rf "$DIR/db/tpcc-$e"
     load
     /usr/bin/time -f "prepare wall %e s, user %U s, sys %S s, max RSS %M KB" \
       "$T" tpcc --engine=$e --db="$DIR/db/tpcc-$e" $tp prepare 2>&1 \
       | tee "$DIR/log/tpcc-prepare-$e.log" | tail -2
-  done
-  for e in sqlite talus; do
+    echo "after load: $(du -sb "$DIR/db/tpcc-$e")"
     load
     "$T" tpcc --engine=$e --db="$DIR/db/tpcc-$e" $tp --time=$TPCC_TIME --report_interval=10 \
       --rand_seed=42 --results="$DIR/res/tpcc/$e-w$TPCC_W" run 2>&1 | tee "$DIR/log/tpcc-$e.log" \
       | grep -vE "^\[ " || true
     load
-    du -sb "$DIR/db/tpcc-$e"
+    echo "after run: $(du -sb "$DIR/db/tpcc-$e")"
+    rm -rf "$DIR/db/tpcc-$e"
   done
-  rm -rf "$DIR/db"/tpcc-*
 }
 
 # Post 002's rate limiter experiment on Talus: one prepared database copied for each setting.
