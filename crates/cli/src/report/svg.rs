@@ -309,7 +309,9 @@ pub fn hbar_chart(
     let left = label_w.max(LEFT);
     let row = (6.0 + 9.0 * series.len() as f64).max(14.0);
     let plot_h = row * categories.len().max(1) as f64;
-    let height = TOP + plot_h + BOTTOM;
+    // Below the plot: tick labels, the axis label, then one legend line per series (names of
+    // compared runs are long).
+    let height = TOP + plot_h + 40.0 + 16.0 * series.len().max(1) as f64;
     let mut out = String::new();
     let _ = write!(
         out,
@@ -397,14 +399,20 @@ pub fn hbar_chart(
             x = xs(r)
         );
     }
-    let mut lg = String::new();
-    legend(&series.iter().map(|s| s.0.as_str()).collect::<Vec<_>>(), &mut lg);
-    // The legend sits under the x axis label of a chart this tall.
-    out.push_str(&lg.replacen(
-        "<g class=\"legend\">",
-        &format!("<g class=\"legend\" transform=\"translate(0 {:.1})\">", height - HEIGHT),
-        1,
-    ));
+    out.push_str("<g class=\"legend\">");
+    for (i, (n, _)) in series.iter().enumerate() {
+        let y = TOP + plot_h + 52.0 + 16.0 * i as f64;
+        let _ = write!(
+            out,
+            "<rect x=\"{left:.1}\" y=\"{:.1}\" width=\"12\" height=\"10\" fill=\"{}\"/>\
+             <text x=\"{:.1}\" y=\"{y:.1}\">{}</text>",
+            y - 9.0,
+            PALETTE[i % PALETTE.len()],
+            left + 16.0,
+            esc(n)
+        );
+    }
+    out.push_str("</g>");
     out.push_str("</svg>");
     out
 }
@@ -473,9 +481,19 @@ mod tests {
                     .parse()
                     .unwrap()
             };
-            assert!(attr("y") >= TOP && attr("y") + attr("height") <= h - BOTTOM + 0.01, "{bar}");
+            assert!(attr("y") >= TOP && attr("y") + attr("height") <= h - 40.0, "{bar}");
             assert!(attr("x") + attr("width") <= WIDTH - RIGHT + 0.01, "{bar}");
         }
+        // One legend line per series, each below the x axis label and inside the chart.
+        let legend = s.split("<g class=\"legend\">").nth(1).unwrap();
+        let ys: Vec<f64> = legend
+            .split("<text x=")
+            .skip(1)
+            .map(|t| t.split(" y=\"").nth(1).unwrap().split('"').next().unwrap().parse().unwrap())
+            .collect();
+        assert_eq!(ys.len(), 2);
+        let axis_label_y = h - 40.0 - 16.0 * 2.0 + 30.0;
+        assert!(ys[0] > axis_label_y + 10.0 && ys[1] > ys[0] + 10.0 && ys[1] < h, "{ys:?}");
         assert!(s.contains("class=\"reference\""));
         assert!(hbar_chart("t", "x", &[], &[], None).contains("class=\"nodata\""));
     }
