@@ -27,6 +27,9 @@ fuzz_target!(|data: &[u8]| {
         match r.read_record().expect("no IO errors in memory") {
             ReadOutcome::Eof => return,
             ReadOutcome::Corrupt { .. } => {}
+            ReadOutcome::Predecessor(p, _) => {
+                assert_eq!(talus::wal::PredecessorWal::decode(&p.encode()), Some(p));
+            }
             ReadOutcome::Record(payload, offset) => {
                 match WriteBatch::from_data(payload, "fuzz.log", offset) {
                     Ok(b) => {

@@ -1,37 +1,51 @@
-//! `talus cache_bench`: RocksDB's `cache_bench` (cache/cache_bench_tool.cc) for the Talus block
-//! caches, same flags, same workload, same summary lines, so the two can be run side by side:
+//! `talus cache_bench`: RocksDB 10's `cache_bench` (cache/cache_bench_tool.cc) for the Talus
+//! block caches: the same flags with the same defaults, the same workload and the same
+//! summary lines, so that one command line runs on both:
 //!
 //! ```text
-//! talus cache_bench --cache_type=hyper_clock_cache --threads=2 --ops_per_thread=1000000
+//! talus cache_bench --cache_type=hyper_clock_cache --threads=2 --ops_per_thread=1000000 --seed=1
 //! Complete in 0.512 s; Rough parallel ops/sec = 3906250
 //! Thread ops/sec = 1953125
 //! ```
 //!
-//! Flags (RocksDB's defaults): `--cache_type=lru_cache|hyper_clock_cache|clock_cache`,
-//! `--cache_size=1073741824`, `--num_shard_bits=6`, `--threads=16`, `--ops_per_thread=2000000`,
-//! `--value_bytes=8192`, `--resident_ratio=0.25`, `--skew=5`, `--skewed`, `--populate_cache`
-//! (default true), `--lookup_insert_percent=87`, `--insert_percent=2`, `--lookup_percent=10`,
-//! `--erase_percent=1`, `--lean`. Each thread runs `ops_per_thread` operations on keys drawn as
-//! RocksDB does (the minimum of `skew + 1` uniform draws scaled to `max_key = cache_size /
-//! resident_ratio / value_bytes`, or with `--skewed` a log-uniform draw), holding the last
-//! looked-up or inserted value until its next lookup or insert (as cache_bench holds a handle).
-//! A hit hashes the value (unless `--lean`); an insert allocates and fills `value_bytes`.
+//! Flags (RocksDB 10's defaults): `--cache_type=lru_cache|hyper_clock_cache|
+//! fixed_hyper_clock_cache|auto_hyper_clock_cache`, `--cache_size=1073741824`,
+//! `--num_shard_bits=-1` (automatic: capacity / 512 KiB shards for the LRU, / 32 MiB for the
+//! clock caches, at most 64), `--threads=16`, `--ops_per_thread=2000000`, `--value_bytes=8192`,
+//! `--value_bytes_estimate=0`, `--resident_ratio=0.25`, `--skew=5`, `--degenerate_hash_bits=0`,
+//! `--populate_cache=true`, `--pinned_ratio=0.25`, `--lookup_insert_percent=82`,
+//! `--insert_percent=2`, `--blind_insert_percent=5`, `--lookup_percent=10`,
+//! `--erase_percent=1`, `--lean=false`, `--histograms=true`, `--seed=0` (0: the process id, as
+//! RocksDB). Talus only: `--skewed` (a log-uniform key draw; RocksDB 10.4.2 has no such flag).
 //!
-//! Differences: each op is timed with `Instant` (RocksDB: `StopWatchNano`), and the random
-//! generator is splitmix64 (RocksDB: `mt19937_64`).
+//! The cache types resolve as RocksDB 10's: `hyper_clock_cache` and `fixed_hyper_clock_cache`
+//! are the fixed [`HyperClockCache`] with `estimated_entry_charge = value_bytes_estimate` (or
+//! `value_bytes` when that is 0); `auto_hyper_clock_cache` is the growing
+//! [`AutoHyperClockCache`], its `min_avg_entry_charge` set by `value_bytes_estimate` when > 0.
 //!
-//! The clock cache: `--value_bytes_estimate=N` (RocksDB 8.x's flag) with N > 0 builds the fixed
-//! [`HyperClockCache`] with `estimated_entry_charge = N` (RocksDB 7.8's cache_bench always uses
-//! `value_bytes`, so pass `--value_bytes_estimate=<value_bytes>` to compare with it); the
-//! default 0 builds the growing [`AutoHyperClockCache`], as RocksDB 8.x does.
+//! Each thread runs `ops_per_thread` operations: keys drawn as RocksDB does (the minimum of
+//! `skew + 1` uniform draws scaled to `max_key = cache_size / resident_ratio / value_bytes`),
+//! the operation by the percentages; it keeps the handles of its lookups and inserts in a
+//! queue of `cache_size * pinned_ratio / value_bytes / threads` and releases the oldest beyond
+//! that (RocksDB's pinned handles). A hit hashes the value (unless `--lean`); an insert
+//! allocates and fills `value_bytes`. Population (before the timed run) inserts absent keys
+//! until the entry count stops growing, as RocksDB 10.
+//!
+//! Differences: each op is timed with `Instant` (RocksDB: `StopWatchNano`), the random generator
+//! is splitmix64 (RocksDB: `mt19937_64`), keys are `(k, 0)` pairs (RocksDB: 16 bytes hashed).
 
+mod histogram;
+mod workload;
+
+use std::collections::VecDeque;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
-use talus::cache::{AutoHyperClockCache, Cache, CacheKey, HyperClockCache, LruCache};
-use talus::options::CacheType;
+use talus::cache::{AutoHyperClockCache, Cache, CacheHandle, HyperClockCache, LruCache, Priority};
 
 use crate::args::{Parsed, Spec};
+use histogram::Histogram;
+use workload::{hash_value, Op, Rng, Workload};
 
 const SPEC: Spec<'static> = Spec {
     values: &[
@@ -44,20 +58,34 @@ const SPEC: Spec<'static> = Spec {
         "value_bytes_estimate",
         "resident_ratio",
         "skew",
+        "degenerate_hash_bits",
+        "pinned_ratio",
         "lookup_insert_percent",
         "insert_percent",
+        "blind_insert_percent",
         "lookup_percent",
         "erase_percent",
+        "seed",
     ],
-    flags: &["skewed", "populate_cache", "lean", "help"],
+    flags: &["skewed", "populate_cache", "lean", "histograms", "help"],
 };
+
+/// Which cache a `--cache_type` names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Lru,
+    FixedClock,
+    AutoClock,
+}
 
 /// The parsed flags.
 #[derive(Debug, Clone)]
 struct Flags {
-    cache_type: CacheType,
+    kind: Kind,
+    cache_type: String,
     cache_size: u64,
-    num_shard_bits: u32,
+    /// `None`: automatic, as RocksDB's -1.
+    num_shard_bits: Option<u32>,
     threads: u32,
     ops_per_thread: u64,
     value_bytes: u32,
@@ -65,10 +93,15 @@ struct Flags {
     resident_ratio: f64,
     skew: u32,
     skewed: bool,
+    degenerate_hash_bits: u32,
+    pinned_ratio: f64,
     populate_cache: bool,
     lean: bool,
+    histograms: bool,
+    seed: u64,
     lookup_insert_percent: u64,
     insert_percent: u64,
+    blind_insert_percent: u64,
     lookup_percent: u64,
     erase_percent: u64,
 }
@@ -103,39 +136,60 @@ fn parse(p: &Parsed) -> Result<Flags, String> {
     let small = |name: &str, default: u64| -> Result<u32, String> {
         u32::try_from(num(name, default)?).map_err(|_| format!("{name} is too large"))
     };
-    let cache_type = match p.value("cache_type") {
-        None => CacheType::LruCache,
-        Some(s) => CacheType::parse(s).map_err(|e| e.to_string())?,
-    };
-    let resident_ratio = match p.value("resident_ratio") {
-        None => 0.25,
-        Some(v) => {
-            v.parse::<f64>().map_err(|_| "resident_ratio has an invalid value".to_string())?
+    let real = |name: &str, default: f64| -> Result<f64, String> {
+        match p.value(name) {
+            None => Ok(default),
+            Some(v) => v.parse::<f64>().map_err(|_| format!("{name} has an invalid value")),
         }
     };
-    let populate_cache = match p.value("populate_cache") {
+    let boolean = |name: &str, default: bool| match p.value(name) {
         Some(v) => v == "true" || v == "1" || v == "yes",
-        None => true,
+        None if p.flag(name) => true,
+        None => default,
+    };
+    let cache_type = p.value("cache_type").unwrap_or("lru_cache").to_string();
+    let kind = match cache_type.as_str() {
+        "lru_cache" => Kind::Lru,
+        "hyper_clock_cache" | "fixed_hyper_clock_cache" | "clock_cache" => Kind::FixedClock,
+        "auto_hyper_clock_cache" => Kind::AutoClock,
+        other => return Err(format!("Cache type not supported: {other}")),
+    };
+    let num_shard_bits = match p.value("num_shard_bits") {
+        None | Some("-1") => None,
+        Some(v) => Some(v.parse::<u32>().map_err(|_| "num_shard_bits has an invalid value")?),
     };
     let f = Flags {
+        kind,
         cache_type,
         cache_size: num("cache_size", 1 << 30)?,
-        num_shard_bits: small("num_shard_bits", 6)?,
+        num_shard_bits,
         threads: small("threads", 16)?,
         ops_per_thread: num("ops_per_thread", 2_000_000)?,
         value_bytes: small("value_bytes", 8192)?,
         value_bytes_estimate: small("value_bytes_estimate", 0)?,
-        resident_ratio,
+        resident_ratio: real("resident_ratio", 0.25)?,
         skew: small("skew", 5)?,
         skewed: p.flag("skewed"),
-        populate_cache,
+        degenerate_hash_bits: small("degenerate_hash_bits", 0)?,
+        pinned_ratio: real("pinned_ratio", 0.25)?,
+        populate_cache: boolean("populate_cache", true),
         lean: p.flag("lean"),
-        lookup_insert_percent: num("lookup_insert_percent", 87)?,
+        histograms: boolean("histograms", true),
+        seed: match num("seed", 0)? {
+            0 => u64::from(std::process::id()),
+            s => s,
+        },
+        lookup_insert_percent: num("lookup_insert_percent", 82)?,
         insert_percent: num("insert_percent", 2)?,
+        blind_insert_percent: num("blind_insert_percent", 5)?,
         lookup_percent: num("lookup_percent", 10)?,
         erase_percent: num("erase_percent", 1)?,
     };
-    let total = f.lookup_insert_percent + f.insert_percent + f.lookup_percent + f.erase_percent;
+    let total = f.lookup_insert_percent
+        + f.insert_percent
+        + f.blind_insert_percent
+        + f.lookup_percent
+        + f.erase_percent;
     if total != 100 {
         return Err("Percentages must add to 100.".to_string());
     }
@@ -143,174 +197,86 @@ fn parse(p: &Parsed) -> Result<Flags, String> {
     {
         return Err("value_bytes, threads and resident_ratio must be positive".to_string());
     }
-    if f.num_shard_bits > 20 {
+    if f.num_shard_bits.is_some_and(|b| b > 20) {
         return Err("num_shard_bits must be at most 20".to_string());
+    }
+    if f.degenerate_hash_bits > 40 {
+        return Err("degenerate_hash_bits must be at most 40".to_string());
+    }
+    if f.pinned_ratio.is_nan() || f.pinned_ratio < 0.0 {
+        return Err("pinned_ratio must not be negative".to_string());
     }
     Ok(f)
 }
 
-/// splitmix64: small, fast, good enough for key and op selection.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+/// RocksDB's `GetDefaultCacheShardBits`: one shard per `min_shard_size` bytes, at most 64.
+fn default_shard_bits(capacity: u64, min_shard_size: u64) -> u32 {
+    let mut shards = capacity / min_shard_size;
+    let mut bits = 0;
+    while shards > 1 && bits < 6 {
+        shards >>= 1;
+        bits += 1;
     }
-
-    fn uniform(&mut self, n: u64) -> u64 {
-        if n == 0 {
-            0
-        } else {
-            self.next() % n
-        }
-    }
+    bits
 }
 
-/// The workload shared by all threads.
-struct Workload {
-    flags: Flags,
-    max_key: u64,
-    max_log: u32,
-    // Cumulative thresholds in the space of a random u64, as RocksDB.
-    lookup_insert: u64,
-    insert: u64,
-    lookup: u64,
+/// The cache under test, with the counts cache_bench prints.
+enum Built {
+    Lru(Arc<LruCache<Value>>),
+    Fixed(Arc<HyperClockCache<Value>>),
+    Auto(Arc<AutoHyperClockCache<Value>>),
 }
 
-impl Workload {
-    fn new(flags: &Flags) -> Workload {
-        let max_key =
-            (flags.cache_size as f64 / flags.resident_ratio / f64::from(flags.value_bytes)) as u64;
-        let mut max_log = 0;
-        if flags.skewed {
-            let mut m = max_key;
-            while m > 1 {
-                m >>= 1;
-                max_log += 1;
+impl Built {
+    fn new(f: &Flags) -> Built {
+        let size = f.cache_size as usize;
+        let clock_bits = f.num_shard_bits.unwrap_or(default_shard_bits(f.cache_size, 32 << 20));
+        match f.kind {
+            Kind::Lru => {
+                let bits = f.num_shard_bits.unwrap_or(default_shard_bits(f.cache_size, 512 << 10));
+                // RocksDB's cache_bench: high_pri_pool_ratio 0.5.
+                Built::Lru(Arc::new(LruCache::with_high_pri_pool(size, bits, false, 0.5)))
             }
-        }
-        let hundredth = u64::MAX / 100;
-        let lookup_insert = hundredth * flags.lookup_insert_percent;
-        let insert = lookup_insert + hundredth * flags.insert_percent;
-        let lookup = insert + hundredth * flags.lookup_percent;
-        Workload { flags: flags.clone(), max_key, max_log, lookup_insert, insert, lookup }
-    }
-
-    fn key(&self, rng: &mut Rng) -> CacheKey {
-        let k = if self.flags.skewed {
-            let log = rng.uniform(u64::from(self.max_log) + 1);
-            let k = rng.uniform(1u64 << log);
-            if k > self.max_key {
-                k - self.max_key
-            } else {
-                k
+            Kind::FixedClock => {
+                let est = match f.value_bytes_estimate {
+                    0 => f.value_bytes,
+                    e => e,
+                };
+                Built::Fixed(Arc::new(HyperClockCache::new(size, est as usize, clock_bits, false)))
             }
-        } else {
-            let mut raw = rng.next();
-            for _ in 0..self.flags.skew {
-                raw = raw.min(rng.next());
-            }
-            ((u128::from(raw) * u128::from(self.max_key)) >> 64) as u64
-        };
-        (k, 0)
-    }
-
-    fn value(&self, rng: &mut Rng) -> Arc<Value> {
-        let n = self.flags.value_bytes as usize;
-        let mut v = Vec::with_capacity(n + 8);
-        while v.len() < n {
-            v.extend_from_slice(&rng.next().to_le_bytes());
-        }
-        v.truncate(n);
-        Arc::new(v)
-    }
-}
-
-/// A 4-lane xxh64-style hash of the value ("do something with the data", as RocksDB's
-/// `NPHash64`), so that a hit costs a pass over the value in both tools.
-fn hash_value(v: &[u8]) -> u64 {
-    const P1: u64 = 0x9e37_79b1_85eb_ca87;
-    const P2: u64 = 0xc2b2_ae3d_27d4_eb4f;
-    let mut acc = [P1, P2, 0, P1.wrapping_neg()];
-    let mut chunks = v.chunks_exact(32);
-    for c in &mut chunks {
-        for (lane, w) in acc.iter_mut().zip(c.chunks_exact(8)) {
-            let mut b = [0u8; 8];
-            b.copy_from_slice(w);
-            *lane = lane.wrapping_add(u64::from_le_bytes(b).wrapping_mul(P2)).rotate_left(31);
-            *lane = lane.wrapping_mul(P1);
+            Kind::AutoClock => Built::Auto(Arc::new(match f.value_bytes_estimate {
+                0 => AutoHyperClockCache::new(size, clock_bits, false),
+                e => AutoHyperClockCache::with_min_avg_entry_charge(
+                    size, clock_bits, false, e as usize,
+                ),
+            })),
         }
     }
-    let mut h = acc.iter().fold(v.len() as u64, |h, a| (h ^ a).rotate_left(27).wrapping_mul(P1));
-    for &b in chunks.remainder() {
-        h = (h ^ u64::from(b)).wrapping_mul(P1);
-    }
-    h
-}
 
-/// Latency histogram: buckets a quarter of a power of two wide.
-struct Histogram {
-    buckets: Vec<u64>,
-    count: u64,
-    sum: u128,
-    max: u64,
-}
-
-impl Histogram {
-    fn new() -> Histogram {
-        Histogram { buckets: vec![0; 64 * 4], count: 0, sum: 0, max: 0 }
-    }
-
-    fn bucket(ns: u64) -> usize {
-        if ns < 4 {
-            return ns as usize;
+    fn cache(&self) -> Arc<dyn Cache<Value>> {
+        match self {
+            Built::Lru(c) => Arc::clone(c) as Arc<dyn Cache<Value>>,
+            Built::Fixed(c) => Arc::clone(c) as Arc<dyn Cache<Value>>,
+            Built::Auto(c) => Arc::clone(c) as Arc<dyn Cache<Value>>,
         }
-        let log = 63 - ns.leading_zeros() as usize;
-        let frac = ((ns >> (log - 2)) & 3) as usize;
-        log * 4 + frac
     }
 
-    /// The upper bound of bucket `i`.
-    fn bound(i: usize) -> u64 {
-        if i < 4 {
-            return i as u64;
+    /// Entries held (RocksDB's `GetOccupancyCount`).
+    fn occupancy(&self) -> usize {
+        match self {
+            Built::Lru(c) => c.len(),
+            Built::Fixed(c) => c.len(),
+            Built::Auto(c) => c.len(),
         }
-        let (log, frac) = (i / 4, (i % 4) as u64);
-        ((4 + frac + 1) << (log - 2)).saturating_sub(1)
     }
 
-    fn add(&mut self, ns: u64) {
-        if let Some(b) = self.buckets.get_mut(Self::bucket(ns)) {
-            *b += 1;
+    /// Slots (RocksDB's `GetTableAddressCount`; the LRU: its entries).
+    fn table_address_count(&self) -> usize {
+        match self {
+            Built::Lru(c) => c.len(),
+            Built::Fixed(c) => c.table_address_count(),
+            Built::Auto(c) => c.table_address_count(),
         }
-        self.count += 1;
-        self.sum += u128::from(ns);
-        self.max = self.max.max(ns);
-    }
-
-    fn merge(&mut self, o: &Histogram) {
-        for (a, b) in self.buckets.iter_mut().zip(&o.buckets) {
-            *a += b;
-        }
-        self.count += o.count;
-        self.sum += o.sum;
-        self.max = self.max.max(o.max);
-    }
-
-    fn percentile(&self, p: f64) -> u64 {
-        let want = (self.count as f64 * p / 100.0).ceil() as u64;
-        let mut seen = 0;
-        for (i, &n) in self.buckets.iter().enumerate() {
-            seen += n;
-            if seen >= want && n > 0 {
-                return Self::bound(i).min(self.max);
-            }
-        }
-        self.max
     }
 }
 
@@ -318,85 +284,115 @@ struct ThreadResult {
     duration: Duration,
     hist: Histogram,
     result: u64,
+    hits: u64,
+    misses: u64,
+    pinned: usize,
+}
+
+/// Inserts `key`, returning a handle to the new entry (or to the value, if the cache refused it).
+fn insert_and_hold(
+    cache: &dyn Cache<Value>,
+    w: &Workload,
+    key: talus::cache::CacheKey,
+    rng: &mut Rng,
+) -> CacheHandle<Value> {
+    let v = w.value(rng);
+    cache
+        .insert_and_hold(key, v, w.flags.value_bytes as usize, Priority::Low)
+        .unwrap_or_else(CacheHandle::new)
 }
 
 fn operate(cache: &dyn Cache<Value>, w: &Workload, tid: u32) -> ThreadResult {
-    let mut rng = Rng(1000 + u64::from(tid));
+    let f = &w.flags;
+    let mut rng = Rng(f.seed.wrapping_add(1).wrapping_add(u64::from(tid)));
     let mut hist = Histogram::new();
-    let mut result = 0u64;
-    let mut handle: Option<Arc<Value>> = None;
-    let value_bytes = w.flags.value_bytes as usize;
+    let (mut result, mut hits, mut misses) = (0u64, 0u64, 0u64);
+    let total_pins =
+        ((f.cache_size as f64 * f.pinned_ratio) / f64::from(f.value_bytes) + 0.999_999) as usize;
+    let pin_count = (total_pins + tid as usize) / f.threads as usize;
+    let mut pinned: VecDeque<CacheHandle<Value>> = VecDeque::with_capacity(pin_count + 1);
     let start = Instant::now();
-    for _ in 0..w.flags.ops_per_thread {
+    for _ in 0..f.ops_per_thread {
         let key = w.key(&mut rng);
-        let op = rng.next();
-        let t = Instant::now();
-        if op < w.lookup_insert {
-            drop(handle.take()); // release before the next operation, as cache_bench
-            handle = cache.lookup(key);
-            match &handle {
-                Some(v) if !w.flags.lean => result = result.wrapping_add(hash_value(v)),
-                Some(_) => {}
+        let op = w.op(rng.next());
+        let t = f.histograms.then(Instant::now);
+        match op {
+            Op::LookupInsert => match cache.lookup(key) {
+                Some(h) => {
+                    hits += 1;
+                    if !f.lean {
+                        result = result.wrapping_add(hash_value(&h));
+                    }
+                    pinned.push_back(h);
+                }
                 None => {
-                    let v = w.value(&mut rng);
-                    cache.insert(key, Arc::clone(&v), value_bytes);
-                    handle = Some(v);
+                    misses += 1;
+                    pinned.push_back(insert_and_hold(cache, w, key, &mut rng));
                 }
+            },
+            Op::Insert => pinned.push_back(insert_and_hold(cache, w, key, &mut rng)),
+            Op::BlindInsert => {
+                cache.insert(key, w.value(&mut rng), f.value_bytes as usize);
             }
-        } else if op < w.insert {
-            drop(handle.take()); // release before the next operation, as cache_bench
-            let v = w.value(&mut rng);
-            cache.insert(key, Arc::clone(&v), value_bytes);
-            handle = Some(v);
-        } else if op < w.lookup {
-            drop(handle.take()); // release before the next operation, as cache_bench
-            handle = cache.lookup(key);
-            if let Some(v) = &handle {
-                if !w.flags.lean {
-                    result = result.wrapping_add(hash_value(v));
+            Op::Lookup => match cache.lookup(key) {
+                Some(h) => {
+                    hits += 1;
+                    if !f.lean {
+                        result = result.wrapping_add(hash_value(&h));
+                    }
+                    pinned.push_back(h);
                 }
-            }
-        } else {
-            cache.erase(key);
+                None => misses += 1,
+            },
+            Op::Erase => cache.erase(key),
         }
-        hist.add(t.elapsed().as_nanos() as u64);
+        if let Some(t) = t {
+            hist.add(t.elapsed().as_nanos() as u64);
+        }
+        while pinned.len() > pin_count {
+            pinned.pop_front();
+        }
     }
-    drop(handle);
-    ThreadResult { duration: start.elapsed(), hist, result }
+    let still_pinned = pinned.len();
+    drop(pinned);
+    ThreadResult { duration: start.elapsed(), hist, result, hits, misses, pinned: still_pinned }
+}
+
+/// RocksDB 10's population: insert absent keys until the entry count stops growing (100
+/// inserts without a new maximum) or absent keys get hard to find (100 present in a row).
+fn populate(built: &Built, cache: &dyn Cache<Value>, w: &Workload) {
+    let mut rng = Rng(w.flags.seed);
+    let (mut max_occ, mut since_max, mut since_absent) = (0usize, 0usize, 0usize);
+    while since_max < 100 && since_absent < 100 {
+        let key = w.key(&mut rng);
+        if cache.lookup(key).is_some() {
+            since_absent += 1;
+            continue;
+        }
+        since_absent = 0;
+        cache.insert(key, w.value(&mut rng), w.flags.value_bytes as usize);
+        let occ = built.occupancy();
+        if occ > max_occ {
+            max_occ = occ;
+            since_max = 0;
+        } else {
+            since_max += 1;
+        }
+    }
+    println!(
+        "Population complete ({max_occ} entries, {} average charge)",
+        w.flags.cache_size as f64 / max_occ.max(1) as f64
+    );
 }
 
 fn bench(f: &Flags) {
-    let mut auto_cache = None;
-    let cache: Arc<dyn Cache<Value>> = match f.cache_type {
-        CacheType::LruCache => {
-            Arc::new(LruCache::new(f.cache_size as usize, f.num_shard_bits, false))
-        }
-        CacheType::HyperClockCache if f.value_bytes_estimate == 0 => {
-            let auto =
-                Arc::new(AutoHyperClockCache::new(f.cache_size as usize, f.num_shard_bits, false));
-            auto_cache = Some(Arc::clone(&auto));
-            auto
-        }
-        CacheType::HyperClockCache => Arc::new(HyperClockCache::new(
-            f.cache_size as usize,
-            f.value_bytes_estimate as usize,
-            f.num_shard_bits,
-            false,
-        )),
-    };
+    let built = Built::new(f);
+    let cache = built.cache();
     let w = Arc::new(Workload::new(f));
     if f.populate_cache {
-        let mut rng = Rng(1);
-        let mut i = 0u64;
-        while i < 2 * f.cache_size {
-            let key = w.key(&mut rng);
-            cache.insert(key, w.value(&mut rng), f.value_bytes as usize);
-            i += u64::from(f.value_bytes);
-        }
-        println!("Population complete");
+        populate(&built, cache.as_ref(), &w);
     }
-    print_env(f, &w);
-    println!("Implementation      : {}", cache.name());
+    print_env(f, &w, cache.name(), &built);
 
     let barrier = Arc::new(Barrier::new(f.threads as usize + 1));
     let workers: Vec<_> = (0..f.threads)
@@ -416,7 +412,16 @@ fn bench(f: &Flags) {
     let results: Vec<ThreadResult> =
         workers.into_iter().map(|h| h.join().expect("cache_bench thread panicked")).collect();
     let elapsed = start.elapsed().as_secs_f64();
+    report(f, &built, cache.as_ref(), &results, elapsed);
+}
 
+fn report(
+    f: &Flags,
+    built: &Built,
+    cache: &dyn Cache<Value>,
+    results: &[ThreadResult],
+    elapsed: f64,
+) {
     let total_ops = f64::from(f.threads) * f.ops_per_thread as f64;
     println!(
         "Complete in {elapsed:.3} s; Rough parallel ops/sec = {}",
@@ -424,32 +429,34 @@ fn bench(f: &Flags) {
     );
     let thread_secs: f64 = results.iter().map(|r| r.duration.as_secs_f64()).sum();
     println!("Thread ops/sec = {}", (total_ops / thread_secs) as u64);
+    let (hits, misses) = results.iter().fold((0, 0), |(h, m), r| (h + r.hits, m + r.misses));
+    println!("Lookup hit ratio: {}", hits as f64 / (hits + misses).max(1) as f64);
+    let (occ, slots) = (built.occupancy(), built.table_address_count());
+    println!("Final load factor: {} ({occ} / {slots})", occ as f64 / slots.max(1) as f64);
+    println!("Final pinned count: {}", results.iter().map(|r| r.pinned).sum::<usize>());
 
     let mut hist = Histogram::new();
     let mut sink = 0u64;
-    for r in &results {
+    for r in results {
         hist.merge(&r.hist);
         sink = sink.wrapping_add(r.result);
     }
-    if let Some(auto) = &auto_cache {
+    if let Built::Auto(auto) = built {
+        println!("Auto table          : at most {} generations per shard", auto.max_generations());
+    }
+    if f.histograms {
+        println!("\nOperation latency (ns):");
+        let avg = if hist.count == 0 { 0.0 } else { hist.sum as f64 / hist.count as f64 };
+        println!("Count: {} Average: {avg:.4}  Max: {}", hist.count, hist.max);
         println!(
-            "Auto table          : {} entries, {} slots, at most {} generations per shard",
-            auto.len(),
-            auto.table_address_count(),
-            auto.max_generations()
+            "Percentiles: P50: {} P75: {} P99: {} P99.9: {} P99.99: {}",
+            hist.percentile(50.0),
+            hist.percentile(75.0),
+            hist.percentile(99.0),
+            hist.percentile(99.9),
+            hist.percentile(99.99)
         );
     }
-    println!("\nOperation latency (ns):");
-    let avg = if hist.count == 0 { 0.0 } else { hist.sum as f64 / hist.count as f64 };
-    println!("Count: {} Average: {avg:.4}  Max: {}", hist.count, hist.max);
-    println!(
-        "Percentiles: P50: {} P75: {} P99: {} P99.9: {} P99.99: {}",
-        hist.percentile(50.0),
-        hist.percentile(75.0),
-        hist.percentile(99.0),
-        hist.percentile(99.9),
-        hist.percentile(99.99)
-    );
     println!(
         "\nCache usage: {} of {} bytes (checksum {:x})",
         cache.usage(),
@@ -458,23 +465,26 @@ fn bench(f: &Flags) {
     );
 }
 
-fn print_env(f: &Flags, w: &Workload) {
+fn print_env(f: &Flags, w: &Workload, name: &str, built: &Built) {
     println!("----------------------------");
     println!("Talus cache_bench   : {}", env!("CARGO_PKG_VERSION"));
     if cfg!(debug_assertions) {
         println!("WARNING: Assertions are enabled; benchmarks unnecessarily slow");
     }
+    let bits = match built {
+        Built::Lru(_) => f.num_shard_bits.unwrap_or(default_shard_bits(f.cache_size, 512 << 10)),
+        _ => f.num_shard_bits.unwrap_or(default_shard_bits(f.cache_size, 32 << 20)),
+    };
     println!(
-        "Cache type          : {}\nNumber of threads   : {}\nOps per thread      : {}\n\
-         Cache size          : {} bytes\nNum shard bits      : {}\nMax key             : {}\n\
-         Resident ratio      : {}\nSkew degree         : {}\nPopulate cache      : {}\n\
-         Lookup+Insert pct   : {}%\nInsert percentage   : {}%\nLookup percentage   : {}%\n\
-         Erase percentage    : {}%",
-        f.cache_type.name(),
+        "Cache type          : {}\nCache impl name     : {name}\nNumber of threads   : {}\n\
+         Ops per thread      : {}\nCache size          : {} bytes\nNum shard bits      : {bits}\n\
+         Max key             : {}\nResident ratio      : {}\nSkew degree         : {}\n\
+         Populate cache      : {}\nLookup+Insert pct   : {}%\nInsert percentage   : {}%\n\
+         Lookup percentage   : {}%\nErase percentage    : {}%\nSeed                : {}",
+        f.cache_type,
         f.threads,
         f.ops_per_thread,
         f.cache_size,
-        f.num_shard_bits,
         w.max_key,
         f.resident_ratio,
         f.skew,
@@ -482,7 +492,8 @@ fn print_env(f: &Flags, w: &Workload) {
         f.lookup_insert_percent,
         f.insert_percent,
         f.lookup_percent,
-        f.erase_percent
+        f.erase_percent,
+        f.seed
     );
     println!("----------------------------");
 }

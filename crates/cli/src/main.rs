@@ -8,8 +8,10 @@
 #![warn(missing_docs)]
 
 mod args;
+mod build_info;
 mod cache_bench;
 mod db_bench;
+mod dbdir;
 mod fmt;
 mod ibench;
 mod ldb;
@@ -36,7 +38,7 @@ commands:
   report     HTML report from ibench/db_bench results (talus report --results=DIR --out=F.html)
   stress     db_stress-style workload with an expected state; --crash runs the kill -9 loop
 
-Run `talus <command> --help` for a command's options.
+Run `talus <command> --help` for a command's options; `talus --version` prints the version.
 ";
 
 /// Runs the subcommand named by `args[0]` on `args[1..]`; returns the exit code.
@@ -57,6 +59,10 @@ fn dispatch(args: &[String]) -> i32 {
         "report" => report::run(rest),
         "help" | "--help" | "-h" => {
             print!("{USAGE}");
+            0
+        }
+        "--version" | "-V" | "version" => {
+            println!("talus {}", env!("CARGO_PKG_VERSION"));
             0
         }
         other => {

@@ -342,3 +342,62 @@ fn perf_context_and_index_filter_blocks_in_the_cache() {
     assert!(!o.status.success());
     assert!(stderr(&o).contains("--cache_high_pri_pool_ratio"), "{}", stderr(&o));
 }
+
+/// `--readonly` opens the database with `Db::open_read_only`: read benchmarks run, fills are
+/// skipped, a write benchmark fails, and not a byte of the directory changes.
+#[test]
+fn readonly_reads_and_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let db = format!("--db={}", path.display());
+    let o = db_bench(&["--engine=talus", &db, "--num=1000", "--benchmarks=fillseq"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let snapshot = || -> Vec<(String, Vec<u8>)> {
+        let mut v: Vec<_> = std::fs::read_dir(&path)
+            .unwrap()
+            .map(|e| {
+                let e = e.unwrap();
+                (e.file_name().to_string_lossy().into_owned(), std::fs::read(e.path()).unwrap())
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let before = snapshot();
+    let o = db_bench(&[&db, "--num=1000", "--readonly", "--benchmarks=fillseq,readrandom,readseq"]);
+    let out = stdout(&o);
+    assert!(o.status.success(), "{out}\n{}", stderr(&o));
+    assert!(out.contains("fillseq      : skipped (--readonly is true)"), "{out}");
+    assert!(lines_for(&out, "readrandom")[0].ends_with("(1000 of 1000 found)"), "{out}");
+    let o = db_bench(&[&db, "--num=10", "--readonly", "--benchmarks=overwrite"]);
+    assert!(!o.status.success(), "a write benchmark on a read-only database");
+    assert!(stderr(&o).contains("read-only"), "{}", stderr(&o));
+    assert!(snapshot() == before, "--readonly changed the database");
+}
+
+/// `--cache_size=-1` (and 0) means no block cache, as in RocksDB's db_bench; the recovery
+/// mode is RocksDB's names or numbers.
+#[test]
+fn no_block_cache_and_recovery_modes() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("--db={}", dir.path().join("db").display());
+    for (cache, has_cache) in
+        [("--cache_size=-1", false), ("--cache_size=0", false), ("--cache_size=1048576", true)]
+    {
+        let o =
+            db_bench(&[&db, "--num=2000", cache, "--benchmarks=fillseq,flush,readrandom,stats"]);
+        let out = stdout(&o);
+        assert!(o.status.success(), "{cache}: {out}\n{}", stderr(&o));
+        assert!(lines_for(&out, "readrandom")[0].ends_with("(2000 of 2000 found)"), "{out}");
+        assert_eq!(out.contains("Block cache LRUCache capacity"), has_cache, "{cache}: {out}");
+    }
+    let o = db_bench(&[&db, "--cache_size=-2"]);
+    assert!(!o.status.success() && stderr(&o).contains("cache_size"), "{}", stderr(&o));
+    for mode in ["kAbsoluteConsistency", "3", "kTolerateCorruptedTailRecords"] {
+        let flag = format!("--wal_recovery_mode={mode}");
+        let o = db_bench(&[&db, "--num=10", &flag, "--use_existing_db", "--benchmarks=readrandom"]);
+        assert!(o.status.success(), "{mode}: {}", stderr(&o));
+    }
+    let o = db_bench(&[&db, "--wal_recovery_mode=sometimes"]);
+    assert!(!o.status.success() && stderr(&o).contains("wal_recovery_mode"), "{}", stderr(&o));
+}

@@ -4,9 +4,12 @@
 //! checks that the chart colors are on the screenshot. Without a `chromium` binary the browser
 //! half fails when env `CI` is set and is skipped (with a note) otherwise.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+
+use common::{attr, chromium, count_color, non_white, screenshot, tags};
 
 fn talus(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_talus")).args(args).output().expect("running talus")
@@ -46,18 +49,6 @@ fn make_results(dir: &Path) -> PathBuf {
     let log = ok(&o, "db_bench");
     std::fs::write(res.join("db_bench_talus.log"), log).unwrap();
     res
-}
-
-fn attr(tag: &str, name: &str) -> Option<String> {
-    let start = tag.find(&format!(" {name}=\""))? + name.len() + 3;
-    Some(tag[start..].split('"').next()?.to_string())
-}
-
-/// Every `<tag ...>` opening tag in `html`.
-fn tags<'a>(html: &'a str, tag: &str) -> Vec<&'a str> {
-    html.match_indices(&format!("<{tag} "))
-        .map(|(i, _)| &html[i..i + html[i..].find('>').unwrap()])
-        .collect()
 }
 
 fn check_html(html: &str) {
@@ -112,56 +103,6 @@ fn check_html(html: &str) {
     assert!(html.contains("<h2 id=\"step-l.i1\">"));
 }
 
-fn chromium() -> Option<PathBuf> {
-    for name in ["chromium", "chromium-browser"] {
-        for dir in std::env::var("PATH").unwrap_or_default().split(':') {
-            let p = Path::new(dir).join(name);
-            if p.is_file() {
-                return Some(p);
-            }
-        }
-    }
-    None
-}
-
-/// Screenshots `page` with headless Chromium; returns RGBA pixels and the width.
-fn screenshot(bin: &Path, page: &Path, dir: &Path) -> (Vec<u8>, usize) {
-    let png_path = dir.join("shot.png");
-    let mut child = Command::new(bin)
-        .args(["--headless", "--disable-gpu", "--no-sandbox", "--hide-scrollbars"])
-        .arg(format!("--user-data-dir={}", dir.join("profile").display()))
-        .arg(format!("--screenshot={}", png_path.display()))
-        .arg("--window-size=1200,3000")
-        .arg(format!("file://{}", page.display()))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("starting chromium");
-    let deadline = Instant::now() + Duration::from_secs(180);
-    loop {
-        if child.try_wait().unwrap().is_some() {
-            break;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("chromium did not finish in 180 s");
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let decoder = png::Decoder::new(std::fs::File::open(&png_path).expect("no screenshot"));
-    let mut reader = decoder.read_info().unwrap();
-    let mut buf = vec![0; reader.output_buffer_size()];
-    let info = reader.next_frame(&mut buf).unwrap();
-    buf.truncate(info.buffer_size());
-    let channels = match info.color_type {
-        png::ColorType::Rgba => 4,
-        png::ColorType::Rgb => 3,
-        other => panic!("unexpected PNG color type {other:?}"),
-    };
-    let rgba = buf.chunks(channels).flat_map(|p| [p[0], p[1], p[2], 255]).collect();
-    (rgba, info.width as usize)
-}
-
 #[test]
 fn report_from_both_engines_and_db_bench() {
     let dir = tempfile::tempdir().unwrap();
@@ -182,20 +123,13 @@ fn report_from_both_engines_and_db_bench() {
         eprintln!("report test: no chromium binary, skipped the browser check");
         return;
     };
-    let (px, width) = screenshot(&bin, &out, dir.path());
-    let count = |hex: &str| {
-        let c: Vec<u8> =
-            (0..3).map(|i| u8::from_str_radix(&hex[1 + 2 * i..3 + 2 * i], 16).unwrap()).collect();
-        px.chunks(4)
-            .filter(|p| (0..3).all(|i| (i32::from(p[i]) - i32::from(c[i])).abs() <= 12))
-            .count()
-    };
+    let (px, width) = screenshot(&bin, &out, dir.path(), 3000);
     // The first two series colors are used only by chart lines, bars and legend swatches.
-    let (blue, red) = (count("#1f77b4"), count("#d62728"));
+    let (blue, red) = (count_color(&px, "#1f77b4"), count_color(&px, "#d62728"));
     assert!(blue > 2000 && red > 2000, "chart colors on screen: blue {blue}, red {red}");
     let rows = px.len() / 4 / width;
     eprintln!("report test: {width}x{rows} screenshot, chart pixels blue {blue} red {red}");
-    let non_white = px.chunks(4).filter(|p| p[0] < 240 || p[1] < 240 || p[2] < 240).count();
+    let non_white = non_white(&px);
     assert!(non_white * 50 > width * rows, "page is nearly blank: {non_white} non-white pixels");
 }
 
@@ -314,7 +248,7 @@ fn report_of_sysbench_and_tpcc_runs() {
         eprintln!("report test: no chromium binary, skipped the browser check");
         return;
     };
-    let (px, width) = screenshot(&bin, &out, dir.path());
+    let (px, width) = screenshot(&bin, &out, dir.path(), 3000);
     let count = |hex: &str| {
         let c: Vec<u8> =
             (0..3).map(|i| u8::from_str_radix(&hex[1 + 2 * i..3 + 2 * i], 16).unwrap()).collect();

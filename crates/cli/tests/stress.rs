@@ -241,6 +241,9 @@ fn bad_usage_exits_2() {
     let (code, _, err) = worker(dir.path(), &["--readpercent=90"]);
     assert_eq!(code, 2);
     assert!(err.contains("add up to"), "{err}");
+    let (code, _, err) = worker(dir.path(), &["--wal_recovery_mode=sometimes"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("wal_recovery_mode") && err.contains("kPointInTimeRecovery"), "{err}");
     // A non-database directory is never deleted by the crash driver.
     let keep = dir.path().join("keep");
     std::fs::create_dir(&keep).unwrap();

@@ -4,6 +4,13 @@
 //! `kind: u8 | key: varstring [| value: varstring]` (Put and RangeDelete carry a second string:
 //! the value, or the exclusive end key). The header's sequence number is filled in by the write
 //! path; record `i` gets sequence `seq + i`.
+//!
+//! Sizes: the format stores lengths in 32 bits (varint32 here, in SST blocks and in the
+//! memtable's entry header), so a key, a value, or a key and value together that would not fit
+//! are refused as RocksDB refuses them ("key is too large"): [`check_entry_size`]. `put`,
+//! `delete` and `delete_range` keep their infallible signatures; a refused operation is not
+//! added, the batch remembers the first refusal, and [`WriteBatch::status`] (checked by
+//! `Db::write` before anything is written) returns it as `InvalidArgument`.
 
 use crate::coding::{put_length_prefixed, varint_len, Decoder};
 use crate::error::{Error, Result};
@@ -15,12 +22,50 @@ pub const HEADER_LEN: usize = 12;
 /// The encoding of an empty batch.
 static EMPTY_BATCH: [u8; HEADER_LEN] = [0; HEADER_LEN];
 
+/// Largest key and value together (and so the largest key, and the largest value): the
+/// memtable entry (two length varints of up to 5 bytes, the key, its 8-byte trailer, the value)
+/// has a 32-bit length, as have keys and values in WAL records and SST blocks. 4 GiB - 19.
+pub const MAX_ENTRY_LEN: usize = u32::MAX as usize - 18;
+
+/// Refuses a key or value the format cannot store: `InvalidArgument` saying which is too large
+/// and the limit. Every write (a batch operation, an [`crate::SstFileWriter`] entry) passes
+/// here before a byte is copied, so a length is never truncated to 32 bits.
+pub fn check_entry_size(key_len: usize, value_len: usize) -> Result<()> {
+    match entry_size_problem(key_len, value_len) {
+        Some(why) => Err(Error::InvalidArgument(why)),
+        None => Ok(()),
+    }
+}
+
+/// What is too large about an entry with these lengths, if anything.
+fn entry_size_problem(key_len: usize, value_len: usize) -> Option<String> {
+    if key_len > MAX_ENTRY_LEN {
+        Some(format!("key is too large: {key_len} bytes (at most {MAX_ENTRY_LEN})"))
+    } else if value_len > MAX_ENTRY_LEN {
+        Some(format!("value is too large: {value_len} bytes (at most {MAX_ENTRY_LEN})"))
+    } else if key_len.saturating_add(value_len) > MAX_ENTRY_LEN {
+        Some(format!(
+            "key and value are too large together: {key_len} + {value_len} bytes (at most \
+             {MAX_ENTRY_LEN})"
+        ))
+    } else {
+        None
+    }
+}
+
 /// An ordered group of writes applied atomically.
 #[derive(Clone)]
 pub struct WriteBatch {
     /// Empty (no header yet) or `header ++ records`.
     rep: Vec<u8>,
+    /// Why the first refused operation was refused (it was not added); `Db::write` returns it.
+    /// Boxed so that a batch stays small to move (the write path moves it a few times).
+    refused: Option<Box<Refusal>>,
 }
+
+/// Why an operation was not added to a batch (boxed in the batch: one pointer when absent).
+#[derive(Clone, Debug)]
+struct Refusal(String);
 
 impl PartialEq for WriteBatch {
     fn eq(&self, other: &Self) -> bool {
@@ -56,18 +101,34 @@ pub enum BatchOp<'a> {
 impl WriteBatch {
     /// An empty batch (allocates nothing until the first operation).
     pub fn new() -> Self {
-        WriteBatch { rep: Vec::new() }
+        WriteBatch { rep: Vec::new(), refused: None }
     }
 
     /// An empty batch with room for `bytes` bytes of encoded operations.
     pub fn with_capacity(bytes: usize) -> Self {
         let mut rep = Vec::with_capacity(HEADER_LEN + bytes);
         rep.resize(HEADER_LEN, 0);
-        WriteBatch { rep }
+        WriteBatch { rep, refused: None }
     }
 
-    /// Makes room for a record of `kind` with strings `a` and `b` (one allocation at most).
+    /// `Ok` unless an operation was refused as too large (see [`check_entry_size`]); then
+    /// `InvalidArgument` naming the first one. `Db::write` refuses such a batch whole.
+    pub fn status(&self) -> Result<()> {
+        match &self.refused {
+            None => Ok(()),
+            Some(r) => Err(Error::InvalidArgument(r.0.clone())),
+        }
+    }
+
+    /// Appends a record of `kind` with strings `a` and `b` (one allocation at most), unless it
+    /// is too large (then the refusal is remembered and nothing is added).
     fn begin_record(&mut self, kind: ValueKind, a: &[u8], b: Option<&[u8]>) {
+        let b_len = b.map_or(0, <[u8]>::len);
+        let count = self.count();
+        if a.len().saturating_add(b_len) > MAX_ENTRY_LEN || count == u32::MAX {
+            self.refuse(a.len(), b_len);
+            return;
+        }
         let need = 1
             + varint_len(a.len() as u64)
             + a.len()
@@ -83,7 +144,18 @@ impl WriteBatch {
         if let Some(b) = b {
             put_length_prefixed(&mut self.rep, b);
         }
-        self.bump_count();
+        self.rep[8..12].copy_from_slice(&(count + 1).to_le_bytes());
+    }
+
+    /// Remembers why an operation with these lengths is not added (the first reason only).
+    #[cold]
+    fn refuse(&mut self, key_len: usize, value_len: usize) {
+        if self.refused.is_some() {
+            return;
+        }
+        let why = entry_size_problem(key_len, value_len)
+            .unwrap_or_else(|| "a write batch holds at most 2^32 - 1 operations".into());
+        self.refused = Some(Box::new(Refusal(why)));
     }
 
     /// Adds a put.
@@ -102,9 +174,10 @@ impl WriteBatch {
         self.begin_record(ValueKind::RangeDelete, begin.as_ref(), Some(end.as_ref()));
     }
 
-    /// Removes every operation.
+    /// Removes every operation (and a remembered refusal).
     pub fn clear(&mut self) {
         self.rep.clear();
+        self.refused = None;
     }
 
     fn ensure_header(&mut self) {
@@ -128,11 +201,6 @@ impl WriteBatch {
         self.rep.len().max(HEADER_LEN)
     }
 
-    fn bump_count(&mut self) {
-        let c = self.count() + 1;
-        self.rep[8..12].copy_from_slice(&c.to_le_bytes());
-    }
-
     /// The sequence number of the first operation (set by the write path).
     pub fn sequence(&self) -> SequenceNumber {
         crate::coding::decode_fixed64(&self.rep).unwrap_or(0)
@@ -152,10 +220,13 @@ impl WriteBatch {
         &self.rep
     }
 
-    /// Appends `other`'s operations to this batch.
+    /// Appends `other`'s operations to this batch (and its refusal, if this batch has none).
     pub fn append(&mut self, other: &WriteBatch) {
+        if self.refused.is_none() {
+            self.refused.clone_from(&other.refused);
+        }
         self.ensure_header();
-        let c = self.count() + other.count();
+        let c = self.count().saturating_add(other.count());
         self.rep.extend_from_slice(other.rep.get(HEADER_LEN..).unwrap_or(&[]));
         self.rep[8..12].copy_from_slice(&c.to_le_bytes());
     }
@@ -163,7 +234,7 @@ impl WriteBatch {
     /// Rebuilds a batch from encoded bytes, validating every record. `file`/`offset` name where
     /// the bytes came from, for the error.
     pub fn from_data(data: Vec<u8>, file: &str, offset: u64) -> Result<WriteBatch> {
-        let b = WriteBatch { rep: data };
+        let b = WriteBatch { rep: data, refused: None };
         let mut n = 0u32;
         for op in b.iter_checked(file, offset)? {
             op?;
@@ -261,6 +332,33 @@ mod tests {
                 BatchOp::DeleteRange(b"a", b"c")
             ]
         );
+    }
+
+    /// Lengths at and just past each limit, without allocating them: the check refuses what
+    /// `as u32` would have truncated (a 4 GiB key encoded as length 0) or the memtable would
+    /// have panicked on.
+    #[test]
+    fn entry_size_limits() {
+        let gib4 = 1usize << 32;
+        assert!(check_entry_size(0, 0).is_ok());
+        assert!(check_entry_size(MAX_ENTRY_LEN, 0).is_ok());
+        assert!(check_entry_size(0, MAX_ENTRY_LEN).is_ok());
+        assert!(check_entry_size(1 << 31, (1 << 31) - 100).is_ok());
+        for (k, v, what) in [
+            (gib4, 0, "key is too large"),
+            (MAX_ENTRY_LEN + 1, 0, "key is too large"),
+            (usize::MAX, usize::MAX, "key is too large"),
+            (0, gib4, "value is too large"),
+            (3, gib4 + 5, "value is too large"),
+            (1 << 31, 1 << 31, "too large together"),
+            (0, MAX_ENTRY_LEN + 1, "value is too large"),
+            (MAX_ENTRY_LEN, 1, "too large together"),
+        ] {
+            match check_entry_size(k, v) {
+                Err(Error::InvalidArgument(m)) => assert!(m.contains(what), "{k} {v}: {m}"),
+                other => panic!("{k} {v}: {other:?}"),
+            }
+        }
     }
 
     #[test]

@@ -40,12 +40,19 @@ pub enum Error {
     /// A file or database does not exist (never used for a missing key).
     #[error("Not found: {0}")]
     NotFound(String),
-    /// A background job (flush or compaction) failed; the database is read-only until resumed.
+    /// A background job (flush or compaction) or a WAL write failed; the database refuses
+    /// writes until it is reopened. Carries the original error, so its IO kind (ENOSPC as
+    /// [`std::io::ErrorKind::StorageFull`], EIO as `Other`, ...) stays visible: see
+    /// [`Error::io_kind`].
     #[error("Background error, database is read-only: {0}")]
-    BackgroundError(String),
+    BackgroundError(#[source] Box<Error>),
     /// The operation is not possible right now (e.g. the database is shutting down).
     #[error("Busy: {0}")]
     Busy(String),
+    /// The operation is not supported by this handle (RocksDB's `NotSupported`): a write to a
+    /// database opened with [`crate::Db::open_read_only`].
+    #[error("Not supported: {0}")]
+    NotSupported(String),
 }
 
 impl Error {
@@ -64,6 +71,17 @@ impl Error {
         matches!(self, Error::Corruption { .. })
     }
 
+    /// The kind of the operating-system error behind this one, if there is one: for
+    /// [`Error::Io`] its source's kind, for [`Error::BackgroundError`] the kind of the error
+    /// that stopped the database (so a caller can tell a full disk from a failing one).
+    pub fn io_kind(&self) -> Option<std::io::ErrorKind> {
+        match self {
+            Error::Io { source, .. } => Some(source.kind()),
+            Error::BackgroundError(e) => e.io_kind(),
+            _ => None,
+        }
+    }
+
     /// A copy of this error, for handing one failure to many waiters (the `io::Error` source is
     /// rebuilt from its kind and message).
     pub fn duplicate(&self) -> Error {
@@ -78,8 +96,9 @@ impl Error {
             Error::InvalidArgument(s) => Error::InvalidArgument(s.clone()),
             Error::Locked(s) => Error::Locked(s.clone()),
             Error::NotFound(s) => Error::NotFound(s.clone()),
-            Error::BackgroundError(s) => Error::BackgroundError(s.clone()),
+            Error::BackgroundError(e) => Error::BackgroundError(Box::new(e.duplicate())),
             Error::Busy(s) => Error::Busy(s.clone()),
+            Error::NotSupported(s) => Error::NotSupported(s.clone()),
         }
     }
 }

@@ -8,8 +8,10 @@
 //! assert_eq!(db.get(b"hello").unwrap().as_deref(), Some(&b"world"[..]));
 //! ```
 //!
-//! The public API is this file: [`Db`], [`Options`], [`ReadOptions`], [`WriteOptions`],
-//! [`WriteBatch`], [`Snapshot`], [`Iter`], [`RawIter`], [`Error`], and for bulk loading
+//! The public API is this file: [`Db`] (with [`Db::open_read_only`] and the
+//! [`RecoveryReport`] of what WAL recovery dropped), [`destroy_db`], [`Options`],
+//! [`ReadOptions`], [`WriteOptions`], [`WriteBatch`], [`Snapshot`], [`Iter`], [`RawIter`],
+//! [`Error`], and for bulk loading
 //! [`SstFileWriter`] with [`Db::ingest_external_file`] ([`IngestOptions`]). Everything else is internal
 //! and public only so that the tools (`talus sst_dump`, `ldb manifest_dump`) and the tests can
 //! reach it; it carries no stability promise.
@@ -27,13 +29,17 @@ pub mod iter;
 pub mod key;
 pub mod memtable;
 pub mod options;
+mod options_file;
 pub mod perf;
 pub mod sst;
+mod sync;
 pub mod version;
 pub mod wal;
 
 pub use batch::WriteBatch;
-pub use db::{Db, IngestOptions, Iter, RawIter, Snapshot};
+pub use db::{
+    destroy_db, Db, IngestOptions, Iter, RawIter, RecoveryReport, Snapshot, WalLoss, WalLossKind,
+};
 pub use error::{Error, Result};
 pub use options::{
     CompactionStyle, CompressionType, Options, ReadOptions, WalRecoveryMode, WriteOptions,

@@ -76,7 +76,10 @@ impl CacheType {
     pub fn parse(s: &str) -> Result<CacheType> {
         match s {
             "lru_cache" => Ok(CacheType::LruCache),
-            "hyper_clock_cache" | "clock_cache" => Ok(CacheType::HyperClockCache),
+            "hyper_clock_cache"
+            | "clock_cache"
+            | "fixed_hyper_clock_cache"
+            | "auto_hyper_clock_cache" => Ok(CacheType::HyperClockCache),
             _ => Err(Error::InvalidArgument(format!(
                 "cache_type: unknown cache type {s:?} (expected lru_cache or hyper_clock_cache)"
             ))),
@@ -104,6 +107,45 @@ pub enum WalRecoveryMode {
     PointInTimeRecovery,
     /// Skip bad records and go on replaying (may leave holes: a salvage mode).
     SkipAnyCorruptedRecords,
+}
+
+impl WalRecoveryMode {
+    /// Every mode, in RocksDB's numbering (0 to 3).
+    pub const ALL: [WalRecoveryMode; 4] = [
+        WalRecoveryMode::TolerateCorruptedTailRecords,
+        WalRecoveryMode::AbsoluteConsistency,
+        WalRecoveryMode::PointInTimeRecovery,
+        WalRecoveryMode::SkipAnyCorruptedRecords,
+    ];
+
+    /// Parses RocksDB's names (`kPointInTimeRecovery`, also without the `k`, in any case, and
+    /// snake case: `point_in_time_recovery`) and numbers (`0` to `3`, as `--wal_recovery_mode`
+    /// of RocksDB's tools takes them).
+    pub fn parse(s: &str) -> Result<WalRecoveryMode> {
+        let key: String = s.chars().filter(|c| *c != '_').collect::<String>().to_ascii_lowercase();
+        let key = key.strip_prefix('k').filter(|_| key.len() > 1).unwrap_or(&key);
+        let found = WalRecoveryMode::ALL
+            .iter()
+            .enumerate()
+            .find(|(i, m)| key == i.to_string() || key == m.name()[1..].to_ascii_lowercase());
+        match found {
+            Some((_, m)) => Ok(*m),
+            None => Err(Error::InvalidArgument(format!(
+                "wal_recovery_mode: unknown mode {s:?} (expected kTolerateCorruptedTailRecords, \
+                 kAbsoluteConsistency, kPointInTimeRecovery, kSkipAnyCorruptedRecords or 0-3)"
+            ))),
+        }
+    }
+
+    /// RocksDB's name (`kPointInTimeRecovery`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            WalRecoveryMode::TolerateCorruptedTailRecords => "kTolerateCorruptedTailRecords",
+            WalRecoveryMode::AbsoluteConsistency => "kAbsoluteConsistency",
+            WalRecoveryMode::PointInTimeRecovery => "kPointInTimeRecovery",
+            WalRecoveryMode::SkipAnyCorruptedRecords => "kSkipAnyCorruptedRecords",
+        }
+    }
 }
 
 /// Which compaction style the database runs.
@@ -160,6 +202,9 @@ pub struct Options {
     pub bottommost_compression: Option<CompressionType>,
     /// Block cache capacity in bytes (32 MiB; RocksDB's default for a new LRU cache is 32 MiB).
     pub block_cache_capacity: usize,
+    /// No block cache at all: every block read goes to the file (RocksDB's
+    /// `BlockBasedTableOptions::no_block_cache`; db_bench's `--cache_size=-1`). False.
+    pub no_block_cache: bool,
     /// The block cache has 2^num_shard_bits shards (6).
     pub block_cache_num_shard_bits: u32,
     /// Fail inserts into a full cache instead of exceeding capacity.
@@ -256,6 +301,7 @@ impl Default for Options {
             compression_per_level: Vec::new(),
             bottommost_compression: None,
             block_cache_capacity: 32 << 20,
+            no_block_cache: false,
             block_cache_num_shard_bits: 6,
             block_cache_strict_capacity_limit: false,
             max_open_files: -1,
@@ -464,6 +510,22 @@ mod tests {
         let o = Options { num_levels: 0, ..Default::default() };
         assert!(o.validate().unwrap_err().to_string().contains("num_levels"));
         assert!(CompressionType::parse("foo").unwrap_err().to_string().contains("foo"));
+    }
+
+    #[test]
+    fn wal_recovery_modes_parse_by_rocksdb_name_and_number() {
+        use WalRecoveryMode::*;
+        for (i, m) in WalRecoveryMode::ALL.iter().enumerate() {
+            assert_eq!(WalRecoveryMode::parse(m.name()).unwrap(), *m);
+            assert_eq!(WalRecoveryMode::parse(&i.to_string()).unwrap(), *m);
+        }
+        assert_eq!(WalRecoveryMode::parse("point_in_time_recovery").unwrap(), PointInTimeRecovery);
+        assert_eq!(WalRecoveryMode::parse("kabsoluteconsistency").unwrap(), AbsoluteConsistency);
+        assert_eq!(WalRecoveryMode::parse("2").unwrap(), PointInTimeRecovery);
+        for bad in ["", "k", "4", "-1", "kPointInTime", "absolute"] {
+            let e = WalRecoveryMode::parse(bad).unwrap_err().to_string();
+            assert!(e.contains("wal_recovery_mode") && e.contains("kAbsoluteConsistency"), "{e}");
+        }
     }
 
     #[test]

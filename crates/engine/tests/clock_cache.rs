@@ -5,8 +5,8 @@
 //!
 //! Checks:
 //! * every value returned is intact (its key and a magic word match) for as long as the caller
-//!   holds it, even after the cache evicted or erased it: each thread keeps a ring of returned
-//!   `Arc`s and re-checks them before letting go;
+//!   holds it, even after the cache erased or replaced it: each thread keeps a ring of returned
+//!   handles (and of handles to values it inserted) and re-checks them before letting go;
 //! * no value is dropped twice or leaked: a global count of values created and dropped must match
 //!   exactly once the cache is empty (after erasing everything, and again after dropping it);
 //! * usage returns to zero after erasing every key;
@@ -19,7 +19,9 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use rand::{Rng, SeedableRng};
-use talus::cache::{AutoHyperClockCache, Cache, CacheKey, HyperClockCache, LruCache};
+use talus::cache::{
+    AutoHyperClockCache, Cache, CacheHandle, CacheKey, HyperClockCache, LruCache, Priority,
+};
 
 const ALIVE: u64 = 0xA11C_E5A1_1CE5_A11C;
 const DEAD: u64 = 0xDEAD_DEAD_DEAD_DEAD;
@@ -89,7 +91,7 @@ fn hammer(cache: Arc<dyn Cache<Tracked>>, cfg: &Config) {
             let (ops, keys, max_charge) = (cfg.ops, cfg.keys, cfg.max_charge);
             std::thread::spawn(move || {
                 let mut rng = rand::rngs::StdRng::seed_from_u64(t);
-                let mut held: Vec<(CacheKey, Arc<Tracked>)> = Vec::new();
+                let mut held: Vec<(CacheKey, CacheHandle<Tracked>)> = Vec::new();
                 let mut hits = 0u64;
                 for i in 0..ops {
                     // Skewed keys: a hot set gets most of the traffic.
@@ -115,19 +117,25 @@ fn hammer(cache: Arc<dyn Cache<Tracked>>, cfg: &Config) {
                             }
                             None => {
                                 let charge = rng.gen_range(1..=max_charge);
-                                cache.insert(key, Arc::new(Tracked::new(key, &counters)), charge);
+                                cache.insert(key, Tracked::new(key, &counters), charge);
                             }
                         },
                         60..=89 => {
                             let charge = rng.gen_range(1..=max_charge);
-                            let v = Arc::new(Tracked::new(key, &counters));
-                            cache.insert(key, Arc::clone(&v), charge);
+                            let v = Tracked::new(key, &counters);
                             if rng.gen_bool(0.1) {
+                                // Keep a handle to the inserted value (the value itself if
+                                // the cache refused it).
+                                let v = cache
+                                    .insert_and_hold(key, v, charge, Priority::Low)
+                                    .unwrap_or_else(CacheHandle::new);
                                 held.push((key, v));
                                 if held.len() > 64 {
                                     let (old_key, old) = held.swap_remove(0);
                                     old.check(old_key);
                                 }
+                            } else {
+                                cache.insert(key, v, charge);
                             }
                         }
                         _ => cache.erase(key),
@@ -291,17 +299,22 @@ fn auto_clock_cache_replaces_across_generations_while_growing() {
                 for i in 0..OPS {
                     let charge = 4096usize >> (i * 8 / OPS);
                     let key = (t, i);
-                    cache.insert(key, Arc::new(Tracked::new(key, &counters)), charge);
+                    cache.insert(key, Tracked::new(key, &counters), charge);
                     let old = (t, rng.gen_range(0..=i));
                     if let Some(v) = cache.lookup(old) {
                         v.check(old);
                     }
                     // Replace an earlier key: no older copy may be found afterwards.
                     let again = (t, i / 2);
-                    let newer = Arc::new(Tracked::new(again, &counters));
-                    cache.insert(again, Arc::clone(&newer), charge);
+                    let newer = Tracked::new(again, &counters);
+                    let newer = cache
+                        .insert_and_hold(again, newer, charge, Priority::Low)
+                        .unwrap_or_else(CacheHandle::new);
                     if let Some(v) = cache.lookup(again) {
-                        assert!(Arc::ptr_eq(&v, &newer), "an older copy of {again:?} was found");
+                        assert!(
+                            CacheHandle::ptr_eq(&v, &newer),
+                            "an older copy of {again:?} was found"
+                        );
                     }
                     if i % 16 == 0 {
                         cache.erase((t, rng.gen_range(0..=i)));
@@ -353,19 +366,19 @@ fn pinned_entries_survive(cache: Arc<dyn Cache<Tracked>>, capacity: usize) {
             let (cache, counters) = (Arc::clone(&cache), Arc::clone(&counters));
             std::thread::spawn(move || {
                 let mut rng = rand::rngs::StdRng::seed_from_u64(100 + t);
-                let pins: Vec<(CacheKey, Arc<Tracked>)> = (0..8u64)
+                let pins: Vec<(CacheKey, CacheHandle<Tracked>)> = (0..8u64)
                     .map(|j| {
                         let key = (1_000_000 + t, j);
-                        let v = Arc::new(Tracked::new(key, &counters));
-                        cache.insert(key, Arc::clone(&v), 4);
-                        (key, v)
+                        let v = Tracked::new(key, &counters);
+                        let held = cache.insert_and_hold(key, v, 4, Priority::Low);
+                        (key, held.unwrap_or_else(|_| panic!("pin {key:?} refused")))
                     })
                     .collect();
                 for i in 0..40_000u64 {
                     let key = (t % 3, rng.gen_range(0..5_000u64));
                     match rng.gen_range(0..10) {
                         0..=5 => {
-                            let v = Arc::new(Tracked::new(key, &counters));
+                            let v = Tracked::new(key, &counters);
                             cache.insert(key, v, rng.gen_range(1..=16));
                         }
                         6..=8 => {
@@ -378,7 +391,7 @@ fn pinned_entries_survive(cache: Arc<dyn Cache<Tracked>>, capacity: usize) {
                     if i % 1000 == 0 {
                         for (k, v) in &pins {
                             let got = cache.lookup(*k).expect("a pinned entry was evicted");
-                            assert!(Arc::ptr_eq(&got, v), "pinned entry replaced");
+                            assert!(CacheHandle::ptr_eq(&got, v), "pinned entry replaced");
                         }
                     }
                 }

@@ -12,7 +12,10 @@
 //!   problems may also be NotFound/InvalidArgument);
 //! - WAL damage that loses data is reported in `talus.recovery-report` under
 //!   PointInTimeRecovery, and fails the open with Corruption under AbsoluteConsistency (except a
-//!   cut exactly at a record boundary, which is a valid shorter log).
+//!   cut exactly at a record boundary, which is a valid shorter log);
+//! - an open that fails leaves the directory byte-identical (every name, size and crc32c as
+//!   before: no new MANIFEST, no CURRENT change, no SST, no WAL renamed or deleted, LOG as it
+//!   was).
 //!
 //! The table of counts is printed at the end (`cargo test --release --test corruption --
 //! --nocapture`). `CORRUPTION_EXHAUSTIVE=1` flips a bit in every byte of every file instead of
@@ -25,8 +28,8 @@ use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 
 use common::corrupt::{
-    copy_dir, install_panic_counter, panic_count, panic_messages, sst_layout, Injection, Region,
-    SstPart, Tally, Verdict,
+    copy_dir, dir_snapshot, install_panic_counter, panic_count, panic_messages, snapshot_diff,
+    sst_layout, Injection, Region, SstPart, Tally, Verdict,
 };
 use common::{write_ops, Model, WriteOp};
 use rand::rngs::StdRng;
@@ -252,7 +255,9 @@ fn check_error(e: &Error, case: &Case, file_len: u64, what: &str) -> Result<(), 
             }
         }
         Error::NotFound(_) | Error::InvalidArgument(_) if case.row == "CURRENT" => Ok(()),
-        Error::BackgroundError(msg) if msg.contains("Corruption") && msg.contains(&case.file) => {
+        Error::BackgroundError(inner)
+            if inner.is_corruption() && inner.to_string().contains(&case.file) =>
+        {
             Ok(())
         }
         _ => bad(),
@@ -289,9 +294,19 @@ fn check_case(fx: &Fixture, dir: &Path, case: &Case, file_len: u64) -> Result<Ve
             garbage.set(true);
         }
     };
+    let before = dir_snapshot(dir);
     let db = match Db::open(dir, options(case.mode)) {
         Ok(db) => db,
-        Err(e) => return check_error(&e, case, file_len, "open").map(|()| Verdict::Detected),
+        Err(e) => {
+            let changed = snapshot_diff(&before, &dir_snapshot(dir));
+            if !changed.is_empty() {
+                return Err(format!(
+                    "{} {:?} ({:?}): the failed open ({e}) changed the directory:\n{changed}",
+                    case.file, case.inj, case.mode
+                ));
+            }
+            return check_error(&e, case, file_len, "open").map(|()| Verdict::Detected);
+        }
     };
     let report = db.property("talus.recovery-report").unwrap_or_default();
     let mut detected = !report.is_empty();

@@ -127,14 +127,17 @@ define_flags! {
     readwritepercent: i64 = 90; "Percentage of reads in readrandomwriterandom"
     db: String = String::new(); "Database directory (default: a new temporary directory, removed at exit)"
     use_existing_db: bool = false; "Use the existing database at --db; fill benchmarks are skipped"
+    readonly: bool = false; "Open the database read-only (implies --use_existing_db): read benchmarks only; writes fail"
+    wal_recovery_mode: String = "kPointInTimeRecovery".to_string(); "WAL recovery at open: kTolerateCorruptedTailRecords, kAbsoluteConsistency, kPointInTimeRecovery, kSkipAnyCorruptedRecords (or 0-3)"
     disable_wal: bool = false; "Write without the WAL"
     sync: bool = false; "Sync the WAL on every write"
     verify_checksum: bool = true; "Verify block checksums on reads"
-    cache_size: i64 = 8388608; "Block cache capacity in bytes"
-    cache_type: String = "lru_cache".to_string(); "Block cache type: lru_cache or hyper_clock_cache (alias clock_cache)"
+    cache_size: i64 = 8388608; "Block cache capacity in bytes (0 or -1: no block cache)"
+    cache_type: String = "lru_cache".to_string(); "Block cache type: lru_cache, hyper_clock_cache (= fixed_hyper_clock_cache, sized by block_size) or auto_hyper_clock_cache"
     cache_numshardbits: i64 = -1; "The block cache has 2^N shards (-1: the engine's default, 6)"
     cache_index_and_filter_blocks: bool = false; "Keep index and filter blocks in the block cache, charged to it"
     pin_l0_filter_and_index_blocks_in_cache: bool = false; "With --cache_index_and_filter_blocks: L0 table readers pin their index and filter blocks"
+    pin_top_level_index_and_filter: bool = false; "With --cache_index_and_filter_blocks: pin the top level of partitioned indexes and filters"
     wal_bytes_per_sync: i64 = -1; "Start WAL writeback every N bytes (0: never; -1: the engine's default, 1 MiB for talus, 0 for rocksdb)"
     cache_high_pri_pool_ratio: f64 = 0.0; "lru_cache: share of the cache for index/filter blocks and hit entries (0 to 1)"
     perf_level: i64 = 1; "Perf context level: 1 off, 2 counts (printed as PERF_CONTEXT after each benchmark)"
@@ -152,6 +155,7 @@ define_flags! {
     num_levels: i64 = 7; "Number of LSM levels"
     compaction_style: i64 = 0; "0: leveled, 1: universal"
     max_background_jobs: i64 = 2; "Background flush and compaction threads"
+    table_cache_numshardbits: i64 = 4; "rocksdb: the table cache has 2^N shards (Talus's table cache is one map)"
     open_files: i64 = -1; "Open SST files kept in the table cache (-1: unbounded)"
     disable_auto_compactions: bool = false; "Disable automatic compactions"
     subcompactions: u64 = 1; "Threads one L0->base or manual compaction may be split across (alias --max_subcompactions)"
@@ -159,6 +163,8 @@ define_flags! {
     level_compaction_dynamic_level_bytes: bool = true; "Dynamic level targets (the base level moves down as the tree grows)"
     target_file_size_multiplier: u64 = 1; "Output files grow by this factor per level below the base"
     max_compaction_bytes: u64 = 0; "Upper bound of one compaction's input bytes (0: 25 * target_file_size_base)"
+    enable_pipelined_write: bool = true; "rocksdb: pipelined write groups (Talus writes WAL and memtable in one group step)"
+    allow_concurrent_memtable_write: bool = true; "rocksdb: writers of a group insert into the memtable in parallel (Talus: the leader inserts for the group)"
     intra_l0_compaction: bool = true; "Talus: allow intra-L0 compaction when L0->base is blocked"
     delayed_write_rate: u64 = 8388608; "Bytes/second writes are slowed to at a slowdown trigger"
     soft_pending_compaction_bytes_limit: u64 = 68719476736; "Pending compaction bytes that slow writes (0: off)"
@@ -191,10 +197,6 @@ pub const NOOP_FLAGS: &[(&str, &str)] = &[
     ("cache_low_pri_pool_ratio", "the LRU cache has no low-priority pool"),
     ("max_background_flushes", "use --max_background_jobs"),
     ("max_background_compactions", "use --max_background_jobs"),
-    (
-        "allow_concurrent_memtable_write",
-        "memtable inserts are always serialized by the write group",
-    ),
     ("use_direct_reads", "buffered IO only"),
     ("use_direct_io_for_flush_and_compaction", "buffered IO only"),
     ("prepopulate_block_cache", "not supported"),
@@ -294,7 +296,8 @@ pub fn validate(f: &Flags) -> Result<(), String> {
     range("batch_size", f.batch_size, 1, 1 << 20)?;
     range("seek_nexts", f.seek_nexts, 0, i64::MAX)?;
     range("readwritepercent", f.readwritepercent, 0, 100)?;
-    range("cache_size", f.cache_size, 0, i64::MAX)?;
+    range("cache_size", f.cache_size, -1, i64::MAX)?;
+    talus::WalRecoveryMode::parse(&f.wal_recovery_mode).map_err(|e| e.to_string())?;
     range("cache_numshardbits", f.cache_numshardbits, -1, 20)?;
     range("perf_level", f.perf_level, 0, 5)?;
     range("wal_bytes_per_sync", f.wal_bytes_per_sync, -1, i64::MAX)?;

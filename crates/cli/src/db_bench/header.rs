@@ -27,7 +27,12 @@ fn cpu_info() -> Option<(usize, String, String)> {
 /// Prints the header for `flags` on `engine_memtable` (the memtable's name).
 pub fn print(f: &Flags, engine_memtable: &str) {
     let mut err = std::io::stderr().lock();
-    let _ = writeln!(err, "Talus:      version {}", env!("CARGO_PKG_VERSION"));
+    let _ = writeln!(
+        err,
+        "Talus:      version {} ({})",
+        env!("CARGO_PKG_VERSION"),
+        crate::build_info::describe()
+    );
     let _ = writeln!(err, "Date:       {}", ctime(wall_secs()));
     if let Some((n, model, cache)) = cpu_info() {
         let _ = writeln!(err, "CPU:        {n} * {model}");

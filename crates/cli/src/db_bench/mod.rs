@@ -89,8 +89,9 @@ impl Bench {
         } else {
             (PathBuf::from(&flags.db), None)
         };
-        if !flags.use_existing_db {
-            engines::destroy(&path)?;
+        if !flags.use_existing_db && !flags.readonly {
+            crate::dbdir::check_replaceable(&path)?;
+            engines::destroy(&flags, &path)?;
         }
         let values = keygen::value_data(flags.compression_ratio, flags.value_size as usize);
         let cfg = ReportConfig::new(&flags);
@@ -228,12 +229,13 @@ impl Bench {
         };
         let mut method = method;
         if fresh_db {
-            if self.flags.use_existing_db {
-                println!("{name:<12} : skipped (--use_existing_db is true)");
+            if self.flags.use_existing_db || self.flags.readonly {
+                let flag = if self.flags.readonly { "readonly" } else { "use_existing_db" };
+                println!("{name:<12} : skipped (--{flag} is true)");
                 method = None;
             } else {
                 self.engine = None;
-                engines::destroy(&self.path)?;
+                engines::destroy(&self.flags, &self.path)?;
                 self.open()?;
             }
         }

@@ -174,6 +174,7 @@ pub fn run_benchmark(
                 let barrier = &barrier;
                 let perf = &perf;
                 s.spawn(move || {
+                    shared.engine.thread_init();
                     barrier.wait();
                     talus::perf::reset();
                     st.stats.start(st.tid as i64);

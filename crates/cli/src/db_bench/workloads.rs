@@ -62,6 +62,15 @@ pub fn run(method: Method, sh: &Shared<'_>, t: &mut ThreadState) -> EResult<()> 
     }
 }
 
+/// RocksDB's `SelectDB(thread)`: db_bench picks the database of each operation (or batch) with
+/// `rand.Next() % num_dbs`, one draw even when there is one database. Drawn here at the same
+/// points so every key that follows is the one RocksDB's db_bench uses for the same `--seed`
+/// (and the `(found of read)` counts of the two tools can be compared).
+#[inline]
+fn select_db(t: &mut ThreadState) {
+    std::hint::black_box(t.rng.next_u64());
+}
+
 fn do_write(sh: &Shared<'_>, t: &mut ThreadState, mode: WriteMode) -> EResult<()> {
     let p = sh.params;
     let secs = if mode == WriteMode::Random { p.duration } else { 0 };
@@ -76,6 +85,10 @@ fn do_write(sh: &Shared<'_>, t: &mut ThreadState, mode: WriteMode) -> EResult<()
     let mut ops = Ops::default();
     let mut bytes = 0u64;
     while p.num != 0 && !duration.done(p.batch) {
+        if mode != WriteMode::Sequential {
+            // DoWrite draws the batch's database only in random modes.
+            select_db(t);
+        }
         ops.clear();
         let mut batch_bytes = 0u64;
         for _ in 0..p.batch {
@@ -111,6 +124,7 @@ fn read_random(sh: &Shared<'_>, t: &mut ThreadState) -> EResult<()> {
     let mut value = Vec::new();
     let (mut read, mut found, mut bytes) = (0u64, 0u64, 0u64);
     while !duration.done(1) {
+        select_db(t);
         let k = random_key(&mut t.rng, p.flag_num, p.exp_range);
         key_from_int(k, p.key_size, &mut key);
         read += 1;
@@ -132,6 +146,7 @@ fn multi_read_random(sh: &Shared<'_>, t: &mut ThreadState) -> EResult<()> {
     let mut sizes = Vec::with_capacity(keys.len());
     let (mut read, mut found, mut bytes) = (0u64, 0u64, 0u64);
     while !duration.done(p.batch) {
+        select_db(t);
         for k in keys.iter_mut() {
             key_from_int(random_key(&mut t.rng, p.flag_num, p.exp_range), p.key_size, k);
         }
@@ -218,6 +233,7 @@ fn bg_writer(sh: &Shared<'_>, t: &mut ThreadState) -> EResult<()> {
     let mut key = Vec::with_capacity(p.key_size);
     let mut bytes = 0u64;
     loop {
+        select_db(t);
         if sh.num_done.load(Ordering::Acquire) + 1 >= sh.total || sh.abort.load(Ordering::Relaxed) {
             break;
         }
@@ -243,6 +259,7 @@ fn read_random_write_random(sh: &Shared<'_>, t: &mut ThreadState) -> EResult<()>
     let (mut get_weight, mut put_weight) = (0u64, 0u64);
     let (mut reads_done, mut writes_done, mut found) = (0u64, 0u64, 0u64);
     while !duration.done(1) {
+        select_db(t);
         key_from_int(t.rng.next_u64() % p.flag_num, p.key_size, &mut key);
         if get_weight == 0 && put_weight == 0 {
             get_weight = p.readwritepercent;
@@ -275,6 +292,7 @@ fn delete_random(sh: &Shared<'_>, t: &mut ThreadState) -> EResult<()> {
     let mut key = Vec::with_capacity(p.key_size);
     let mut ops = Ops::default();
     while !duration.done(p.batch) {
+        select_db(t);
         ops.clear();
         for _ in 0..p.batch {
             key_from_int(t.rng.next_u64() % p.flag_num, p.key_size, &mut key);

@@ -45,6 +45,10 @@ pub(super) fn delete(ctx: &mut Ctx<'_>) -> Result<(), Fail> {
 
 pub(super) fn delete_range(ctx: &mut Ctx<'_>) -> Result<(), Fail> {
     let (begin, end) = (ctx.key(0)?, ctx.key(1)?);
+    if begin > end {
+        // RocksDB's ldb: "Failed: Invalid argument: end key comes before start key".
+        return Err(Fail::Msg("Invalid argument: end key comes before start key".into()));
+    }
     ctx.open(|_| {})?.delete_range(begin..end)?;
     writeln!(ctx.out, "OK")?;
     Ok(())

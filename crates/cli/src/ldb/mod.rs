@@ -8,7 +8,15 @@
 //!
 //! Output goes to stdout; failures print `Failed: <reason>` on stderr and exit 1, as RocksDB's
 //! `ldb` does (a missing key: `Failed: Get failed: NotFound: `). The tool uses only the engine's
-//! public API plus the MANIFEST and SST readers; it takes the database's LOCK while it runs.
+//! public API plus the MANIFEST and SST readers.
+//!
+//! Read commands (`get`, `scan`, `dump`, `get_property`, `checkconsistency`; `manifest_dump`
+//! only reads files) open the database with [`Db::open_read_only`], as RocksDB's ldb opens
+//! them: no LOCK, nothing written, so they work on a read-only mount, on a full disk and beside
+//! a running writer. Write commands take the LOCK ([`Db::open`]) and are refused with the lock
+//! error while another process has the database open. `--wal_recovery_mode=` (RocksDB's names
+//! or 0-3) applies to both. Whenever the open's WAL recovery dropped anything, the command
+//! prints a `Warning:` with the recovery report on stderr (and still runs).
 
 use std::io::{self, BufRead, BufWriter, Write};
 use std::path::PathBuf;
@@ -22,7 +30,7 @@ mod data;
 mod manifest;
 
 /// Options every command accepts.
-const GLOBAL_VALUES: &[&str] = &["db"];
+const GLOBAL_VALUES: &[&str] = &["db", "wal_recovery_mode"];
 /// Flags every command accepts.
 const GLOBAL_FLAGS: &[&str] = &["create_if_missing", "hex", "key_hex", "value_hex", "help"];
 
@@ -57,10 +65,14 @@ impl From<io::Error> for Fail {
 pub struct Ctx<'a> {
     /// The parsed command line (positional[0] is the command name).
     pub args: Parsed,
+    /// True for a command that only reads: the database is opened read-only.
+    pub read_only: bool,
     /// Standard input (for `load`).
     pub input: &'a mut dyn BufRead,
     /// Standard output.
     pub out: &'a mut dyn Write,
+    /// Standard error (warnings; the final `Failed:` line is printed by the caller).
+    pub err: &'a mut dyn Write,
 }
 
 impl Ctx<'_> {
@@ -91,15 +103,35 @@ impl Ctx<'_> {
             _ => Err(Fail::Msg("Either db or path must be specified.".into())),
         }
     }
-    /// Opens the database named by `--db`, creating it only with `--create_if_missing`.
-    fn open(&self, tweak: impl FnOnce(&mut Options)) -> Result<Db, Fail> {
+    /// Opens the database named by `--db`: read-only for a read command, else read-write
+    /// (creating it only with `--create_if_missing`). Warns on stderr if WAL recovery dropped
+    /// anything.
+    fn open(&mut self, tweak: impl FnOnce(&mut Options)) -> Result<Db, Fail> {
         let path = self.db_path()?;
         let mut opts = Options {
             create_if_missing: self.args.flag("create_if_missing"),
             ..Default::default()
         };
+        if let Some(m) = self.args.value("wal_recovery_mode") {
+            opts.wal_recovery_mode = talus::WalRecoveryMode::parse(m)?;
+        }
         tweak(&mut opts);
-        Ok(Db::open(&path, opts)?)
+        let db =
+            if self.read_only { Db::open_read_only(&path, opts)? } else { Db::open(&path, opts)? };
+        let report = db.recovery_report();
+        if !report.is_empty() {
+            writeln!(
+                self.err,
+                "Warning: WAL recovery ({}) dropped {} bytes ({} intact write batches, {} \
+                 operations) when opening {}:\n{report}",
+                report.mode.name(),
+                report.bytes_dropped(),
+                report.batches_dropped(),
+                report.operations_dropped(),
+                path.display()
+            )?;
+        }
+        Ok(db)
     }
 }
 
@@ -115,6 +147,8 @@ pub struct Command {
     pub flags: &'static [&'static str],
     /// One-line usage after the name.
     pub usage: &'static str,
+    /// Only reads: opens the database read-only.
+    pub read_only: bool,
     /// Runs it.
     pub run: fn(&mut Ctx<'_>) -> Result<(), Fail>,
 }
@@ -127,6 +161,7 @@ pub const COMMANDS: &[Command] = &[
         values: &[],
         flags: &[],
         usage: "<key> <value> [--create_if_missing]",
+        read_only: false,
         run: data::put,
     },
     Command {
@@ -135,6 +170,7 @@ pub const COMMANDS: &[Command] = &[
         values: &[],
         flags: &[],
         usage: "<key>",
+        read_only: true,
         run: data::get,
     },
     Command {
@@ -143,6 +179,7 @@ pub const COMMANDS: &[Command] = &[
         values: &[],
         flags: &[],
         usage: "<key>",
+        read_only: false,
         run: data::delete,
     },
     Command {
@@ -151,6 +188,7 @@ pub const COMMANDS: &[Command] = &[
         values: &[],
         flags: &[],
         usage: "<begin key> <end key>",
+        read_only: false,
         run: data::delete_range,
     },
     Command {
@@ -159,6 +197,7 @@ pub const COMMANDS: &[Command] = &[
         values: &["from", "to", "max_keys"],
         flags: &["no_value"],
         usage: "[--from] [--to] [--max_keys=<N>] [--no_value]",
+        read_only: true,
         run: data::scan,
     },
     Command {
@@ -167,6 +206,7 @@ pub const COMMANDS: &[Command] = &[
         values: &["from", "to", "max_keys"],
         flags: &["count_only"],
         usage: "[--from] [--to] [--max_keys=<N>] [--count_only]",
+        read_only: true,
         run: data::dump,
     },
     Command {
@@ -175,6 +215,7 @@ pub const COMMANDS: &[Command] = &[
         values: &[],
         flags: &["disable_wal", "compact"],
         usage: "[--create_if_missing] [--disable_wal] [--compact]   (stdin: key ==> value lines)",
+        read_only: false,
         run: data::load,
     },
     Command {
@@ -183,6 +224,7 @@ pub const COMMANDS: &[Command] = &[
         values: &[],
         flags: &[],
         usage: "",
+        read_only: true,
         run: manifest::check_consistency,
     },
     Command {
@@ -191,6 +233,7 @@ pub const COMMANDS: &[Command] = &[
         values: &["path"],
         flags: &["verbose"],
         usage: "[--verbose] [--path=<path_to_manifest_file>]",
+        read_only: true,
         run: manifest::manifest_dump,
     },
     Command {
@@ -199,6 +242,7 @@ pub const COMMANDS: &[Command] = &[
         values: &[],
         flags: &[],
         usage: "<property_name>   (talus.stats, talus.num-files-at-level<N>, ...)",
+        read_only: true,
         run: data::get_property,
     },
     Command {
@@ -207,6 +251,7 @@ pub const COMMANDS: &[Command] = &[
         values: &["from", "to"],
         flags: &[],
         usage: "[--from] [--to]",
+        read_only: false,
         run: data::compact,
     },
 ];
@@ -226,6 +271,17 @@ pub fn usage(w: &mut dyn Write) -> io::Result<()> {
     writeln!(w, "  --hex : Both keys and values are input/output as hex")?;
     writeln!(w)?;
     writeln!(w, "  --create_if_missing : create the database if it does not exist")?;
+    writeln!(
+        w,
+        "  --wal_recovery_mode=<mode> : kTolerateCorruptedTailRecords, kAbsoluteConsistency,"
+    )?;
+    writeln!(w, "      kPointInTimeRecovery (default) or kSkipAnyCorruptedRecords (or 0-3)")?;
+    writeln!(w)?;
+    writeln!(
+        w,
+        "Read commands (get, scan, dump, get_property, checkconsistency, manifest_dump) open the"
+    )?;
+    writeln!(w, "database read-only; the others take its LOCK.")?;
     writeln!(w)?;
     writeln!(w, "Commands:")?;
     for c in COMMANDS {
@@ -285,7 +341,7 @@ pub fn run_io(
         let _ = writeln!(err, "Failed: {msg}");
         return 1;
     }
-    let mut ctx = Ctx { args: parsed, input, out };
+    let mut ctx = Ctx { args: parsed, read_only: cmd.read_only, input, out, err: &mut *err };
     match (cmd.run)(&mut ctx) {
         Ok(()) => 0,
         Err(Fail::Msg(m)) => {

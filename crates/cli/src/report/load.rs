@@ -1,8 +1,8 @@
 //! Reads what `talus report` draws: sysbench and tpcc result folders (`oltp_load`), ibench
-//! result folders (`run.json`, `summary.csv`,
-//! `<step>.intervals.csv`, as written by `talus ibench --results`) and db_bench stdout logs
+//! result folders (`run.json`, `summary.csv`, `<step>.intervals.csv`, as written by
+//! `talus ibench --results`), db_bench stdout logs
 //! (`*.log`: `name : X micros/op Y ops/sec ...` lines and the `** Compaction Stats [..] **`
-//! table).
+//! table) and `bench/regress.py` results (`regress.json`, parsed by [`super::regress`]).
 //!
 //! Every file is untrusted text: a malformed line or value is skipped and counted in
 //! [`Loaded::warnings`], never a panic. Folders are searched to a depth of 3. Called once by
@@ -73,6 +73,8 @@ pub struct Loaded {
     pub tpcc: Vec<OltpRun>,
     /// db_bench logs.
     pub logs: Vec<BenchLog>,
+    /// regress.py results.
+    pub regress: Vec<super::regress::Regress>,
     /// Things skipped, for stderr.
     pub warnings: Vec<String>,
 }
@@ -88,6 +90,7 @@ pub fn load(dir: &Path) -> Result<Loaded, String> {
     out.sysbench.sort_by(|a, b| a.name.cmp(&b.name));
     out.tpcc.sort_by(|a, b| a.name.cmp(&b.name));
     out.logs.sort_by(|a, b| a.name.cmp(&b.name));
+    out.regress.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(out)
 }
 
@@ -123,6 +126,20 @@ fn walk(root: &Path, dir: &Path, depth: usize, out: &mut Loaded) {
                 },
             },
             Err(e) => out.warnings.push(e),
+        }
+    }
+    let regress = dir.join("regress.json");
+    if regress.is_file() {
+        let name = match rel(root, dir) {
+            n if n.is_empty() => "regress".to_string(),
+            n => n,
+        };
+        match std::fs::read_to_string(&regress) {
+            Ok(text) => match super::regress::parse(&name, &text) {
+                Ok(r) => out.regress.push(r),
+                Err(e) => out.warnings.push(format!("{}: {e}", regress.display())),
+            },
+            Err(e) => out.warnings.push(format!("{}: {e}", regress.display())),
         }
     }
     let Ok(rd) = std::fs::read_dir(dir) else { return };

@@ -1,6 +1,7 @@
 //! `talus report --results=DIR --out=FILE.html [--base=NAME]`: one self-contained HTML page
 //! from the results of `talus sysbench`, `talus tpcc` and `talus ibench` runs (`--results`
-//! folders) and db_bench stdout logs found under DIR.
+//! folders), db_bench stdout logs and `bench/regress.py --out` results (`regress.json`, drawn
+//! by [`regress`]) found under DIR.
 //!
 //! DIR may be one run folder or hold several (one per engine, in subfolders, up to 3 deep), plus
 //! `*.log` files with db_bench output. sysbench runs get the reference post's relative summary
@@ -16,6 +17,7 @@
 pub mod load;
 pub mod oltp_load;
 mod page;
+mod regress;
 mod svg;
 mod sysbench_page;
 mod tpcc_page;
@@ -59,10 +61,11 @@ pub fn run(args: &[String]) -> i32 {
         && data.logs.is_empty()
         && data.sysbench.is_empty()
         && data.tpcc.is_empty()
+        && data.regress.is_empty()
     {
         eprintln!(
-            "report: no ibench, sysbench or tpcc results (run.json) or db_bench logs (*.log) \
-             under {results}"
+            "report: no ibench, sysbench or tpcc results (run.json), db_bench logs (*.log) or \
+             regress.py results (regress.json) under {results}"
         );
         return 1;
     }
@@ -72,11 +75,13 @@ pub fn run(args: &[String]) -> i32 {
         return 1;
     }
     println!(
-        "report: {} run(s), {} db_bench log(s), {} sysbench run(s), {} tpcc run(s) -> {out}",
+        "report: {} run(s), {} db_bench log(s), {} sysbench run(s), {} tpcc run(s), {} regress \
+         result(s) -> {out}",
         data.runs.len(),
         data.logs.len(),
         data.sysbench.len(),
-        data.tpcc.len()
+        data.tpcc.len(),
+        data.regress.len()
     );
     0
 }

@@ -44,7 +44,7 @@ const CSS: &str = "body{font-family:sans-serif;margin:20px;color:#222}\
 table{border-collapse:collapse;margin:8px 0 16px}td,th{border:1px solid #ccc;padding:3px 7px;\
 text-align:right;font-size:13px}th{background:#f3f3f3}td.name,th.name{text-align:left}\
 .charts{display:flex;flex-wrap:wrap;gap:12px}pre{background:#f7f7f7;padding:8px;font-size:12px;\
-overflow-x:auto}code{font-size:12px}";
+overflow-x:auto}code{font-size:12px}td.worse{background:#fbe3e3}";
 
 /// Step names in order of first appearance across runs.
 fn step_order(runs: &[Run]) -> Vec<String> {
@@ -77,12 +77,13 @@ pub fn render(data: &Loaded, source: &str, base: Option<&str>) -> String {
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Talus \
          benchmark report</title><style>{CSS}</style></head><body>\n<h1>Talus benchmark \
          report</h1>\n<p>Results from <code>{}</code>: {} ibench run(s), {} db_bench log(s), {} \
-         sysbench run(s), {} tpcc run(s).</p>\n",
+         sysbench run(s), {} tpcc run(s), {} regress result(s).</p>\n",
         esc(source),
         data.runs.len(),
         data.logs.len(),
         data.sysbench.len(),
-        data.tpcc.len()
+        data.tpcc.len(),
+        data.regress.len()
     );
     if !data.sysbench.is_empty() {
         super::sysbench_page::section(&data.sysbench, base, &mut h);
@@ -95,6 +96,9 @@ pub fn render(data: &Loaded, source: &str, base: Option<&str>) -> String {
     }
     if !data.logs.is_empty() {
         logs_section(&data.logs, &mut h);
+    }
+    for r in &data.regress {
+        super::regress::render(r, &mut h);
     }
     if !data.warnings.is_empty() {
         h.push_str("<h2>Skipped input</h2><ul>");

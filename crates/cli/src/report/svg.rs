@@ -118,10 +118,16 @@ fn nodata(out: &mut String) {
 fn y_axis(max: f64, label: &str, log: bool, out: &mut String) -> f64 {
     let step = if log { 1.0 } else { nice_step(if max > 0.0 { max } else { 1.0 }, 5.0) };
     let top = (max / step).ceil().max(1.0) * step;
+    axis(0.0, top, step, label, log, out);
+    top
+}
+
+/// Draws a y axis from `lo` to `top` with a grid line and label every `step`.
+fn axis(lo: f64, top: f64, step: f64, label: &str, log: bool, out: &mut String) {
     let h = HEIGHT - TOP - BOTTOM;
-    let mut v = 0.0;
+    let mut v = lo;
     while v <= top + step * 0.01 {
-        let y = TOP + h - v / top * h;
+        let y = TOP + h - (v - lo) / (top - lo) * h;
         let _ = write!(
             out,
             "<line x1=\"{LEFT}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" stroke=\"#eeeeee\"/>\
@@ -146,24 +152,40 @@ fn y_axis(max: f64, label: &str, log: bool, out: &mut String) -> f64 {
         WIDTH - RIGHT,
         TOP + h
     );
-    top
 }
 
+/// The legend: entries left to right, wrapping onto more rows (stacked upwards from the
+/// bottom edge) when a row would run past the chart's right edge.
 fn legend(names: &[&str], out: &mut String) {
-    out.push_str("<g class=\"legend\">");
+    let width = |n: &str| 24.0 + 7.0 * n.chars().count() as f64;
+    let mut rows = vec![Vec::new()];
     let mut x = LEFT;
-    let y = HEIGHT - 12.0;
     for (i, n) in names.iter().enumerate() {
-        let color = PALETTE[i % PALETTE.len()];
-        let _ = write!(
-            out,
-            "<rect x=\"{x:.1}\" y=\"{:.1}\" width=\"12\" height=\"10\" fill=\"{color}\"/>\
-             <text x=\"{:.1}\" y=\"{y:.1}\">{}</text>",
-            y - 9.0,
-            x + 16.0,
-            esc(n)
-        );
-        x += 24.0 + 7.0 * n.chars().count() as f64;
+        let w = width(n);
+        if x + w > WIDTH - RIGHT + 24.0 && x > LEFT {
+            rows.push(Vec::new());
+            x = LEFT;
+        }
+        if let Some(r) = rows.last_mut() {
+            r.push((i, x, *n));
+        }
+        x += w;
+    }
+    out.push_str("<g class=\"legend\">");
+    let n_rows = rows.len();
+    for (r, row) in rows.iter().enumerate() {
+        let y = HEIGHT - 12.0 - 13.0 * (n_rows - 1 - r) as f64;
+        for &(i, x, n) in row {
+            let color = PALETTE[i % PALETTE.len()];
+            let _ = write!(
+                out,
+                "<rect x=\"{x:.1}\" y=\"{:.1}\" width=\"12\" height=\"10\" fill=\"{color}\"/>\
+                 <text x=\"{:.1}\" y=\"{y:.1}\">{}</text>",
+                y - 9.0,
+                x + 16.0,
+                esc(n)
+            );
+        }
     }
     out.push_str("</g>");
 }
@@ -278,6 +300,69 @@ pub fn bar_chart(
                 PALETTE[si % PALETTE.len()],
                 esc(name),
                 esc(&fmt_num(val))
+            );
+        }
+        let _ = write!(
+            out,
+            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
+            gx + group * 0.4,
+            TOP + h + 14.0,
+            esc(c)
+        );
+    }
+    legend(&series.iter().map(|s| s.0.as_str()).collect::<Vec<_>>(), &mut out);
+    out.push_str("</svg>");
+    out
+}
+
+/// A grouped bar chart of ratios to a base (`values[series][category]`, 0 = missing): each bar
+/// goes from the line at 1.0 up (ratio above 1) or down to its value, on an axis that spans the
+/// values and 1.0 rather than starting at 0, so a 2% difference is visible.
+pub fn ratio_chart(title: &str, categories: &[String], series: &[(String, Vec<f64>)]) -> String {
+    let mut out = String::new();
+    open("bar", title, &mut out);
+    let vals = || series.iter().flat_map(|s| s.1.iter()).filter(|v| v.is_finite() && **v > 0.0);
+    if categories.is_empty() || vals().next().is_none() {
+        nodata(&mut out);
+        return out;
+    }
+    let lo_v = vals().fold(1.0, |a: f64, b| a.min(*b));
+    let hi_v = vals().fold(1.0, |a: f64, b| a.max(*b));
+    let step = nice_step((hi_v - lo_v).max(0.02), 5.0);
+    let lo = ((lo_v / step).floor() * step - step).max(0.0);
+    let top = (hi_v / step).ceil() * step + step;
+    axis(lo, top, step, "ratio", false, &mut out);
+    let (w, h) = (WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM);
+    let ys = |v: f64| TOP + h - (v - lo) / (top - lo) * h;
+    let _ = write!(
+        out,
+        "<line class=\"reference\" x1=\"{LEFT}\" y1=\"{0:.1}\" x2=\"{1:.1}\" y2=\"{0:.1}\" \
+         stroke=\"#333333\" stroke-dasharray=\"4 3\"/>",
+        ys(1.0),
+        WIDTH - RIGHT
+    );
+    let group = w / categories.len() as f64;
+    let bw = (group * 0.8 / series.len().max(1) as f64).max(1.0);
+    for (ci, c) in categories.iter().enumerate() {
+        let gx = LEFT + ci as f64 * group + group * 0.1;
+        for (si, (name, v)) in series.iter().enumerate() {
+            let Some(&val) = v.get(ci) else { continue };
+            if !(val.is_finite() && val > 0.0) {
+                continue;
+            }
+            let (y0, y1) = (ys(1.0), ys(val));
+            let bh = (y0 - y1).abs().max(1.0);
+            let _ = write!(
+                out,
+                "<rect class=\"bar\" data-series=\"{}\" x=\"{:.1}\" y=\"{:.1}\" width=\"{bw:.1}\" \
+                 height=\"{bh:.1}\" fill=\"{}\"><title>{} {}: {:.3}</title></rect>",
+                esc(name),
+                gx + si as f64 * bw,
+                y0.min(y1),
+                PALETTE[si % PALETTE.len()],
+                esc(c),
+                esc(name),
+                val
             );
         }
         let _ = write!(
@@ -512,5 +597,67 @@ mod tests {
         assert_eq!(nice_step(100.0, 5.0), 20.0);
         assert_eq!(fmt_num(25_000.0), "25k");
         assert_eq!(fmt_num(0.5), "0.5");
+    }
+
+    #[test]
+    fn ratio_bars_start_at_one() {
+        let s = ratio_chart(
+            "t",
+            &["v1".into(), "v2".into()],
+            &[("a".into(), vec![1.1, 0.9]), ("b".into(), vec![1.0, 0.0])],
+        );
+        let rects: Vec<(f64, f64)> = s
+            .split("<rect class=\"bar\"")
+            .skip(1)
+            .map(|r| {
+                let get = |k: &str| -> f64 {
+                    r.split(&format!(" {k}=\""))
+                        .nth(1)
+                        .unwrap()
+                        .split('"')
+                        .next()
+                        .unwrap()
+                        .parse()
+                        .unwrap()
+                };
+                (get("y"), get("height"))
+            })
+            .collect();
+        assert_eq!(rects.len(), 3, "a missing value draws no bar");
+        let line: f64 = s
+            .split("class=\"reference\"")
+            .nth(1)
+            .unwrap()
+            .split("y1=\"")
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        // 1.1 ends above the line, 0.9 starts at it and goes down, 1.0 is a 1-pixel bar at it.
+        assert!((rects[0].0 + rects[0].1 - line).abs() < 0.2 && rects[0].1 > 10.0);
+        assert!((rects[2].0 - line).abs() < 0.2 && rects[2].1 > 10.0);
+        assert!((rects[1].1 - 1.0).abs() < 1e-9);
+        assert!((rects[0].1 - rects[2].1).abs() < 0.2, "+10% and -10% are equally long");
+        assert!(!s.contains(">0<"), "the axis does not start at 0 for ratios near 1: {s}");
+    }
+
+    #[test]
+    fn long_legends_wrap_inside_the_chart() {
+        let names: Vec<(String, Vec<f64>)> =
+            (0..4).map(|i| (format!("readrandom_clock_{i}M_long"), vec![1.0])).collect();
+        let s = ratio_chart("t", &["v".into()], &names);
+        let legend = s.split("<g class=\"legend\">").nth(1).unwrap();
+        let xs: Vec<f64> = legend
+            .split("<text x=\"")
+            .skip(1)
+            .map(|t| t.split('"').next().unwrap().parse().unwrap())
+            .collect();
+        assert_eq!(xs.len(), 4);
+        // Each name is 24 characters, about 170 px: at most three fit on a 560 px row.
+        assert!(xs.iter().all(|x| x + 7.0 * 24.0 <= WIDTH + 24.0), "{xs:?}");
+        assert!(xs.iter().filter(|x| **x == LEFT + 16.0).count() >= 2, "wrapped: {xs:?}");
     }
 }

@@ -73,7 +73,7 @@ worker: --threads=8 --max_key=100000 --ops_per_thread=1000000000 --duration=60 -
   --max_write_buffer_number=2 --bloom_bits=10 --cache_size=33554432
   --target_file_size_base=2097152 --max_bytes_for_level_base=8388608
   --level0_file_num_compaction_trigger=4 --max_background_jobs=2 --compaction_style=level
-  --max_open_files=-1 --wal_recovery_mode=point_in_time
+  --max_open_files=-1 --wal_recovery_mode=kPointInTimeRecovery (RocksDB's names, or 0-3)
   --workload=kv|table  (table: rows + 2 secondary indexes + an index build, checked for
                         index consistency after every reopen)
 crash driver: --duration=600 (seconds) --cycles=N (stop after N) --kill_min_ms=2000
@@ -279,7 +279,7 @@ impl Config {
             c.max_open_files = s.parse().map_err(|_| "max_open_files has an invalid value")?;
         }
         if let Some(s) = p.value("wal_recovery_mode") {
-            c.wal_recovery_mode = parse_recovery_mode(s)?;
+            c.wal_recovery_mode = WalRecoveryMode::parse(s).map_err(|e| e.to_string())?;
         }
         c.table_workload = parse_workload(p.value("workload"))?;
         Ok(c)
@@ -355,7 +355,7 @@ impl Config {
             ),
             format!("--intra_l0_compaction={}", b(self.intra_l0_compaction)),
             format!("--max_open_files={}", self.max_open_files),
-            format!("--wal_recovery_mode={}", recovery_mode_name(self.wal_recovery_mode)),
+            format!("--wal_recovery_mode={}", self.wal_recovery_mode.name()),
         ];
         for (name, v) in MIX_NAMES.iter().zip(self.mix) {
             a.push(format!("--{name}={v}"));
@@ -388,7 +388,7 @@ impl Config {
             self.max_subcompactions,
             u8::from(self.intra_l0_compaction),
             self.compaction_style,
-            recovery_mode_name(self.wal_recovery_mode),
+            self.wal_recovery_mode.name(),
         )
     }
 }
@@ -402,15 +402,6 @@ fn compression_name(c: CompressionType) -> &'static str {
     }
 }
 
-fn recovery_mode_name(m: WalRecoveryMode) -> &'static str {
-    match m {
-        WalRecoveryMode::TolerateCorruptedTailRecords => "tolerate_corrupted_tail",
-        WalRecoveryMode::AbsoluteConsistency => "absolute_consistency",
-        WalRecoveryMode::SkipAnyCorruptedRecords => "skip_any_corrupted",
-        _ => "point_in_time",
-    }
-}
-
 /// `--workload=kv|table` (default kv): true for the table workload.
 pub fn parse_workload(v: Option<&str>) -> Result<bool, String> {
     match v {
@@ -418,16 +409,6 @@ pub fn parse_workload(v: Option<&str>) -> Result<bool, String> {
         Some("table") => Ok(true),
         Some(other) => Err(format!("workload: unknown workload {other:?} (kv or table)")),
     }
-}
-
-fn parse_recovery_mode(s: &str) -> Result<WalRecoveryMode, String> {
-    Ok(match s {
-        "tolerate_corrupted_tail" | "0" => WalRecoveryMode::TolerateCorruptedTailRecords,
-        "absolute_consistency" | "1" => WalRecoveryMode::AbsoluteConsistency,
-        "point_in_time" | "2" => WalRecoveryMode::PointInTimeRecovery,
-        "skip_any_corrupted" | "3" => WalRecoveryMode::SkipAnyCorruptedRecords,
-        _ => return Err(format!("wal_recovery_mode: unknown mode {s:?}")),
-    })
 }
 
 #[cfg(test)]

@@ -2,7 +2,8 @@
 //!
 //! Each cycle spawns this same binary (`std::env::current_exe()`) as a worker `talus stress`
 //! with options drawn at random (compression, block size, write buffer size, bloom bits, cache
-//! size, open files, background jobs, sync, rarely disable_wal, WAL recovery mode), lets it run
+//! size, open files, background jobs, sync, rarely disable_wal, WAL recovery mode unless
+//! `--wal_recovery_mode` fixes it), lets it run
 //! a random time between `--kill_min_ms` and `--kill_max_ms` (one cycle in ten: 50 ms to
 //! `min(kill_min_ms, 1500)`, to land in recovery), and kills it with SIGKILL
 //! (`Child::kill`). The kill lands either during the worker's startup (recovery plus the
@@ -12,7 +13,10 @@
 //! with default options. Any failure stops the loop; the exit code is then non-zero.
 //!
 //! The driver keeps no state but its counters: the database and the expected-state file
-//! (default `<db>.expected`, beside the directory) are the whole state between processes.
+//! (default `<db>.expected`, beside the directory) are the whole state between processes. With
+//! `--destroy_db_initially` (the default) a previous database is removed first with
+//! `talus::destroy_db`: refused if another process has it open, and nothing but the engine's
+//! files is deleted.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -86,6 +90,11 @@ fn drive(p: &Parsed) -> Result<Totals, String> {
     let threads = p.number("threads")?.unwrap_or(8).max(1) as usize;
     let max_key = p.number("max_key")?.unwrap_or(100_000);
     let table_workload = super::config::parse_workload(p.value("workload"))?;
+    // Fixed for every cycle if given; drawn per cycle otherwise.
+    let recovery_mode = match p.value("wal_recovery_mode") {
+        Some(m) => Some(WalRecoveryMode::parse(m).map_err(|e| e.to_string())?),
+        None => None,
+    };
     let destroy = !p.value("destroy_db_initially").is_some_and(|v| v == "0" || v == "false");
     if destroy {
         destroy_db(&db, &expected)?;
@@ -123,6 +132,9 @@ fn drive(p: &Parsed) -> Result<Totals, String> {
         cfg.seed = rng.gen();
         randomize(&mut cfg, &mut rng);
         cfg.table_workload = table_workload;
+        if let Some(m) = recovery_mode {
+            cfg.wal_recovery_mode = m;
+        }
         // One cycle in ten kills early, mostly while the worker recovers and verifies (and
         // writes resolved pending keys back to the expected state).
         let run_ms = if kill_min > 100 && rng.gen_bool(0.1) {
@@ -166,6 +178,9 @@ fn drive(p: &Parsed) -> Result<Totals, String> {
         cfg.max_key = max_key;
         cfg.verify_only = true;
         cfg.table_workload = table_workload;
+        if let Some(m) = recovery_mode {
+            cfg.wal_recovery_mode = m;
+        }
         let v = verify_run(&exe, &cfg, &mut tot)?;
         println!("final verify-only run: {v}");
     }
@@ -365,19 +380,17 @@ fn verify_run(exe: &Path, cfg: &Config, tot: &mut Totals) -> Result<String, Stri
     Ok(format!("ok in {:.1}s: {}", t.elapsed().as_secs_f64(), summary.unwrap_or("")))
 }
 
-/// Removes a previous run's database (only if it looks like one) and expected state.
+/// Removes a previous run's database with `talus::destroy_db` (the LOCK first, so a database
+/// in use is refused; only the engine's files; the directory only if that empties it) and its
+/// expected state. A directory that is neither a database nor empty is refused whole: the crash
+/// test does not move into someone else's directory.
 fn destroy_db(db: &Path, expected: &Path) -> Result<(), String> {
-    if db.exists() {
-        let looks_like_db = db.join("CURRENT").exists()
-            || std::fs::read_dir(db).map(|mut d| d.next().is_none()).unwrap_or(false);
-        if !looks_like_db {
-            return Err(format!(
-                "{} exists and is not a database; refusing to delete it",
-                db.display()
-            ));
-        }
-        std::fs::remove_dir_all(db).map_err(|e| format!("removing {}: {e}", db.display()))?;
+    let is_db = db.join("CURRENT").exists();
+    if !is_db && std::fs::read_dir(db).is_ok_and(|mut d| d.next().is_some()) {
+        return Err(format!("{} exists and is not a database; refusing to use it", db.display()));
     }
+    talus::destroy_db(db, &talus::Options::default())
+        .map_err(|e| format!("destroying {}: {e}", db.display()))?;
     match std::fs::remove_file(expected) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),

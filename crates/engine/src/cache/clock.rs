@@ -5,23 +5,27 @@
 //!
 //! The cache is 2^num_shard_bits shards (spreading the usage counter and the clock hand over
 //! cache lines), each a fixed open-addressing table of slots guarded by one `AtomicU64` each; the
-//! protocol is documented in `clock/table.rs`. Nothing takes a lock: `lookup` is one `fetch_add` on the
-//! slot word to take a reference, an `Arc` clone, and one `fetch_add` to release (plus one
-//! `fetch_add`/`fetch_sub` pair per non-matching slot probed, usually none). `insert` charges
-//! the shard's usage, runs the clock hand if over capacity, and claims an empty slot with one
-//! `fetch_or`. Callers are the table cache / read path (block cache) and `talus cache_bench`.
+//! protocol is documented in `clock/table.rs`. Nothing takes a lock. The slot holds the value
+//! itself and is the handle: `lookup` is one `fetch_add` on the slot word to take a reference
+//! (plus one `fetch_add`/`fetch_sub` pair per non-matching slot probed, usually none), and
+//! dropping the returned [`CacheHandle`] one `fetch_add` to release it, both on the slot's
+//! cache line. `insert` charges the shard's usage, runs the clock hand if over capacity, and
+//! claims an empty slot with one `fetch_or`. Callers are the table cache / read path (block
+//! cache) and `talus cache_bench`.
 //!
 //! # Sizing and memory overhead
 //!
 //! Each shard has `2^k` slots, the smallest power of two with at least
 //! `shard_capacity / estimated_entry_charge / 0.7` slots (minimum 16), and holds at most 84% of
-//! them occupied. A slot is 48 bytes, so the overhead is 48 / 0.7 ≈ 69 bytes per entry when the
-//! estimate is right, up to twice that after rounding to a power of two, plus the `Arc` header
-//! (16 bytes) of each value. The table is allocated up front and never grows (see
-//! [`AutoHyperClockCache`] for one that does): if entries are
-//! much smaller than the estimate, the cache fills its slots before its capacity and evicts by
-//! occupancy instead (usage then stays below capacity); if they are much larger, slots stay
-//! empty. Charges are the callers' numbers only (the metadata is not charged, as in
+//! them occupied. A slot is the 40 bytes of key, charge and counters plus the value in place,
+//! rounded up to whole cache lines: 64 bytes for a value of up to 24 bytes (`cache_bench`'s
+//! `Vec<u8>`), 128 for a block cache's `Block` (72 bytes). Nothing else is allocated per entry.
+//! So the overhead is 64 / 0.7 ≈ 91 (`Vec`) or 128 / 0.7 ≈ 183 (`Block`) bytes per entry when
+//! the estimate is right, up to twice that after rounding to a power of two. The table is
+//! allocated up front and never grows (see [`AutoHyperClockCache`] for one that does): if
+//! entries are much smaller than the estimate, the cache fills its slots before its capacity
+//! and evicts by occupancy instead (usage then stays below capacity); if they are much larger,
+//! slots stay empty. Charges are the callers' numbers only (the metadata is not charged, as in
 //! [`super::LruCache`]).
 //!
 //! # Capacity and eviction
@@ -31,7 +35,7 @@
 //! entries start at 2, each lookup adds one, up to 3) and evicts those at zero, until enough is
 //! freed or the hand has gone four times round the table.
 //! * With `strict_capacity_limit` usage never exceeds capacity: an insert that cannot make room
-//!   is refused (the value is dropped; a caller holding its own `Arc` keeps it).
+//!   is refused (the value is handed back to the caller).
 //! * Without it an insert always goes in and evicts what it can. Usage can then exceed
 //!   capacity by the charges of inserts in flight at once (at most one entry per thread, per
 //!   shard) and by unreferenced entries the hand has not reached yet; a later insert evicts the
@@ -39,39 +43,31 @@
 //!
 //! # Referenced entries and a full table
 //!
-//! [`Cache::lookup`] returns an owned `Arc<V>`; the slot reference is held only while the `Arc`
-//! is cloned. An entry whose value is still held outside the cache (`Arc::strong_count > 1`) is
-//! *pinned*: the clock hand looks at the value under a slot reference before taking the slot
-//! and passes over a pinned entry, so a block a reader or a table reader holds stays charged to
-//! the cache (an entry pinned in the instant between that look and the take is evicted; its
-//! holder keeps the value). Erasing or replacing a key still removes it at once (the holders
-//! keep their value). When every entry the hand visits (four rounds) is referenced or pinned,
-//! or every slot is taken, the insert gives up and the new value is not cached (`insert`
-//! returns nothing to report it; `usage` and the counts are unchanged) or, without
-//! `strict_capacity_limit`, usage stays above capacity by the pinned charges. Lookups and
-//! erases never block or fail. A cache whose capacity is below what is pinned makes every
-//! insert sweep the table: size the cache above the pinned index and filter blocks.
-//!
-//! Cost of the `Arc` API: a hit also increments the value's `Arc` count, one more cache line
-//! than RocksDB's handle-based lookup touches when the caller does not read the value (in
-//! `cache_bench --lean` with mostly hits, RocksDB 7.8's clock cache does about 2x the lookups per
-//! second of this one; with misses and inserts in the mix, this one is ahead). A reader that
-//! reads the block touches that line anyway.
+//! An entry with a live handle is *pinned*: the clock hand passes over it, so a block a reader
+//! or a table reader holds stays charged to the cache. Erasing or replacing a key hides it at
+//! once and uncharges it; a pinned entry stays in its slot, invisible, until its last handle
+//! goes (then that thread frees it). When every entry the hand visits (four rounds) is referenced,
+//! or every slot is taken, the insert gives up and the new value is not cached (it is handed
+//! back; `usage` and the counts are unchanged) or, without `strict_capacity_limit`, usage stays
+//! above capacity by the pinned charges. Lookups and erases never block or fail. A cache whose
+//! capacity is below what is pinned makes every insert sweep the table: size the cache above
+//! the pinned index and filter blocks.
 //!
 //! # Replacing and erasing
 //!
 //! Inserting a key that is present makes the older entry invisible (lookups stop finding it; it
-//! is freed when its last slot reference goes, at once in practice). Two racing inserts of one
-//! key may each hide the other, leaving the key absent: a miss, never a wrong value.
+//! is freed when its last handle goes, at once if none is held). Two racing inserts of one
+//! key may each hide the other, leaving the key absent (a miss, never a wrong value), but
+//! never both stay visible (`Core::erase`).
 
 mod auto;
 mod table;
 
-use std::sync::Arc;
-
 pub use auto::{AutoHyperClockCache, MIN_AVG_ENTRY_CHARGE};
+pub use table::key_for_hash;
+pub(super) use table::SlotRef;
 
-use super::{Cache, CacheKey, Priority};
+use super::{Cache, CacheHandle, CacheKey, Priority};
 use table::{hash_key, ClockTable, INITIAL_COUNTDOWN, MAX_COUNTDOWN};
 
 /// RocksDB's load factor for the fixed table: slots per expected entry is 1 / 0.7.
@@ -81,7 +77,7 @@ const MIN_SLOT_BITS: u32 = 4;
 /// Most slots per shard (2^30 slots is 48 GiB of table: more is a configuration mistake).
 const MAX_SLOT_BITS: u32 = 30;
 
-/// A lock-free CLOCK cache of `Arc<V>` values charged by size (RocksDB's HyperClockCache).
+/// A lock-free CLOCK cache of values charged by size (RocksDB's HyperClockCache).
 pub struct HyperClockCache<V> {
     shards: Box<[ClockTable<V>]>,
     shard_bits: u32,
@@ -93,10 +89,9 @@ impl<V: Send + Sync> HyperClockCache<V> {
     /// for entries of about `estimated_entry_charge` bytes (0 is taken as 1).
     ///
     /// ```
-    /// use std::sync::Arc;
     /// use talus::cache::{Cache, HyperClockCache};
     /// let c: HyperClockCache<String> = HyperClockCache::new(1 << 20, 4096, 2, false);
-    /// c.insert((1, 0), Arc::new("block".to_string()), 4096);
+    /// c.insert((1, 0), "block".to_string(), 4096);
     /// assert_eq!(c.lookup((1, 0)).as_deref().map(String::as_str), Some("block"));
     /// assert_eq!(c.usage(), 4096);
     /// ```
@@ -121,7 +116,7 @@ impl<V: Send + Sync> HyperClockCache<V> {
 
     /// Number of entries held (occupied slots, all shards; racy while others write).
     pub fn len(&self) -> usize {
-        self.shards.iter().map(ClockTable::occupancy).sum()
+        self.shards.iter().map(|s| s.occupancy()).sum()
     }
 
     /// True if no entry is held.
@@ -131,7 +126,7 @@ impl<V: Send + Sync> HyperClockCache<V> {
 
     /// Total number of slots (RocksDB's `GetTableAddressCount`).
     pub fn table_address_count(&self) -> usize {
-        self.shards.iter().map(ClockTable::table_len).sum()
+        self.shards.iter().map(|s| s.table_len()).sum()
     }
 }
 
@@ -163,20 +158,34 @@ fn initial_countdown(pri: Priority) -> u64 {
 }
 
 impl<V: Send + Sync> Cache<V> for HyperClockCache<V> {
-    fn lookup(&self, key: CacheKey) -> Option<Arc<V>> {
+    #[inline]
+    fn lookup(&self, key: CacheKey) -> Option<CacheHandle<V>> {
         let h = hash_key(key);
-        self.shard(h).lookup(h, key)
+        self.shard(h).lookup(h, key).map(CacheHandle::from_slot)
     }
-    fn insert_with_priority(&self, key: CacheKey, value: Arc<V>, charge: usize, pri: Priority) {
+    fn insert_with_priority(&self, key: CacheKey, value: V, charge: usize, pri: Priority) -> bool {
         let h = hash_key(key);
-        self.shard(h).insert(h, key, value, charge, initial_countdown(pri));
+        self.shard(h).insert(h, key, value, charge, initial_countdown(pri), false).is_ok()
+    }
+    fn insert_and_hold(
+        &self,
+        key: CacheKey,
+        value: V,
+        charge: usize,
+        pri: Priority,
+    ) -> Result<CacheHandle<V>, V> {
+        let h = hash_key(key);
+        let t = self.shard(h);
+        let at = t.insert(h, key, value, charge, initial_countdown(pri), true)?;
+        // The insert published slot `at` with one reference for us.
+        Ok(CacheHandle::from_slot(SlotRef::adopt(t, at)))
     }
     fn erase(&self, key: CacheKey) {
         let h = hash_key(key);
         self.shard(h).erase(h, key, None);
     }
     fn usage(&self) -> usize {
-        self.shards.iter().map(ClockTable::usage).sum()
+        self.shards.iter().map(|s| s.usage()).sum()
     }
     fn capacity(&self) -> usize {
         self.capacity
@@ -184,7 +193,7 @@ impl<V: Send + Sync> Cache<V> for HyperClockCache<V> {
     fn name(&self) -> &'static str {
         "HyperClockCache"
     }
-    fn for_each_entry(&self, f: &mut dyn FnMut(&Arc<V>, usize)) {
+    fn for_each_entry(&self, f: &mut dyn FnMut(&V, usize, bool)) {
         for s in self.shards.iter() {
             s.for_each(f);
         }

@@ -6,7 +6,6 @@
 //! (clock) only while visiting it.
 
 use std::fmt::Write as _;
-use std::sync::Arc;
 
 use super::Cache;
 use crate::sst::{Block, BlockRole};
@@ -44,11 +43,11 @@ impl BlockCacheStats {
             usage: cache.usage() as u64,
             roles: [RoleStats::default(); 4],
         };
-        cache.for_each_entry(&mut |b: &Arc<Block>, charge| {
+        cache.for_each_entry(&mut |b: &Block, charge, pinned| {
             if let Some(r) = s.roles.get_mut(b.role().index()) {
                 r.count += 1;
                 r.bytes += charge as u64;
-                if Arc::strong_count(b) > 1 {
+                if pinned {
                     r.pinned_bytes += charge as u64;
                 }
             }
@@ -114,10 +113,12 @@ fn human_bytes(b: u64) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use super::*;
     use crate::cache::{HyperClockCache, LruCache, Priority};
 
-    fn block(role: BlockRole) -> Arc<Block> {
+    fn block(role: BlockRole) -> Block {
         let data = if role == BlockRole::Filter {
             let mut d = vec![0u8; 64];
             d.push(6);
@@ -125,14 +126,14 @@ mod tests {
         } else {
             vec![0, 0, 0, 0, 1, 0, 0, 0]
         };
-        Arc::new(Block::with_role(data, Arc::from("t"), 0, role).unwrap())
+        Block::with_role(data, Arc::from("t"), 0, role).unwrap()
     }
 
     fn check(cache: &dyn Cache<Block>) {
         cache.insert((1, 0), block(BlockRole::Data), 100);
         cache.insert((1, 1), block(BlockRole::Data), 50);
-        let pinned = block(BlockRole::Index);
-        cache.insert_with_priority((1, 2), Arc::clone(&pinned), 30, Priority::High);
+        let pinned = cache.insert_and_hold((1, 2), block(BlockRole::Index), 30, Priority::High);
+        assert!(pinned.is_ok(), "inserted");
         cache.insert_with_priority((1, 3), block(BlockRole::Filter), 20, Priority::High);
         let s = BlockCacheStats::collect(cache);
         assert_eq!(s.usage, 200);

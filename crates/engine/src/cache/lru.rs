@@ -1,7 +1,9 @@
 //! [`LruCache`]: 2^num_shard_bits shards, each a `parking_lot::Mutex` over a hash map from key to
 //! slot and index-based doubly linked LRU lists in a slab of nodes (a lookup moves a node to
-//! the front without allocating). Entries are `Arc<V>`: eviction drops the cache's reference
-//! only, so a reader holding a value keeps it alive.
+//! the front without allocating). Entries are `Arc<V>` and its handles are clones of them
+//! ([`CacheHandle::from_arc`]): eviction drops the cache's reference only, so a reader holding
+//! a value keeps it alive. [`LruCache::lookup_shared`] and [`LruCache::insert_shared`] take and
+//! give the `Arc`s themselves (the table cache keeps its readers so).
 //!
 //! # Pools
 //!
@@ -29,7 +31,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use super::{Cache, CacheKey, Priority};
+use super::{Cache, CacheHandle, CacheKey, Priority};
 
 const NIL: usize = usize::MAX;
 const HIGH: usize = 0;
@@ -200,17 +202,24 @@ impl<V> Shard<V> {
         self.nodes.get(i).and_then(|n| n.value.clone())
     }
 
-    fn insert(&mut self, key: CacheKey, value: Arc<V>, charge: usize, pri: Priority, strict: bool) {
+    fn insert(
+        &mut self,
+        key: CacheKey,
+        value: Arc<V>,
+        charge: usize,
+        pri: Priority,
+        strict: bool,
+    ) -> bool {
         if let Some(&i) = self.map.get(&key) {
             self.remove_slot(i);
         }
         if strict {
             if charge > self.capacity {
-                return;
+                return false;
             }
             self.evict(charge, NIL);
             if self.usage + charge > self.capacity {
-                return;
+                return false;
             }
         }
         let node = Node {
@@ -241,6 +250,7 @@ impl<V> Shard<V> {
         self.usage += charge;
         self.maintain_pool();
         self.evict(0, i);
+        true
     }
 
     fn erase(&mut self, key: CacheKey) {
@@ -249,11 +259,11 @@ impl<V> Shard<V> {
         }
     }
 
-    fn for_each(&self, f: &mut dyn FnMut(&Arc<V>, usize)) {
+    fn for_each(&self, f: &mut dyn FnMut(&V, usize, bool)) {
         for &i in self.map.values() {
             if let Some(n) = self.nodes.get(i) {
                 if let Some(v) = &n.value {
-                    f(v, n.charge);
+                    f(v, n.charge, Arc::strong_count(v) > 1);
                 }
             }
         }
@@ -309,6 +319,23 @@ impl<V: Send + Sync> LruCache<V> {
         self.len() == 0
     }
 
+    /// Looks a key up, marking it recently used; returns the cache's own `Arc` (cloned).
+    pub fn lookup_shared(&self, key: CacheKey) -> Option<Arc<V>> {
+        self.shard(key).lock().lookup(key)
+    }
+
+    /// Inserts (or replaces) `value`, sharing the caller's `Arc`. Returns whether it was
+    /// inserted (with `strict_capacity_limit`, a value that cannot fit is not).
+    pub fn insert_shared(
+        &self,
+        key: CacheKey,
+        value: Arc<V>,
+        charge: usize,
+        pri: Priority,
+    ) -> bool {
+        self.shard(key).lock().insert(key, value, charge, pri, self.strict)
+    }
+
     /// Bytes charged by entries in the high-priority pools (all shards).
     pub fn high_pri_pool_usage(&self) -> usize {
         self.shards.iter().map(|s| s.lock().high_usage).sum()
@@ -316,11 +343,29 @@ impl<V: Send + Sync> LruCache<V> {
 }
 
 impl<V: Send + Sync> Cache<V> for LruCache<V> {
-    fn lookup(&self, key: CacheKey) -> Option<Arc<V>> {
-        self.shard(key).lock().lookup(key)
+    fn lookup(&self, key: CacheKey) -> Option<CacheHandle<V>> {
+        self.lookup_shared(key).map(CacheHandle::from_arc)
     }
-    fn insert_with_priority(&self, key: CacheKey, value: Arc<V>, charge: usize, pri: Priority) {
-        self.shard(key).lock().insert(key, value, charge, pri, self.strict);
+    fn insert_with_priority(&self, key: CacheKey, value: V, charge: usize, pri: Priority) -> bool {
+        self.insert_shared(key, Arc::new(value), charge, pri)
+    }
+    fn insert_and_hold(
+        &self,
+        key: CacheKey,
+        value: V,
+        charge: usize,
+        pri: Priority,
+    ) -> Result<CacheHandle<V>, V> {
+        let v = Arc::new(value);
+        if self.insert_shared(key, Arc::clone(&v), charge, pri) {
+            return Ok(CacheHandle::from_arc(v));
+        }
+        // Refused: the shard dropped its clone, so ours is the only one left and the value
+        // comes back (were it still shared, the handle would do as well).
+        match Arc::try_unwrap(v) {
+            Ok(value) => Err(value),
+            Err(shared) => Ok(CacheHandle::from_arc(shared)),
+        }
     }
     fn erase(&self, key: CacheKey) {
         self.shard(key).lock().erase(key);
@@ -334,7 +379,7 @@ impl<V: Send + Sync> Cache<V> for LruCache<V> {
     fn name(&self) -> &'static str {
         "LRUCache"
     }
-    fn for_each_entry(&self, f: &mut dyn FnMut(&Arc<V>, usize)) {
+    fn for_each_entry(&self, f: &mut dyn FnMut(&V, usize, bool)) {
         for s in self.shards.iter() {
             s.lock().for_each(f);
         }

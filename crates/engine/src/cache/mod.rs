@@ -5,18 +5,23 @@
 //! [`HyperClockCache`] and its growing variant [`AutoHyperClockCache`], [`table_cache`] the [`TableCache`]. Every
 //! implementation is shared between threads (`Send + Sync`) and never holds a lock across IO.
 //!
-//! Pinning: values are `Arc<V>`; an entry whose value is also held outside the cache
-//! (`Arc::strong_count > 1`, e.g. an iterator's current data block, or the index and filter
-//! blocks a table reader pins) is never evicted, as RocksDB never evicts a referenced handle.
-//! So every block reachable through the cache stays charged to it while it is alive, and
-//! usage can exceed capacity only by pinned entries (without `strict_capacity_limit`).
+//! Handles and pinning: a lookup returns a [`CacheHandle`], which reads the value where the
+//! cache keeps it (for the clock cache, in the table slot itself) and holds the entry until it
+//! is dropped. An entry with a live handle (e.g. an iterator's current data block, or the index
+//! and filter blocks a table reader pins) is *pinned*: never evicted, as RocksDB never evicts
+//! a referenced handle. So every block reachable through the cache stays charged to it while
+//! it is alive, and usage can exceed capacity only by pinned entries (without
+//! `strict_capacity_limit`). Erasing or replacing a pinned entry hides it from lookups at once;
+//! it is uncharged at once and its holders keep the value (the clock cache frees its slot with
+//! the last handle).
 //!
 //! # Memory accounting (block cache)
 //!
 //! A block's charge is its decoded bytes (`Vec` capacity) plus the `Block` header
-//! ([`crate::sst::Block::charge`]). Not charged, per entry: the `Arc` header (16 bytes) and the
-//! cache's own metadata: LRU 64 bytes of node plus about 28 bytes of hash-map slot; clock
-//! 48 bytes per slot at a load factor of 0.7 (see [`clock`]). With
+//! ([`crate::sst::Block::charge`]). Not charged, per entry: the cache's own metadata: LRU an
+//! `Arc` allocation (16 bytes of counts plus the `Block` struct, 72 bytes) plus 64 bytes of node
+//! and about 28 bytes of hash-map slot; clock one slot holding the `Block` struct in place
+//! (128 bytes) at a load factor of 0.7, about 183 bytes per entry (see [`clock`]). With
 //! `cache_index_and_filter_blocks` the index and filter blocks are charged like data blocks,
 //! so the memory of blocks is the capacity plus that per-entry overhead, plus what is
 //! pinned beyond the capacity, plus blocks held by running reads after the cache dropped them
@@ -24,15 +29,15 @@
 //! the cache, uncharged (RocksDB's default). Table readers themselves (properties, range
 //! tombstones, the file handle) are never charged.
 
-use std::sync::Arc;
-
 pub mod clock;
 pub mod entry_stats;
+mod handle;
 pub mod lru;
 pub mod table_cache;
 
 pub use clock::{AutoHyperClockCache, HyperClockCache};
 pub use entry_stats::BlockCacheStats;
+pub use handle::CacheHandle;
 pub use lru::LruCache;
 pub use table_cache::TableCache;
 
@@ -50,17 +55,26 @@ pub enum Priority {
     Low,
 }
 
-/// A concurrent cache of `Arc<V>` values charged by size.
+/// A concurrent cache of values charged by size, handing out [`CacheHandle`]s.
 pub trait Cache<V: Send + Sync>: Send + Sync {
-    /// Looks a key up, marking it recently used.
-    fn lookup(&self, key: CacheKey) -> Option<Arc<V>>;
+    /// Looks a key up, marking it recently used; the handle pins the entry while it lives.
+    fn lookup(&self, key: CacheKey) -> Option<CacheHandle<V>>;
     /// Inserts (or replaces) a value with the given charge; may evict others. With
-    /// `strict_capacity_limit`, a value that cannot fit is not inserted.
-    fn insert(&self, key: CacheKey, value: Arc<V>, charge: usize) {
-        self.insert_with_priority(key, value, charge, Priority::Low);
+    /// `strict_capacity_limit`, a value that cannot fit is not inserted. Returns whether it was.
+    fn insert(&self, key: CacheKey, value: V, charge: usize) -> bool {
+        self.insert_with_priority(key, value, charge, Priority::Low)
     }
     /// As [`Cache::insert`], with a priority.
-    fn insert_with_priority(&self, key: CacheKey, value: Arc<V>, charge: usize, pri: Priority);
+    fn insert_with_priority(&self, key: CacheKey, value: V, charge: usize, pri: Priority) -> bool;
+    /// As [`Cache::insert_with_priority`], returning a handle to the new entry (RocksDB's
+    /// `Insert` with a handle out-parameter), or the value back if it was not inserted.
+    fn insert_and_hold(
+        &self,
+        key: CacheKey,
+        value: V,
+        charge: usize,
+        pri: Priority,
+    ) -> Result<CacheHandle<V>, V>;
     /// Removes a key.
     fn erase(&self, key: CacheKey);
     /// Bytes charged by the entries held.
@@ -71,17 +85,16 @@ pub trait Cache<V: Send + Sync>: Send + Sync {
     fn name(&self) -> &'static str {
         "Cache"
     }
-    /// Calls `f(value, charge)` for every entry held (RocksDB's `ApplyToAllEntries`), one
-    /// shard at a time; entries inserted or evicted meanwhile may or may not be seen. `f` must
-    /// not call back into the cache. An entry is *pinned* when
-    /// `Arc::strong_count(value) > 1`: someone outside the cache holds it, and eviction skips
-    /// it until they let go.
-    fn for_each_entry(&self, f: &mut dyn FnMut(&Arc<V>, usize));
-    /// Bytes charged by pinned entries (held outside the cache as well).
+    /// Calls `f(value, charge, pinned)` for every entry held (RocksDB's `ApplyToAllEntries`),
+    /// one shard at a time; entries inserted or evicted meanwhile may or may not be seen. `f`
+    /// must not call back into the cache. An entry is *pinned* when a handle to it is held
+    /// (outside the cache and this visit): eviction skips it until the holders let go.
+    fn for_each_entry(&self, f: &mut dyn FnMut(&V, usize, bool));
+    /// Bytes charged by pinned entries.
     fn pinned_usage(&self) -> usize {
         let mut pinned = 0;
-        self.for_each_entry(&mut |v, charge| {
-            if Arc::strong_count(v) > 1 {
+        self.for_each_entry(&mut |_, charge, is_pinned| {
+            if is_pinned {
                 pinned += charge;
             }
         });

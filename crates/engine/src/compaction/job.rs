@@ -134,7 +134,9 @@ impl Writer<'_, '_> {
     }
 }
 
-fn stripe(snapshots: &[SequenceNumber], seq: SequenceNumber) -> usize {
+/// The snapshot stripe of `seq`: how many live snapshots (ascending) lie below it. Two versions
+/// of a key in the same stripe are read by the same snapshots, so only the newer is needed.
+pub(crate) fn stripe(snapshots: &[SequenceNumber], seq: SequenceNumber) -> usize {
     snapshots.partition_point(|&s| s < seq)
 }
 

@@ -106,7 +106,7 @@ impl DbInner {
         let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
         if c.level == 0 {
             for f in &c.inputs[0] {
-                children.push(self.table_cache.get(f.number)?.iter(false));
+                children.push(self.table_cache.reader(f, Some(0))?.to_arc().iter(false));
             }
         } else {
             children.push(Box::new(LevelIterator::new(
@@ -136,7 +136,7 @@ impl DbInner {
     fn subcompaction_boundaries(&self, c: &Compaction) -> Result<Vec<Vec<u8>>> {
         let mut anchors = Vec::new();
         for f in c.input_files() {
-            let r = self.table_cache.get(f.number)?;
+            let r = self.table_cache.reader(f, None)?;
             let mut prev_end = 0u64;
             for (sep, h) in r.index_entries()? {
                 let end = h.offset + h.size;
@@ -152,7 +152,7 @@ impl DbInner {
     fn merge(&self, c: &Compaction) -> Result<(u64, u64, u64)> {
         let mut tombstones: Vec<RangeTombstone> = Vec::new();
         for f in c.input_files() {
-            let r = self.table_cache.get(f.number)?;
+            let r = self.table_cache.reader(f, None)?;
             tombstones.extend(r.range_tombstones().to_tombstones());
         }
         let bounds = if subcompaction::should_split(c, self.opts.max_subcompactions) {

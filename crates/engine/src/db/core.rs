@@ -76,7 +76,10 @@ pub(crate) struct DbInner {
     pub path: PathBuf,
     pub opts: Options,
     pub fs: Arc<dyn Fs>,
-    pub _lock: Box<dyn FileLock>,
+    /// The LOCK, held for the handle's life (`None` when opened read-only).
+    pub _lock: Option<Box<dyn FileLock>>,
+    /// Opened with `Db::open_read_only`: no WAL, no background threads, writes refused.
+    pub read_only: bool,
     pub state: Mutex<DbState>,
     /// Background threads wait here for work.
     pub bg_cv: Condvar,
@@ -89,7 +92,7 @@ pub(crate) struct DbInner {
     pub snapshots: Arc<SnapshotList>,
     pub table_cache: Arc<TableCache>,
     pub writers: WriteQueue,
-    pub wal: Mutex<Option<LogWriter>>,
+    pub wal: Mutex<Option<ActiveWal>>,
     /// Set (under `wal`) when a memtable switch created the current WAL without syncing the
     /// directory; the first synced write to it syncs the directory first.
     pub wal_dir_unsynced: AtomicBool,
@@ -102,8 +105,8 @@ pub(crate) struct DbInner {
     pub shutting_down: AtomicBool,
     /// Serializes obsolete-file deletion.
     pub obsolete_lock: Mutex<()>,
-    /// What WAL recovery dropped at open (for `talus.recovery-report`).
-    pub recovery_report: Mutex<String>,
+    /// What WAL recovery dropped at open (`Db::recovery_report`, `talus.recovery-report`).
+    pub recovery_report: Mutex<super::replay::RecoveryReport>,
 }
 
 impl DbInner {
@@ -123,10 +126,22 @@ impl DbInner {
         self.write_controller.recalculate(&self.opts, st, &self.stats);
     }
 
+    /// `NotSupported` on a read-only handle (RocksDB's message), for every call that writes.
+    pub fn check_writable(&self) -> Result<()> {
+        if self.read_only {
+            return Err(Error::NotSupported(format!(
+                "{}: not supported in read-only mode (the database was opened with \
+                 open_read_only)",
+                self.path.display()
+            )));
+        }
+        Ok(())
+    }
+
     /// Fails with the stored background error, if any.
     pub fn check_bg_error(st: &DbState) -> Result<()> {
         match &st.bg_error {
-            Some(e) => Err(Error::BackgroundError(e.to_string())),
+            Some(e) => Err(Error::BackgroundError(Box::new(e.duplicate()))),
             None => Ok(()),
         }
     }
@@ -138,5 +153,29 @@ impl DbInner {
             st.bg_error = Some(e);
         }
         self.done_cv.notify_all();
+    }
+}
+
+/// The WAL being appended to (under `DbInner::wal`), and the WALs before it that a memtable
+/// switch closed without syncing.
+pub(crate) struct ActiveWal {
+    /// The writer.
+    pub writer: LogWriter,
+    /// Its file number.
+    pub number: u64,
+    /// The last sequence number appended to it (0: none yet): the next WAL's
+    /// `PredecessorWal::last_seq`.
+    pub last_seq: SequenceNumber,
+    /// Earlier WALs closed at memtable switches and not yet synced, oldest first. Synced before
+    /// the first synced write to this WAL, so a synced write never survives a power loss that
+    /// cut an earlier write; dropped unsynced once their memtables are flushed. Recovery
+    /// detects a cut one through the next WAL's predecessor record (`replay.rs`).
+    pub unsynced: Vec<(u64, LogWriter)>,
+}
+
+impl ActiveWal {
+    /// A new, empty WAL `number`.
+    pub fn new(writer: LogWriter, number: u64) -> ActiveWal {
+        ActiveWal { writer, number, last_seq: 0, unsynced: Vec::new() }
     }
 }

@@ -8,11 +8,12 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::core::DbInner;
+use crate::compaction::job::stripe;
 use crate::error::{Error, Result};
 use crate::filename::table_path;
 use crate::fs::rate_limiter::{IoPriority, RateLimitedFile};
-use crate::iter::range_del::RangeTombstone;
-use crate::key::{compare_internal, InternalKey, ValueKind, MAX_SEQUENCE};
+use crate::iter::range_del::{FragmentedTombstones, RangeTombstone};
+use crate::key::{compare_internal, parse_internal_key, InternalKey, ValueKind, MAX_SEQUENCE};
 use crate::memtable::MemTable;
 use crate::options::Options;
 use crate::sst::{TableBuilder, TableBuilderOptions};
@@ -62,11 +63,19 @@ pub(crate) fn file_meta(
         largest_seq: props.largest_seq,
         num_entries: props.num_entries,
         num_deletions: props.num_deletions + props.num_range_deletions,
+        reader: Default::default(),
     }
 }
 
 impl DbInner {
     /// Writes `mem` to SST `number` at L0; `None` if the memtable holds nothing.
+    ///
+    /// Drops what no reader can see, as RocksDB's flush does: of the versions of a key in one
+    /// snapshot stripe (between two live snapshots, see `compaction::job`) only the newest is
+    /// written, and a version covered by a range tombstone of its own stripe is not written.
+    /// Deletions are kept (older data may lie below L0). Safe for readers without a snapshot:
+    /// they load their SuperVersion before their sequence number, so a version this drops is
+    /// shadowed by one at or below any sequence a reader of the new file can hold.
     pub(crate) fn write_level0_table(
         &self,
         mem: &Arc<MemTable>,
@@ -88,10 +97,38 @@ impl DbInner {
             file,
             crate::filename::table_name(number),
         );
+        // Read after `mem` became immutable: a snapshot taken later holds a sequence at or
+        // above every entry of `mem`, so it changes no stripe.
+        let snapshots = self.snapshots.sequences();
+        let covering =
+            (!tombstones.is_empty()).then(|| FragmentedTombstones::new(tombstones.iter().cloned()));
         let mut it = mem.iter();
         it.seek_to_first();
+        let mut cur_key: Vec<u8> = Vec::new();
+        let mut last_stripe = usize::MAX;
         while it.valid() {
-            b.add(it.key(), it.value())?;
+            let ikey = it.key();
+            let Some(p) = parse_internal_key(ikey) else {
+                return Err(Error::corruption("memtable", 0, "unparsable internal key"));
+            };
+            if p.user_key != cur_key.as_slice() {
+                cur_key.clear();
+                cur_key.extend_from_slice(p.user_key);
+                last_stripe = usize::MAX;
+            }
+            let s = stripe(&snapshots, p.seq);
+            let mut keep = s != last_stripe;
+            last_stripe = s;
+            if keep {
+                if let Some(t) = &covering {
+                    let bound = snapshots.get(s).copied().unwrap_or(MAX_SEQUENCE);
+                    let by = t.max_covering_seq(p.user_key, bound);
+                    keep = !(by > p.seq && stripe(&snapshots, by) == s);
+                }
+            }
+            if keep {
+                b.add(ikey, it.value())?;
+            }
             it.next();
         }
         it.status()?;
@@ -159,7 +196,7 @@ impl DbInner {
         let bytes = meta.as_ref().map_or(0, |m| m.file_size);
         let mut vs = self.versions.lock();
         let mut edit = VersionEdit::default();
-        {
+        let next_log = {
             let st = self.state.lock();
             let front =
                 st.imms.front().ok_or_else(|| Error::Busy("memtable list changed".into()))?;
@@ -169,7 +206,8 @@ impl DbInner {
             // Logs older than the next memtable's are no longer needed.
             let next_log = st.imms.get(1).map_or(st.mem_log_number, |i| i.log_number);
             edit.log_number = Some(next_log);
-        }
+            next_log
+        };
         if let Some(m) = meta {
             edit.new_files.push((0, m));
         }
@@ -181,6 +219,16 @@ impl DbInner {
         st.imms.pop_front();
         st.current = current;
         self.install_super_version(&st);
+        drop(st);
+        drop(vs);
+        // WALs below the new log number are obsolete: no need to sync the ones a switch left
+        // unsynced (`write.rs`). The `wal` lock comes before `versions` and `state`.
+        if let Some(w) = self.wal.lock().as_mut() {
+            w.unsynced.retain(|(n, _)| *n >= next_log);
+        }
         Ok(bytes)
     }
 }
+
+#[cfg(test)]
+mod tests;

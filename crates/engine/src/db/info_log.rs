@@ -1,6 +1,11 @@
 //! The info log (`LOG`): options at open, recovery, flushes, compactions, stalls, errors.
 //! Lines are `YYYY/MM/DD-HH:MM:SS.micros message`, as RocksDB writes them. Written through the
 //! `Fs` under its own mutex; a failure to write the info log is ignored (it is advisory).
+//!
+//! An open must not change the directory until recovery has succeeded, so the log starts
+//! [`InfoLog::buffered`]: lines are kept in memory (with the time they were logged) and written
+//! out when the open commits and calls [`InfoLog::attach`] with the new `LOG` file. A failed
+//! open drops them with the error it returns; a read-only open never attaches a file.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -8,21 +13,62 @@ use parking_lot::Mutex;
 
 use crate::fs::WritableFile;
 
+/// Lines kept before a file is attached, at most (older ones are dropped first).
+const MAX_BUFFERED: usize = 1000;
+
+enum Sink {
+    /// Not attached yet: lines wait here.
+    Buffer(Vec<String>),
+    /// The `LOG` file.
+    File(Box<dyn WritableFile>),
+    /// No log (read-only open, or the file could not be created).
+    Off,
+}
+
 pub(crate) struct InfoLog {
-    file: Mutex<Option<Box<dyn WritableFile>>>,
+    sink: Mutex<Sink>,
 }
 
 impl InfoLog {
-    pub fn new(file: Option<Box<dyn WritableFile>>) -> Self {
-        InfoLog { file: Mutex::new(file) }
+    /// A log that keeps its lines in memory until [`InfoLog::attach`].
+    pub fn buffered() -> Self {
+        InfoLog { sink: Mutex::new(Sink::Buffer(Vec::new())) }
+    }
+
+    /// Writes the buffered lines to `file` and sends every later line there; `None` turns the
+    /// log off (the buffered lines are dropped).
+    pub fn attach(&self, file: Option<Box<dyn WritableFile>>) {
+        let mut g = self.sink.lock();
+        let old = std::mem::replace(&mut *g, Sink::Off);
+        if let Some(mut f) = file {
+            if let Sink::Buffer(lines) = old {
+                for line in &lines {
+                    let _ = f.append(line.as_bytes());
+                }
+                let _ = f.flush();
+            }
+            *g = Sink::File(f);
+        }
     }
 
     pub fn log(&self, msg: &str) {
-        let mut g = self.file.lock();
-        if let Some(f) = g.as_mut() {
-            let line = format!("{} {msg}\n", timestamp());
-            let _ = f.append(line.as_bytes());
-            let _ = f.flush();
+        let mut g = self.sink.lock();
+        let line = match &*g {
+            Sink::Off => return,
+            _ => format!("{} {msg}\n", timestamp()),
+        };
+        match &mut *g {
+            Sink::Buffer(lines) => {
+                if lines.len() >= MAX_BUFFERED {
+                    lines.remove(0);
+                }
+                lines.push(line);
+            }
+            Sink::File(f) => {
+                let _ = f.append(line.as_bytes());
+                let _ = f.flush();
+            }
+            Sink::Off => {}
         }
     }
 }

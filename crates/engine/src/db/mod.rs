@@ -1,10 +1,17 @@
 //! The database: the public [`Db`] handle and its iterators, over the shared state in
 //! [`core::DbInner`].
 //!
-//! Submodules, one concern each: `open` (open and recovery), `write` (write queue and group
+//! Submodules, one concern each: `open` (open and recovery; with `open_checks`, `replay`,
+//! `open_commit` and `options_file`), `destroy` (`destroy_db`), `write` (write queue and group
 //! commit), `read` (point lookups and iterators), `flush`, `compact` (running compactions),
 //! `background` (threads and obsolete-file deletion), `snapshot`, `properties`, `stats`,
 //! `info_log`.
+//!
+//! Lifecycle of a handle: [`Db::open`] (or [`Db::open_read_only`]) builds the shared state,
+//! then starts the background threads; if one fails to start, the ones started are stopped
+//! and joined and the LOCK is released before the error is returned. [`Db::close`] (or dropping
+//! the last handle) stops and joins them and flushes the WAL; `close` reports a failure of that
+//! flush, `Drop` can only log it.
 
 use std::ops::Range;
 use std::path::Path;
@@ -19,45 +26,109 @@ use crate::options::{Options, ReadOptions, WriteOptions};
 mod background;
 mod compact;
 pub(crate) mod core;
+mod destroy;
 pub(crate) mod flush;
 mod info_log;
 mod ingest;
 mod open;
+mod open_checks;
+mod open_commit;
+mod options_file;
 mod properties;
 mod read;
+mod replay;
 mod snapshot;
 mod stats;
 mod write;
 mod write_controller;
 
+pub use destroy::destroy_db;
 pub use ingest::IngestOptions;
+pub use replay::{RecoveryReport, WalLoss, WalLossKind};
 pub use snapshot::Snapshot;
 
 use self::core::DbInner;
 
-/// Stops the background threads when the last [`Db`] handle is dropped.
+/// Stops the background threads when the last [`Db`] handle is dropped (or at [`Db::close`]).
 struct DbHandle {
     inner: Arc<DbInner>,
     threads: parking_lot::Mutex<Vec<std::thread::JoinHandle<()>>>,
+    closed: std::sync::atomic::AtomicBool,
+}
+
+impl DbHandle {
+    fn new(inner: Arc<DbInner>, threads: Vec<std::thread::JoinHandle<()>>) -> DbHandle {
+        DbHandle {
+            inner,
+            threads: parking_lot::Mutex::new(threads),
+            closed: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
+    /// Stops and joins the background threads and flushes the WAL, once (a second call
+    /// returns `Ok`). Returns the WAL flush's error.
+    fn shut_down(&self) -> Result<()> {
+        if self.closed.swap(true, Ordering::AcqRel) {
+            return Ok(());
+        }
+        shut_down(&self.inner, &mut self.threads.lock())
+    }
+}
+
+/// Tells the background threads to stop, joins `threads`, and flushes the WAL.
+fn shut_down(inner: &DbInner, threads: &mut Vec<std::thread::JoinHandle<()>>) -> Result<()> {
+    inner.shutting_down.store(true, Ordering::Release);
+    {
+        let mut st = inner.state.lock();
+        st.shutting_down = true;
+    }
+    inner.bg_cv.notify_all();
+    inner.done_cv.notify_all();
+    for t in threads.drain(..) {
+        let _ = t.join();
+    }
+    let flushed = match inner.wal.lock().as_mut() {
+        Some(w) => w.writer.flush(),
+        None => Ok(()),
+    };
+    if let Err(e) = &flushed {
+        inner.info_log.log(&format!("[ERROR] flushing the WAL at close failed: {e}"));
+    }
+    inner.info_log.log("database closed");
+    flushed
 }
 
 impl Drop for DbHandle {
     fn drop(&mut self) {
-        self.inner.shutting_down.store(true, Ordering::Release);
-        {
-            let mut st = self.inner.state.lock();
-            st.shutting_down = true;
-        }
-        self.inner.bg_cv.notify_all();
-        self.inner.done_cv.notify_all();
-        for t in self.threads.lock().drain(..) {
-            let _ = t.join();
-        }
-        if let Some(w) = self.inner.wal.lock().as_mut() {
-            let _ = w.flush();
-        }
-        self.inner.info_log.log("database closed");
+        // Nobody to report a failed WAL flush to; `Db::close` returns it.
+        let _ = self.shut_down();
     }
+}
+
+/// Starts `jobs` background threads with `spawn`. If one fails to start, the ones already
+/// started are stopped and joined before the error is returned, so nothing keeps `inner` (and
+/// its LOCK) alive.
+fn start_threads(
+    inner: &Arc<DbInner>,
+    jobs: usize,
+    spawn: &mut dyn FnMut(usize, Arc<DbInner>) -> std::io::Result<std::thread::JoinHandle<()>>,
+) -> Result<Vec<std::thread::JoinHandle<()>>> {
+    let mut threads = Vec::with_capacity(jobs);
+    for i in 0..jobs {
+        match spawn(i, inner.clone()) {
+            Ok(t) => threads.push(t),
+            Err(e) => {
+                let _ = shut_down(inner, &mut threads);
+                return Err(Error::io(format!("starting background thread {i} of {jobs}"), e));
+            }
+        }
+    }
+    inner.bg_cv.notify_all();
+    Ok(threads)
+}
+
+fn spawn_background(i: usize, inner: Arc<DbInner>) -> std::io::Result<std::thread::JoinHandle<()>> {
+    std::thread::Builder::new().name(format!("talus-bg-{i}")).spawn(move || inner.background_loop())
 }
 
 /// A database handle. Cheap to clone (an `Arc` inside) and `Send + Sync`; the database closes
@@ -77,21 +148,59 @@ impl Db {
     /// Opens (or with `create_if_missing`, creates) the database in `path`.
     ///
     /// Fails with [`Error::Locked`] if another handle or process has it open, with
-    /// [`Error::InvalidArgument`] naming the option if an option is out of range.
+    /// [`Error::InvalidArgument`] naming the option if an option is out of range, the path if
+    /// it is not a directory or holds another engine's (RocksDB's) database. A failed open
+    /// leaves the directory as it found it (see `docs/design/recovery.md`).
     pub fn open(path: impl AsRef<Path>, options: Options) -> Result<Db> {
         let jobs = options.max_background_jobs;
-        let inner = open::open(path.as_ref(), options)?;
-        let mut threads = Vec::new();
-        for i in 0..jobs {
-            let inner2 = inner.clone();
-            let t = std::thread::Builder::new()
-                .name(format!("talus-bg-{i}"))
-                .spawn(move || inner2.background_loop())
-                .map_err(|e| Error::io("starting a background thread", e))?;
-            threads.push(t);
-        }
-        inner.bg_cv.notify_all();
-        Ok(Db { handle: Arc::new(DbHandle { inner, threads: parking_lot::Mutex::new(threads) }) })
+        let inner = open::open(path.as_ref(), options, open::Access::ReadWrite)?;
+        let threads = start_threads(&inner, jobs, &mut spawn_background)?;
+        Ok(Db { handle: Arc::new(DbHandle::new(inner, threads)) })
+    }
+
+    /// Opens the database in `path` for reading only (RocksDB's `OpenForReadOnly`): no LOCK is
+    /// taken or written, no MANIFEST or LOG is written, no file is created or deleted; the WALs
+    /// are replayed into memory only. Works on a read-only file system and on a full disk, and
+    /// beside a process that has the database open for writing (reads then see the state of
+    /// this open). Writes, `flush`, `compact_range` and ingestion fail with
+    /// [`Error::NotSupported`]. `create_if_missing` and `error_if_exists` are ignored; a missing
+    /// database is [`Error::NotFound`].
+    ///
+    /// ```
+    /// use talus::{Db, Error, Options};
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let opts = Options { create_if_missing: true, ..Default::default() };
+    /// Db::open(dir.path(), opts.clone()).unwrap().put(b"k", b"v").unwrap();
+    /// let ro = Db::open_read_only(dir.path(), opts).unwrap();
+    /// assert_eq!(ro.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
+    /// assert!(matches!(ro.put(b"k", b"w"), Err(Error::NotSupported(_))));
+    /// ```
+    pub fn open_read_only(path: impl AsRef<Path>, options: Options) -> Result<Db> {
+        let inner = open::open(path.as_ref(), options, open::Access::ReadOnly)?;
+        Ok(Db { handle: Arc::new(DbHandle::new(inner, Vec::new())) })
+    }
+
+    /// Closes the database: waits for running background jobs and stops the threads, then
+    /// flushes the WAL to the operating system. Returns that flush's error (dropping the last
+    /// handle does the same but cannot report it). Other clones of this handle stay valid for
+    /// reads; their writes then fail with [`Error::Busy`]. Closing twice is `Ok`.
+    ///
+    /// ```
+    /// use talus::{Db, Options};
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let db = Db::open(dir.path(), Options { create_if_missing: true, ..Default::default() }).unwrap();
+    /// db.put(b"k", b"v").unwrap();
+    /// db.close().unwrap();
+    /// ```
+    pub fn close(self) -> Result<()> {
+        self.handle.shut_down()
+    }
+
+    /// What WAL recovery dropped when this handle was opened (empty if nothing): which WALs,
+    /// where, how many bytes, write batches and operations, and under which name a damaged WAL
+    /// was kept. The same text is the property `talus.recovery-report` and went to the LOG.
+    pub fn recovery_report(&self) -> RecoveryReport {
+        self.inner().recovery_report.lock().clone()
     }
 
     fn inner(&self) -> &Arc<DbInner> {
@@ -132,10 +241,13 @@ impl Db {
     /// The value of `key` under `opts` (snapshot, cache policy).
     pub fn get_opt(&self, key: impl AsRef<[u8]>, opts: &ReadOptions) -> Result<Option<Vec<u8>>> {
         let inner = self.inner();
-        // Sequence first, then the SuperVersion: every write up to `seq` is in a memtable or
-        // file of any SuperVersion loaded afterwards.
-        let seq = inner.read_sequence(opts);
+        // The SuperVersion first, then the sequence number (RocksDB's order): every entry in the
+        // SuperVersion's memtables and files was published before it was installed, so `seq`
+        // reads the newest of them, and a version a flush or compaction dropped (shadowed by a
+        // newer one in the same snapshot stripe) is never needed. Writes that land in a newer
+        // memtable after the load are not seen: the read sees the prefix up to the switch.
         let sv = inner.super_version.load();
+        let seq = inner.read_sequence(opts);
         inner.get_in(&sv, key.as_ref(), seq, opts.fill_cache)
     }
 
@@ -148,8 +260,9 @@ impl Db {
         opts: &ReadOptions,
     ) -> Vec<Result<Option<Vec<u8>>>> {
         let inner = self.inner();
-        let seq = inner.read_sequence(opts);
+        // SuperVersion, then sequence: see `get_opt`.
         let sv = inner.super_version.load_full();
+        let seq = inner.read_sequence(opts);
         inner.multi_get_in(&sv, keys, seq, opts.fill_cache)
     }
 
@@ -170,9 +283,10 @@ impl Db {
         let inner = self.inner().clone();
         // The SuperVersion pins the memtables and the files the iterator reads (compaction
         // writes new files and never changes old ones), so no snapshot needs registering: the
-        // iterator reads at the sequence number current now.
-        let seq = inner.read_sequence(opts);
+        // iterator reads at the sequence number current now (read after the SuperVersion: see
+        // `get_opt`).
         let sv = inner.super_version.load_full();
+        let seq = inner.read_sequence(opts);
         let it = inner.new_db_iterator(&sv, opts, seq);
         RawIter { it, _sv: sv, _snapshot: opts.snapshot.clone(), _db: inner }
     }
@@ -181,6 +295,7 @@ impl Db {
     /// flushed.
     pub fn flush(&self) -> Result<()> {
         let inner = self.inner();
+        inner.check_writable()?;
         {
             // Switch with the write queue quiet: take a place in it as an empty-batch leader.
             let st = inner.state.lock();
@@ -206,6 +321,7 @@ impl Db {
     /// Flushes, then compacts every file overlapping `[begin, end]` (`None`: unbounded) down to
     /// the last non-empty level.
     pub fn compact_range(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
+        self.inner().check_writable()?;
         self.flush()?;
         self.inner().compact_range(begin, end)
     }
@@ -220,6 +336,7 @@ impl Db {
         paths: &[impl AsRef<Path>],
         opts: &IngestOptions,
     ) -> Result<()> {
+        self.inner().check_writable()?;
         let paths: Vec<std::path::PathBuf> =
             paths.iter().map(|p| p.as_ref().to_path_buf()).collect();
         self.inner().ingest_external_files(&paths, opts)
@@ -380,3 +497,7 @@ impl DoubleEndedIterator for Iter {
         self.emit(End::Back)
     }
 }
+
+#[cfg(test)]
+#[path = "lifecycle_tests.rs"]
+mod lifecycle_tests;

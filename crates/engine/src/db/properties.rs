@@ -62,7 +62,7 @@ impl DbInner {
             "is-write-stopped" => {
                 Some(if self.write_controller.is_stopped() { "1" } else { "0" }.to_string())
             }
-            "recovery-report" => Some(self.recovery_report.lock().clone()),
+            "recovery-report" => Some(self.recovery_report.lock().to_string()),
             "block-cache-capacity" => Some(self.table_cache.block_cache()?.capacity().to_string()),
             "block-cache-usage" => Some(self.table_cache.block_cache()?.usage().to_string()),
             "block-cache-pinned-usage" => {

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 
-use super::core::{DbInner, Imm};
+use super::core::{ActiveWal, DbInner, Imm};
 use super::stats::DbStats;
 use crate::batch::{BatchOp, WriteBatch};
 use crate::error::{Error, Result};
@@ -22,8 +22,8 @@ use crate::filename::wal_path;
 use crate::iter::range_del::FragmentedTombstones;
 use crate::key::ValueKind;
 use crate::memtable::MemTable;
-use crate::options::WriteOptions;
-use crate::wal::LogWriter;
+use crate::options::{WalRecoveryMode, WriteOptions};
+use crate::wal::{LogWriter, PredecessorWal};
 
 /// Largest group a leader assembles (bytes of batches).
 const MAX_GROUP_BYTES: usize = 1 << 20;
@@ -46,6 +46,8 @@ pub(crate) struct WriteQueue {
 impl DbInner {
     /// Commits `batch`, possibly as part of a group led by another writer.
     pub(crate) fn write(&self, batch: WriteBatch, opts: &WriteOptions) -> Result<()> {
+        self.check_writable()?;
+        batch.status()?;
         if batch.is_empty() {
             return Ok(());
         }
@@ -166,10 +168,12 @@ impl DbInner {
             let mut wal = self.wal.lock();
             let res = match wal.as_mut() {
                 Some(w) => w
+                    .writer
                     .add_record(combined.data())
-                    .and_then(|_| w.flush())
+                    .map(|_| w.last_seq = first_seq + count.saturating_sub(1))
+                    .and_then(|_| w.writer.flush())
                     .and_then(|_| if sync { self.sync_wal(w) } else { Ok(()) })
-                    .and_then(|_| w.writeback_every(self.opts.wal_bytes_per_sync)),
+                    .and_then(|_| w.writer.writeback_every(self.opts.wal_bytes_per_sync)),
                 None => Err(Error::Busy("the WAL is closed".into())),
             };
             if let Err(e) = res {
@@ -244,14 +248,19 @@ impl DbInner {
         Ok(())
     }
 
-    /// Syncs the current WAL `w` (the caller holds the `wal` lock), first syncing the directory
-    /// if the WAL's entry in it is not durable yet.
-    fn sync_wal(&self, w: &mut LogWriter) -> Result<()> {
+    /// Syncs the current WAL `w` (the caller holds the `wal` lock): first the earlier WALs a
+    /// switch left unsynced, then the directory if a WAL's entry in it is not durable yet, then
+    /// `w` itself. So a synced write never survives a power loss that drops an earlier write.
+    fn sync_wal(&self, w: &mut ActiveWal) -> Result<()> {
+        for (_, old) in w.unsynced.iter_mut() {
+            old.sync()?;
+        }
+        w.unsynced.clear();
         if self.wal_dir_unsynced.load(Ordering::Acquire) {
             self.fs.sync_dir(&self.path)?;
             self.wal_dir_unsynced.store(false, Ordering::Release);
         }
-        w.sync()
+        w.writer.sync()
     }
 
     /// Moves the active memtable to the immutable list and starts a new WAL. Called by the
@@ -261,17 +270,53 @@ impl DbInner {
         let path = wal_path(&self.path, log_number);
         let file = self.fs.create(&path)?;
         // The directory entry is synced by the first synced write to this WAL (`sync_wal`), not
-        // here: a directory fsync costs tens of milliseconds, and a write waits on the switch.
-        let new_writer = LogWriter::new(file);
+        // here: a directory fsync costs tens of milliseconds, and a write waits on the switch
+        // (the strict recovery modes excepted, below).
+        let mut new_writer = LogWriter::new(file);
         {
             let mut wal = self.wal.lock();
-            // The old WAL is synced so that a later synced write never survives a crash that
-            // loses earlier writes (no holes).
-            if let Some(old) = wal.as_mut() {
-                old.sync()?;
+            // No holes after a power loss: the new WAL starts with what the old one held (its
+            // number, size and last sequence), so recovery stops at a WAL whose predecessor lost
+            // its unsynced tail; and the first synced write to the new WAL syncs the old one
+            // first (`sync_wal`). The old WAL's fsync is thus off the write path, as in RocksDB.
+            // The strict recovery modes would fail the open on such a cut tail instead of
+            // stopping there, so for them the old WAL is synced here, as before.
+            let defer = matches!(
+                self.opts.wal_recovery_mode,
+                WalRecoveryMode::PointInTimeRecovery | WalRecoveryMode::SkipAnyCorruptedRecords
+            );
+            if !defer {
+                // The strict modes also need every WAL but the last to exist after a power
+                // loss: the new WAL's directory entry is synced now, not by its first synced
+                // write.
+                self.fs.sync_dir(&self.path)?;
             }
-            *wal = Some(new_writer);
-            self.wal_dir_unsynced.store(true, Ordering::Release);
+            let unsynced = match wal.take() {
+                Some(old) => {
+                    let pred = PredecessorWal {
+                        number: old.number,
+                        size: old.writer.file_size(),
+                        last_seq: old.last_seq,
+                    };
+                    let ActiveWal { writer: mut old_writer, number, mut unsynced, .. } = old;
+                    let step = new_writer
+                        .add_predecessor(&pred)
+                        .and_then(|_| new_writer.flush())
+                        .and_then(|_| if defer { old_writer.flush() } else { old_writer.sync() });
+                    if let Err(e) = step {
+                        // Nothing switched: the old WAL stays the active one.
+                        *wal = Some(ActiveWal { writer: old_writer, number, unsynced, ..old });
+                        return Err(e);
+                    }
+                    if defer {
+                        unsynced.push((number, old_writer));
+                    }
+                    unsynced
+                }
+                None => Vec::new(),
+            };
+            *wal = Some(ActiveWal { unsynced, ..ActiveWal::new(new_writer, log_number) });
+            self.wal_dir_unsynced.store(defer, Ordering::Release);
         }
         let mut st = self.state.lock();
         let old = std::mem::replace(&mut st.mem, Arc::new(MemTable::new()));

@@ -22,7 +22,7 @@
 //! Which calls count as which kind: `read_exact_at`, sequential `read`, `list_dir` and
 //! `file_size` are [`OpKind::Read`]; `append` is [`OpKind::Write`]; `WritableFile::sync` is
 //! [`OpKind::Sync`]; `create`, `open_random`, `open_sequential`, `create_dir_all` and `lock` are
-//! [`OpKind::Open`]; `rename` is [`OpKind::Rename`]; `remove_file` is [`OpKind::Remove`];
+//! [`OpKind::Open`]; `rename` is [`OpKind::Rename`]; `remove_file` and `remove_dir` are [`OpKind::Remove`];
 //! `sync_dir` is [`OpKind::DirSync`]. `exists` and `flush` are not counted and never fail
 //! (except on a dead view). A failed operation has no effect (no partial append).
 //!
@@ -318,6 +318,12 @@ impl Fs for SimFs {
 
     fn list_dir(&self, dir: &Path) -> Result<Vec<String>> {
         let d = self.op(OpKind::Read, "listing", dir)?;
+        if d.live.contains_key(dir) {
+            return Err(Error::io(
+                format!("listing {}", dir.display()),
+                io::Error::new(io::ErrorKind::NotADirectory, "not a directory"),
+            ));
+        }
         if !d.dir_exists(dir) {
             return Err(not_found("listing", dir));
         }
@@ -347,6 +353,11 @@ impl Fs for SimFs {
     fn create_dir_all(&self, dir: &Path) -> Result<()> {
         let mut d = self.op(OpKind::Open, "creating directory", dir)?;
         d.create_dir_all(dir)
+    }
+
+    fn remove_dir(&self, dir: &Path) -> Result<()> {
+        let mut d = self.op(OpKind::Remove, "removing directory", dir)?;
+        d.remove_dir(dir)
     }
 
     fn sync_dir(&self, dir: &Path) -> Result<()> {

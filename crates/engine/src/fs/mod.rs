@@ -62,7 +62,8 @@ pub trait Fs: Send + Sync + 'static {
     fn open_sequential(&self, path: &Path) -> Result<Box<dyn SequentialFile>>;
     /// True if the path exists.
     fn exists(&self, path: &Path) -> bool;
-    /// The names (not paths) of the entries of a directory.
+    /// The names (not paths) of the entries of a directory. Listing a file fails with an IO
+    /// error of kind [`std::io::ErrorKind::NotADirectory`].
     fn list_dir(&self, dir: &Path) -> Result<Vec<String>>;
     /// Deletes a file.
     fn remove_file(&self, path: &Path) -> Result<()>;
@@ -70,6 +71,8 @@ pub trait Fs: Send + Sync + 'static {
     fn rename(&self, from: &Path, to: &Path) -> Result<()>;
     /// Creates a directory and its parents.
     fn create_dir_all(&self, dir: &Path) -> Result<()>;
+    /// Removes an empty directory (fails if it holds anything).
+    fn remove_dir(&self, dir: &Path) -> Result<()>;
     /// Makes the directory's entries (creations, renames, deletions) durable.
     fn sync_dir(&self, dir: &Path) -> Result<()>;
     /// A file's size in bytes.

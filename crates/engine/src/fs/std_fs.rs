@@ -153,6 +153,10 @@ impl Fs for StdFs {
         std::fs::create_dir_all(dir).map_err(ctx("creating directory", dir))
     }
 
+    fn remove_dir(&self, dir: &Path) -> Result<()> {
+        std::fs::remove_dir(dir).map_err(ctx("removing directory", dir))
+    }
+
     fn sync_dir(&self, dir: &Path) -> Result<()> {
         let d = File::open(dir).map_err(ctx("opening directory", dir))?;
         d.sync_all().map_err(ctx("syncing directory", dir))

@@ -24,15 +24,17 @@
 //! `Release` store and read with an `Acquire` load, so a reader that sees a node sees all of its
 //! contents. Nodes are never modified (except their links, atomically), moved or freed before the
 //! list is dropped, so a [`NodePtr`] obtained from a list stays valid as long as that list lives.
+//!
+//! The links and the writer mutex come from `crate::sync`, so that under `--cfg loom` the
+//! insert/search protocol is model-checked (`memtable/skiplist/loom_tests.rs`).
 
 use std::cmp::Ordering;
 use std::ptr::{self, NonNull};
-use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering as AtomicOrdering};
-
-use parking_lot::Mutex;
+use std::sync::atomic::Ordering as AtomicOrdering;
 
 use super::arena::Arena;
 use crate::coding::{get_varint32, varint_len};
+use crate::sync::{AtomicPtr, AtomicUsize, Mutex};
 
 /// The tallest node.
 pub(super) const MAX_HEIGHT: usize = 12;
@@ -59,6 +61,8 @@ pub(super) fn key_prefix(user_key: &[u8]) -> u64 {
 
 const HEADER: usize = std::mem::size_of::<Node>();
 const LINK: usize = std::mem::size_of::<AtomicPtr<Node>>();
+// The arena aligns nodes to 8: the links (after the 16-byte header) must not need more.
+const _: () = assert!(std::mem::align_of::<AtomicPtr<Node>>() <= 8);
 
 /// A published node of a [`SkipList`] (never the head). Only the list creates these; using one
 /// with a list other than the one that returned it is a logic error the module never commits
@@ -100,6 +104,24 @@ pub(super) struct SkipList {
 unsafe impl Send for SkipList {}
 // SAFETY: as above; readers only perform Acquire loads and read immutable node bytes.
 unsafe impl Sync for SkipList {}
+
+/// Constructs the `height` null links of a freshly allocated node (they are real atomics, not
+/// zeroed memory taken for them).
+///
+/// # Safety
+/// `node` must point to an exclusively owned, 8-aligned allocation with room for the header
+/// and `height` links.
+unsafe fn init_links(node: *mut Node, height: usize) {
+    for level in 0..height {
+        // SAFETY: by the contract, link `level` lies inside the allocation, 8-aligned.
+        unsafe {
+            node.cast::<u8>()
+                .add(HEADER + level * LINK)
+                .cast::<AtomicPtr<Node>>()
+                .write(AtomicPtr::new(ptr::null_mut()))
+        };
+    }
+}
 
 /// Pointer to link `level` of `node`.
 ///
@@ -167,7 +189,10 @@ impl SkipList {
         let head = arena.allocate(HEADER + MAX_HEIGHT * LINK).cast::<Node>();
         // SAFETY: fresh, exclusively owned, zeroed allocation big enough for the header; the
         // zeroed links are null pointers.
-        unsafe { head.as_ptr().write(Node { entry_len: 0, height: MAX_HEIGHT as u32, prefix: 0 }) };
+        unsafe {
+            head.as_ptr().write(Node { entry_len: 0, height: MAX_HEIGHT as u32, prefix: 0 });
+            init_links(head.as_ptr(), MAX_HEIGHT);
+        };
         let memory = AtomicUsize::new(arena.memory_usage());
         SkipList {
             head,
@@ -378,6 +403,7 @@ impl SkipList {
         // entry slice covers exactly its last `entry_len` bytes.
         let e = unsafe {
             node_ptr.write(Node { entry_len: entry_len32, height: height as u32, prefix });
+            init_links(node_ptr, height);
             std::slice::from_raw_parts_mut(
                 node_ptr.cast::<u8>().add(HEADER + height * LINK),
                 entry_len,
@@ -461,3 +487,6 @@ impl SkipList {
         after.is_null() || self.order(after, Some(prefix), cmp) == Ordering::Greater
     }
 }
+
+#[cfg(loom)]
+mod loom_tests;

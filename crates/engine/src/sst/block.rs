@@ -8,7 +8,8 @@
 //! entry = shared: varint32 | non_shared: varint32 | value_len: varint32 | key_delta | value
 //! ```
 //!
-//! Blocks are immutable and shared (`Arc<Block>`) between the block cache and iterators, so a
+//! Blocks are immutable and shared (`CacheHandle<Block>`: a block cache entry, or an `Arc` for
+//! an uncached block) between the block cache and iterators, so a
 //! [`BlockIter`] hands out zero-copy value slices. Keys are ordered by
 //! [`crate::key::compare_internal`] (used by `seek`); meta blocks whose keys are plain names are
 //! only scanned, never sought.
@@ -20,10 +21,14 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
+use crate::cache::CacheHandle;
 use crate::coding::{decode_fixed32, get_varint32};
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
 use crate::key::compare_internal;
+
+/// Key bytes a [`BlockIter`] holds without allocating (RocksDB's `IterKey` keeps 39).
+const INLINE_KEY: usize = 64;
 
 /// What a block is for: the block cache's per-role statistics and the perf context count by
 /// role, and the high-priority pool of the LRU takes index and filter blocks.
@@ -161,11 +166,6 @@ impl Block {
         self.offset
     }
 
-    /// An iterator over the block's entries.
-    pub fn iter(self: &Arc<Self>) -> BlockIter {
-        BlockIter::new(Arc::clone(self))
-    }
-
     fn restart_point(&self, i: usize) -> Option<usize> {
         let at = self.restarts_offset.checked_add(i.checked_mul(4)?)?;
         decode_fixed32(self.data.get(at..)?).map(|v| v as usize)
@@ -177,7 +177,7 @@ impl Block {
 }
 
 /// A decoded entry header: `(shared, non_shared, value_len, header_len)`.
-#[inline]
+#[inline(always)]
 fn decode_entry(src: &[u8]) -> Option<(usize, usize, usize, usize)> {
     // Fast path: all three lengths fit in one byte each (LevelDB's DecodeEntry).
     if let Some(&[s, n, v]) = src.get(..3).and_then(|h| <&[u8; 3]>::try_from(h).ok()) {
@@ -191,16 +191,81 @@ fn decode_entry(src: &[u8]) -> Option<(usize, usize, usize, usize)> {
     Some((shared as usize, non_shared as usize, value_len as usize, a + b + c))
 }
 
+/// A block cursor's current key: inline up to [`INLINE_KEY`] bytes, on the heap beyond, so
+/// a cursor (two per point read) allocates nothing for the usual key. Built for the entries'
+/// prefix compression: each step keeps `shared` bytes and appends the entry's delta.
+struct KeyBuf {
+    len: usize,
+    inline: [u8; INLINE_KEY],
+    /// Holds the key when `len > INLINE_KEY` (then `heap.len() == len`).
+    heap: Vec<u8>,
+}
+
+impl Default for KeyBuf {
+    fn default() -> Self {
+        KeyBuf { len: 0, inline: [0; INLINE_KEY], heap: Vec::new() }
+    }
+}
+
+impl KeyBuf {
+    #[inline]
+    fn as_slice(&self) -> &[u8] {
+        if self.len <= INLINE_KEY {
+            &self.inline[..self.len]
+        } else {
+            &self.heap
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn clear(&mut self) {
+        self.len = 0;
+    }
+
+    /// Keeps the first `shared` bytes (`shared <= len`) and appends `delta`.
+    #[inline(always)]
+    fn replace_suffix(&mut self, shared: usize, delta: &[u8]) {
+        let new_len = shared + delta.len();
+        if new_len <= INLINE_KEY {
+            if self.len > INLINE_KEY {
+                self.inline[..shared].copy_from_slice(&self.heap[..shared]);
+            }
+            self.inline[shared..new_len].copy_from_slice(delta);
+        } else {
+            if self.len <= INLINE_KEY {
+                self.heap.clear();
+                self.heap.extend_from_slice(&self.inline[..shared]);
+            } else {
+                self.heap.truncate(shared);
+            }
+            self.heap.extend_from_slice(delta);
+        }
+        self.len = new_len;
+    }
+}
+
+impl CacheHandle<Block> {
+    /// An iterator over the block's entries (holding the block).
+    pub fn iter(&self) -> BlockIter {
+        BlockIter::new(self.clone())
+    }
+}
+
 /// A cursor over one block's entries, in both directions. Holds the block alive.
 pub struct BlockIter {
-    block: Arc<Block>,
+    block: CacheHandle<Block>,
     /// Offset of the current entry; `restarts_offset` when invalid.
     current: usize,
     /// Offset just past the current entry.
     next_offset: usize,
     /// Index of the restart block holding `current`.
     restart_index: usize,
-    key: Vec<u8>,
+    /// The current key; inline up to [`INLINE_KEY`] bytes, so a block cursor (two per point
+    /// read) allocates nothing for the usual key.
+    key: KeyBuf,
     value_start: usize,
     value_len: usize,
     err: Option<Error>,
@@ -208,7 +273,7 @@ pub struct BlockIter {
 
 impl BlockIter {
     /// A new iterator (not positioned).
-    pub fn new(block: Arc<Block>) -> BlockIter {
+    pub fn new(block: CacheHandle<Block>) -> BlockIter {
         let end = block.restarts_offset;
         let err = (block.num_restarts == 0).then(|| block.corruption("not a key/value block"));
         BlockIter {
@@ -216,7 +281,7 @@ impl BlockIter {
             current: end,
             next_offset: end,
             restart_index: 0,
-            key: Vec::with_capacity(48),
+            key: KeyBuf::default(),
             value_start: 0,
             value_len: 0,
             err,
@@ -234,7 +299,7 @@ impl BlockIter {
             offset: 0,
             role: BlockRole::Other,
         };
-        let mut it = BlockIter::new(Arc::new(empty));
+        let mut it = BlockIter::new(CacheHandle::new(empty));
         it.err = Some(err);
         it
     }
@@ -304,8 +369,7 @@ impl BlockIter {
             self.fail("entry value exceeds block");
             return false;
         }
-        self.key.truncate(shared);
-        self.key.extend_from_slice(delta);
+        self.key.replace_suffix(shared, delta);
         self.value_start = self.current + key_end;
         self.value_len = value_len;
         self.next_offset = self.current + val_end;
@@ -343,7 +407,7 @@ impl BlockIter {
             return;
         }
         while self.parse_next() {
-            if cmp(&self.key, target) != Ordering::Less {
+            if cmp(self.key.as_slice(), target) != Ordering::Less {
                 return;
             }
         }
@@ -351,7 +415,7 @@ impl BlockIter {
 
     /// Positions at the first entry whose key is `>= target` bytewise (for meta blocks).
     pub fn seek_bytewise(&mut self, target: &[u8]) {
-        self.seek_impl(target, |a, b| a.cmp(b));
+        self.seek_impl(target, crate::key::compare_user_keys);
     }
 }
 
@@ -385,7 +449,7 @@ impl InternalIterator for BlockIter {
             }
             self.seek_to_last();
         }
-        while self.valid() && compare_internal(&self.key, target) == Ordering::Greater {
+        while self.valid() && compare_internal(self.key.as_slice(), target) == Ordering::Greater {
             self.prev();
         }
     }
@@ -441,7 +505,7 @@ impl InternalIterator for BlockIter {
     }
 
     fn key(&self) -> &[u8] {
-        &self.key
+        self.key.as_slice()
     }
 
     fn value(&self) -> &[u8] {

@@ -3,7 +3,8 @@
 //!
 //! Every entry is stored with sequence number 0 (ingestion gives the file its sequence number;
 //! see `db/ingest.rs` and docs/format/sst.md, "External files"). User keys must be added in
-//! strictly increasing order; anything else is refused with [`Error::InvalidArgument`] and the
+//! strictly increasing order, and a key or value too large for the format
+//! ([`crate::batch::check_entry_size`]) is refused; either is [`Error::InvalidArgument`] and the
 //! writer stays usable. Single-threaded, no locks; the file goes through `Options::fs`.
 //!
 //! # Examples
@@ -87,6 +88,7 @@ impl SstFileWriter {
     }
 
     fn add(&mut self, key: &[u8], value: &[u8], kind: ValueKind) -> Result<()> {
+        crate::batch::check_entry_size(key.len(), value.len())?;
         if self.smallest.is_some() && key <= self.last.as_slice() {
             return Err(Error::InvalidArgument(format!(
                 "{}: keys must be added in strictly increasing order",

@@ -173,7 +173,8 @@ mod tests {
         let hashes: Vec<u64> = (0..1000u64).map(|i| filter_hash(&key(i))).collect();
         let bytes = build_filter(&hashes, 10);
         let owned = BloomFilter::new(bytes.clone(), "t", 0).unwrap();
-        let block = Arc::new(crate::sst::Block::new_filter(bytes, Arc::from("t"), 9).unwrap());
+        let block = crate::sst::Block::new_filter(bytes, Arc::from("t"), 9).unwrap();
+        let block = crate::cache::CacheHandle::new(block);
         assert_eq!(block.role(), crate::sst::BlockRole::Filter);
         for i in 0..5000u64 {
             let h = filter_hash(&key(i));

@@ -3,8 +3,7 @@
 //! Unknown names are ignored (newer writers may add some); a known name with a bad value is
 //! corruption. `file_size` is not stored: the reader fills it from the file.
 
-use std::sync::Arc;
-
+use crate::cache::CacheHandle;
 use crate::coding::{get_varint64, put_varint64};
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
@@ -62,7 +61,7 @@ pub fn encode(p: &TableProperties) -> Vec<u8> {
 }
 
 /// Decodes the properties block.
-pub fn decode(block: &Arc<Block>, file: &str) -> Result<TableProperties> {
+pub fn decode(block: &CacheHandle<Block>, file: &str) -> Result<TableProperties> {
     let mut p = TableProperties::default();
     let bad = |d: String| Error::corruption(file, block.offset(), format!("properties: {d}"));
     let mut it = block.iter();
@@ -129,10 +128,10 @@ mod tests {
             largest_point_key: b"z\0\0\0\0\0\0\0\x01".to_vec(),
             index_key_is_user_key: true,
         };
-        let block = Arc::new(Block::new(encode(&p), "t".into(), 0).unwrap());
+        let block = CacheHandle::new(Block::new(encode(&p), "t".into(), 0).unwrap());
         assert_eq!(decode(&block, "t").unwrap(), p);
         let v1 = TableProperties { index_key_is_user_key: false, ..p.clone() };
-        let block = Arc::new(Block::new(encode(&v1), "t".into(), 0).unwrap());
+        let block = CacheHandle::new(Block::new(encode(&v1), "t".into(), 0).unwrap());
         assert_eq!(decode(&block, "t").unwrap(), v1);
         // Names are sorted so the block can be searched.
         let mut it = block.iter();

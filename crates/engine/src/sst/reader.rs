@@ -19,7 +19,7 @@
 
 use std::sync::Arc;
 
-use crate::cache::Cache;
+use crate::cache::{Cache, CacheHandle};
 use crate::error::{Error, Result};
 use crate::fs::RandomAccessFile;
 use crate::iter::range_del::{FragmentedTombstones, RangeTombstone};
@@ -53,7 +53,7 @@ pub struct TableReaderOptions {
 
 /// An index or filter block: held by the reader, or in the block cache at a handle.
 enum MetaBlock {
-    Held(Arc<Block>),
+    Held(CacheHandle<Block>),
     Cached(BlockHandle),
 }
 
@@ -98,10 +98,10 @@ impl TableReader {
         file.read_exact_at(footer_at, &mut fbuf)?;
         let footer = Footer::decode(&fbuf, &name, footer_at)?;
 
-        let load = |h: BlockHandle, role: BlockRole| -> Result<Arc<Block>> {
+        let load = |h: BlockHandle, role: BlockRole| -> Result<Block> {
             load_block(file.as_ref(), &name, h, role)
         };
-        let metaindex = load(footer.metaindex, BlockRole::Other)?;
+        let metaindex = CacheHandle::new(load(footer.metaindex, BlockRole::Other)?);
         let index = load(footer.index, BlockRole::Index)?;
 
         let (mut filter_h, mut props_h, mut rangedel_h) = (None, None, None);
@@ -131,7 +131,8 @@ impl TableReader {
         let props_h = props_h.ok_or_else(|| {
             Error::corruption(&name, footer.metaindex.offset, "meta-index: no properties block")
         })?;
-        let mut props = properties::decode(&load(props_h, BlockRole::Other)?, &name)?;
+        let props_block = CacheHandle::new(load(props_h, BlockRole::Other)?);
+        let mut props = properties::decode(&props_block, &name)?;
         props.file_size = size;
 
         let filter = match filter_h {
@@ -141,28 +142,26 @@ impl TableReader {
 
         let tombstones = match rangedel_h {
             Some(h) => {
-                FragmentedTombstones::new(decode_range_dels(&load(h, BlockRole::Other)?, &name)?)
+                let b = CacheHandle::new(load(h, BlockRole::Other)?);
+                FragmentedTombstones::new(decode_range_dels(&b, &name)?)
             }
             None => FragmentedTombstones::default(),
         };
 
         let block_cache = opts.block_cache;
-        let place = |b: Arc<Block>, h: BlockHandle| match &block_cache {
+        let place = |b: Block, h: BlockHandle| match &block_cache {
             Some(cache) if opts.cache_index_and_filter_blocks => {
-                let charge = b.charge();
-                cache.insert_with_priority(
-                    (file_number, h.offset),
-                    Arc::clone(&b),
-                    charge,
-                    Priority::High,
-                );
-                if opts.pin_index_and_filter {
-                    MetaBlock::Held(b)
-                } else {
-                    MetaBlock::Cached(h)
+                let (key, charge) = ((file_number, h.offset), b.charge());
+                if !opts.pin_index_and_filter {
+                    cache.insert_with_priority(key, b, charge, Priority::High);
+                    return MetaBlock::Cached(h);
+                }
+                match cache.insert_and_hold(key, b, charge, Priority::High) {
+                    Ok(held) => MetaBlock::Held(held),
+                    Err(b) => MetaBlock::Held(CacheHandle::new(b)),
                 }
             }
-            _ => MetaBlock::Held(b),
+            _ => MetaBlock::Held(CacheHandle::new(b)),
         };
         let index = place(index, footer.index);
         let filter = match (filter, filter_h) {
@@ -198,14 +197,25 @@ impl TableReader {
                 return Ok(None);
             }
         }
-        let target = key::seek_key(user_key, seq.min(key::MAX_SEQUENCE));
+        key::with_seek_key(user_key, seq.min(key::MAX_SEQUENCE), |target| {
+            self.get_at(user_key, target, fill_cache)
+        })
+    }
+
+    /// [`TableReader::get`] past the filter: the entry at or after seek key `target`.
+    fn get_at(
+        &self,
+        user_key: &[u8],
+        target: &[u8],
+        fill_cache: bool,
+    ) -> Result<Option<(ValueKind, SequenceNumber, Vec<u8>)>> {
         let mut index = self.index_block()?.iter();
-        self.seek_index(&mut index, &target);
+        self.seek_index(&mut index, target);
         while index.valid() {
             let handle = self.decode_handle(index.value())?;
             let block = self.data_block(handle, fill_cache)?;
             let mut it = block.iter();
-            it.seek(&target);
+            it.seek(target);
             if it.valid() {
                 let p = key::parse_internal_key(it.key()).ok_or_else(|| {
                     Error::corruption(&self.file_name, handle.offset, "malformed internal key")
@@ -232,18 +242,18 @@ impl TableReader {
     }
 
     /// The index block: held, or from the block cache (read and re-inserted on a miss).
-    pub(crate) fn index_block(&self) -> Result<Arc<Block>> {
+    pub(crate) fn index_block(&self) -> Result<CacheHandle<Block>> {
         match &self.index {
-            MetaBlock::Held(b) => Ok(Arc::clone(b)),
+            MetaBlock::Held(b) => Ok(b.clone()),
             MetaBlock::Cached(h) => self.cached_block(*h, BlockRole::Index, true, Priority::High),
         }
     }
 
     /// The filter block, if the table has one.
-    pub(crate) fn filter_block(&self) -> Result<Option<Arc<Block>>> {
+    pub(crate) fn filter_block(&self) -> Result<Option<CacheHandle<Block>>> {
         match &self.filter {
             None => Ok(None),
-            Some(MetaBlock::Held(b)) => Ok(Some(Arc::clone(b))),
+            Some(MetaBlock::Held(b)) => Ok(Some(b.clone())),
             Some(MetaBlock::Cached(h)) => {
                 self.cached_block(*h, BlockRole::Filter, true, Priority::High).map(Some)
             }
@@ -299,7 +309,7 @@ impl TableReader {
     pub fn verify_checksums(&self) -> Result<()> {
         for handle in self.data_block_handles()? {
             let block = load_block(self.file.as_ref(), &self.file_name, handle, BlockRole::Data)?;
-            let mut it = block.iter();
+            let mut it = CacheHandle::new(block).iter();
             it.seek_to_first();
             while it.valid() {
                 if key::parse_internal_key(it.key()).is_none() {
@@ -393,7 +403,11 @@ impl TableReader {
     }
 
     /// The data block at `handle`, from the block cache if present.
-    pub(crate) fn data_block(&self, handle: BlockHandle, fill_cache: bool) -> Result<Arc<Block>> {
+    pub(crate) fn data_block(
+        &self,
+        handle: BlockHandle,
+        fill_cache: bool,
+    ) -> Result<CacheHandle<Block>> {
         self.cached_block(handle, BlockRole::Data, fill_cache, Priority::Low)
     }
 
@@ -405,7 +419,7 @@ impl TableReader {
         role: BlockRole,
         fill_cache: bool,
         pri: Priority,
-    ) -> Result<Arc<Block>> {
+    ) -> Result<CacheHandle<Block>> {
         let key = (self.file_number, handle.offset);
         if let Some(cache) = &self.block_cache {
             if let Some(b) = cache.lookup(key) {
@@ -415,17 +429,15 @@ impl TableReader {
             perf::cache_miss(role);
         }
         let block = load_block(self.file.as_ref(), &self.file_name, handle, role)?;
-        if fill_cache {
-            self.insert_block(&block, handle, pri);
-        }
-        Ok(block)
+        Ok(if fill_cache { self.insert_block(block, handle, pri) } else { CacheHandle::new(block) })
     }
 
-    fn insert_block(&self, block: &Arc<Block>, handle: BlockHandle, pri: Priority) {
-        if let Some(cache) = &self.block_cache {
-            let key = (self.file_number, handle.offset);
-            cache.insert_with_priority(key, Arc::clone(block), block.charge(), pri);
-        }
+    /// Inserts `block` into the block cache (if any) and returns a handle to it; a block the
+    /// cache refuses is returned uncached.
+    fn insert_block(&self, block: Block, handle: BlockHandle, pri: Priority) -> CacheHandle<Block> {
+        let Some(cache) = &self.block_cache else { return CacheHandle::new(block) };
+        let (key, charge) = ((self.file_number, handle.offset), block.charge());
+        cache.insert_and_hold(key, block, charge, pri).unwrap_or_else(CacheHandle::new)
     }
 }
 
@@ -435,13 +447,13 @@ fn load_block(
     name: &Arc<str>,
     handle: BlockHandle,
     role: BlockRole,
-) -> Result<Arc<Block>> {
+) -> Result<Block> {
     let data = read_block(file, name, handle)?;
     perf::block_read(role, handle.size + BLOCK_TRAILER_LEN as u64);
-    Ok(Arc::new(Block::with_role(data, Arc::clone(name), handle.offset, role)?))
+    Block::with_role(data, Arc::clone(name), handle.offset, role)
 }
 
-fn decode_range_dels(block: &Arc<Block>, file: &str) -> Result<Vec<RangeTombstone>> {
+fn decode_range_dels(block: &CacheHandle<Block>, file: &str) -> Result<Vec<RangeTombstone>> {
     let mut out = Vec::new();
     let mut it = block.iter();
     it.seek_to_first();

@@ -2,19 +2,25 @@
 //! number), and the MANIFEST that makes changes to them durable.
 //!
 //! Not internally synchronized: the database holds its version mutex around every call. Calls
-//! that write the MANIFEST (`create`, `recover`, `log_and_apply`) do IO under that mutex; they
+//! that write the MANIFEST (`create`, `recover`, `log_and_apply*`) do IO under that mutex; they
 //! are rare (one per flush or compaction) and short (one record and one fsync).
 //!
 //! Guarantees:
+//! - [`VersionSet::load`] only reads: it replays the MANIFEST named by CURRENT into memory and
+//!   opens nothing for writing, so a failed (or read-only) open leaves the directory as it was.
+//!   The first `log_and_apply*` after it writes a new MANIFEST (a snapshot of the state plus the
+//!   edit) and switches CURRENT to it.
 //! - `log_and_apply` installs a version only after its edit is synced in the MANIFEST named by
 //!   CURRENT. On any error the in-memory state is unchanged (a file number may be consumed), and
 //!   the next call first writes a fresh MANIFEST holding a snapshot of the state and switches
-//!   CURRENT to it, so a half-written record in the old MANIFEST is never appended to.
-//! - `recover` accepts a torn final record (a crash while appending) and nothing else: any other
+//!   CURRENT to it, so a half-written record in the old MANIFEST is never appended to. A new
+//!   MANIFEST that fails before CURRENT names it is deleted again (no litter, no used space).
+//! - `load` accepts a torn final record (a crash while appending) and nothing else: any other
 //!   bad record, an undecodable edit, or an edit that does not apply is `Error::Corruption`
-//!   naming the MANIFEST and the record's offset.
-//! - Nothing here deletes files; the database removes obsolete ones using
-//!   [`VersionSet::live_files`], [`VersionSet::log_number`] and
+//!   naming the MANIFEST and the record's offset; a record that is intact but holds another
+//!   engine's tags (RocksDB's, LevelDB's) is `InvalidArgument` saying so.
+//! - Nothing here deletes files but its own failed new MANIFEST; the database removes obsolete
+//!   ones using [`VersionSet::live_files`], [`VersionSet::log_number`] and
 //!   [`VersionSet::manifest_file_number`].
 
 use std::collections::HashSet;
@@ -25,7 +31,7 @@ use super::builder::Builder;
 use super::{Version, VersionEdit};
 use crate::error::{Error, Result};
 use crate::filename::{current_path, manifest_name, manifest_path, parse_file_name, FileType};
-use crate::fs::{read_all, write_file_atomic, Fs};
+use crate::fs::{read_all, Fs};
 use crate::key::{EscapedBytes, SequenceNumber, MAX_SEQUENCE};
 use crate::wal::{LogReader, LogWriter, ReadOutcome};
 
@@ -69,8 +75,20 @@ impl VersionSet {
     }
 
     /// Recovers the state named by `CURRENT`, then starts a new MANIFEST holding a snapshot of
-    /// it (CURRENT is switched atomically).
+    /// it (CURRENT is switched atomically). [`VersionSet::load`] followed by a MANIFEST roll.
     pub fn recover(dir: &Path, fs: Arc<dyn Fs>, num_levels: usize) -> Result<VersionSet> {
+        let mut vs = VersionSet::load(dir, fs, num_levels)?;
+        let number = vs.new_file_number();
+        let mut record = Vec::new();
+        vs.snapshot_edit().encode(&mut record);
+        vs.manifest = Some(vs.write_new_manifest(number, &[&record])?);
+        vs.manifest_file_number = number;
+        Ok(vs)
+    }
+
+    /// Reads the state named by `CURRENT` into memory, writing nothing. The MANIFEST is not
+    /// opened for appending: the first [`VersionSet::log_and_apply`] writes a new one.
+    pub fn load(dir: &Path, fs: Arc<dyn Fs>, num_levels: usize) -> Result<VersionSet> {
         let number = read_current(&*fs, dir)?;
         let path = manifest_path(dir, number);
         let file_name = path.display().to_string();
@@ -90,7 +108,16 @@ impl VersionSet {
         loop {
             match reader.read_record()? {
                 ReadOutcome::Record(payload, offset) => {
-                    let edit = VersionEdit::decode(&payload, &file_name, offset)?;
+                    let edit = VersionEdit::decode(&payload, &file_name, offset).map_err(|e| {
+                        match foreign_writer(&payload) {
+                            Some(who) => Error::InvalidArgument(format!(
+                                "{file_name}: this MANIFEST was written by {who}, not by Talus \
+                                 (its record at offset {offset} holds {who}'s fields); Talus \
+                                 cannot open the database and has changed nothing"
+                            )),
+                            None => e,
+                        }
+                    })?;
                     if let Some(c) = &edit.comparator {
                         if c != BYTEWISE_COMPARATOR {
                             return Err(Error::InvalidArgument(format!(
@@ -109,6 +136,13 @@ impl VersionSet {
                 ReadOutcome::Corrupt { at_tail: true, .. } => break,
                 ReadOutcome::Corrupt { offset, reason, .. } => {
                     return Err(Error::corruption(&file_name, offset, reason));
+                }
+                ReadOutcome::Predecessor(_, offset) => {
+                    return Err(Error::corruption(
+                        &file_name,
+                        offset,
+                        "a WAL's predecessor record in a MANIFEST",
+                    ));
                 }
                 ReadOutcome::Eof => break,
             }
@@ -133,13 +167,15 @@ impl VersionSet {
         vs.mark_file_number_used(vs.log_number);
         vs.mark_file_number_used(builder.max_file_number());
         vs.install(builder.finish());
-
-        let new_number = vs.new_file_number();
-        let mut record = Vec::new();
-        vs.snapshot_edit().encode(&mut record);
-        vs.manifest = Some(vs.write_new_manifest(new_number, &[&record])?);
-        vs.manifest_file_number = new_number;
         Ok(vs)
+    }
+
+    /// The state of a database that does not exist yet, in memory only (file numbers start at
+    /// 1). The first [`VersionSet::log_and_apply`] writes its MANIFEST and CURRENT.
+    pub fn new_empty(dir: &Path, fs: Arc<dyn Fs>, num_levels: usize) -> VersionSet {
+        let mut vs = VersionSet::empty(dir, fs, num_levels);
+        vs.next_file_number = 1;
+        vs
     }
 
     /// The current version.
@@ -195,7 +231,29 @@ impl VersionSet {
     /// An edit that does not apply (deletes a file that is not there, adds a live or never
     /// allocated file number, names a level that does not exist, moves the log number backwards
     /// or past the next file number) is `InvalidArgument` and writes nothing.
-    pub fn log_and_apply(&mut self, mut edit: VersionEdit) -> Result<()> {
+    pub fn log_and_apply(&mut self, edit: VersionEdit) -> Result<()> {
+        self.apply_edit(edit, None)
+    }
+
+    /// [`VersionSet::log_and_apply`] into a new MANIFEST numbered `manifest_number` (a number
+    /// the caller allocated with [`VersionSet::new_file_number`]), which holds a snapshot of the
+    /// state before `edit`, then `edit`; CURRENT is switched to it. The commit step of an open.
+    pub fn log_and_apply_to_new_manifest(
+        &mut self,
+        edit: VersionEdit,
+        manifest_number: u64,
+    ) -> Result<()> {
+        if manifest_number >= self.next_file_number || manifest_number <= self.manifest_file_number
+        {
+            return Err(Error::InvalidArgument(format!(
+                "new MANIFEST number {manifest_number} outside ({}, {})",
+                self.manifest_file_number, self.next_file_number
+            )));
+        }
+        self.apply_edit(edit, Some(manifest_number))
+    }
+
+    fn apply_edit(&mut self, mut edit: VersionEdit, new_manifest: Option<u64>) -> Result<()> {
         if let Some(n) = edit.log_number {
             if n < self.log_number || n >= self.next_file_number {
                 return Err(Error::InvalidArgument(format!(
@@ -217,9 +275,10 @@ impl VersionSet {
             .map_err(|d| Error::InvalidArgument(format!("version edit rejected: {d}")))?;
         let version = builder.finish();
 
-        let roll_to = match self.manifest {
-            Some(_) => None,
-            None => Some(self.new_file_number()),
+        let roll_to = match (&self.manifest, new_manifest) {
+            (_, Some(n)) => Some(n),
+            (Some(_), None) => None,
+            (None, None) => Some(self.new_file_number()),
         };
         edit.next_file_number = Some(self.next_file_number);
         edit.last_sequence = Some(self.last_sequence);
@@ -302,16 +361,83 @@ impl VersionSet {
 
     /// Writes MANIFEST-`number` holding `records`, syncs it, and points CURRENT at it
     /// (write-temp, sync, rename, sync dir). Returns the writer for further edits.
+    ///
+    /// On an error before CURRENT is renamed, the new MANIFEST and the temp file are deleted
+    /// again, so a failed attempt leaves the directory as it was. (After the rename CURRENT
+    /// names the new MANIFEST: a failed directory sync then returns the error and deletes
+    /// nothing.)
     fn write_new_manifest(&self, number: u64, records: &[&[u8]]) -> Result<LogWriter> {
-        let mut writer = LogWriter::new(self.fs.create(&manifest_path(&self.dir, number))?);
+        let path = manifest_path(&self.dir, number);
+        let tmp = self.dir.join("CURRENT.dbtmp");
+        let undo = |e: Error| {
+            let _ = self.fs.remove_file(&path);
+            if self.fs.exists(&tmp) {
+                let _ = self.fs.remove_file(&tmp);
+            }
+            e
+        };
+        let mut writer = LogWriter::new(self.fs.create(&path)?);
         for r in records {
-            writer.add_record(r)?;
+            writer.add_record(r).map_err(undo)?;
         }
-        writer.sync()?;
+        writer.sync().map_err(undo)?;
         let current = format!("{}\n", manifest_name(number));
-        write_file_atomic(&*self.fs, &self.dir, "CURRENT", current.as_bytes())?;
+        let mut f = self.fs.create(&tmp).map_err(undo)?;
+        f.append(current.as_bytes()).and_then(|()| f.sync()).map_err(undo)?;
+        drop(f);
+        self.fs.rename(&tmp, &current_path(&self.dir)).map_err(undo)?;
+        self.fs.sync_dir(&self.dir)?;
         Ok(writer)
     }
+}
+
+/// Who wrote the MANIFEST that `dir/CURRENT` names, if another engine did: the writer named by
+/// the first intact record that does not decode as a Talus edit but holds RocksDB's or
+/// LevelDB's fields. `None` if the MANIFEST is Talus's, missing, unreadable or merely damaged.
+/// Reads only; for [`crate::destroy_db`], which must not delete another engine's database.
+pub fn foreign_manifest_writer(fs: &dyn Fs, dir: &Path) -> Option<&'static str> {
+    let number = read_current(fs, dir).ok()?;
+    let file = fs.open_sequential(&manifest_path(dir, number)).ok()?;
+    let mut reader = LogReader::new(file, String::new());
+    loop {
+        match reader.read_record().ok()? {
+            ReadOutcome::Record(payload, offset) => {
+                if VersionEdit::decode(&payload, "", offset).is_err() {
+                    return foreign_writer(&payload);
+                }
+            }
+            ReadOutcome::Corrupt { .. } | ReadOutcome::Predecessor(..) => {}
+            ReadOutcome::Eof => return None,
+        }
+    }
+}
+
+/// If `record` (an intact MANIFEST record that did not decode as a Talus edit) starts with
+/// fields Talus never writes but RocksDB or LevelDB do, who wrote it. Tags are LevelDB's and
+/// RocksDB's `VersionEdit` tags: 5 compact pointer, 9 previous log number, 10 min log number
+/// to keep, 100-103 new-file variants, 200-203 column families, 300 atomic group, 400-401 blob
+/// files, and the forward-compatible ones at or above 1<<13 (DB id, WAL additions, ...).
+fn foreign_writer(record: &[u8]) -> Option<&'static str> {
+    let mut d = crate::coding::Decoder::new(record);
+    while !d.is_empty() {
+        let tag = d.varint32()?;
+        match tag {
+            1 => {
+                d.length_prefixed()?;
+            }
+            2..=4 => {
+                d.varint64()?;
+            }
+            6 => {
+                d.varint32()?;
+                d.varint64()?;
+            }
+            5 | 9 | 10 | 100..=103 | 200..=203 | 300 | 400 | 401 => return Some("RocksDB"),
+            t if t >= 1 << 13 => return Some("RocksDB"),
+            _ => return None,
+        }
+    }
+    None
 }
 
 /// Reads CURRENT and returns the manifest number it names.

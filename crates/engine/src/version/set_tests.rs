@@ -78,6 +78,9 @@ impl Fs for FlakyFs {
     fn create_dir_all(&self, dir: &Path) -> Result<()> {
         StdFs.create_dir_all(dir)
     }
+    fn remove_dir(&self, dir: &Path) -> Result<()> {
+        StdFs.remove_dir(dir)
+    }
     fn sync_dir(&self, dir: &Path) -> Result<()> {
         StdFs.sync_dir(dir)
     }
@@ -103,6 +106,7 @@ fn file(number: u64, lo: &[u8], hi: &[u8], seq: u64) -> FileMetaData {
         largest_seq: seq,
         num_entries: 10,
         num_deletions: 1,
+        reader: Default::default(),
     }
 }
 

@@ -36,6 +36,49 @@ pub const FIRST_TYPE: u8 = 2;
 pub const MIDDLE_TYPE: u8 = 3;
 /// Fragment type: the last piece of a record.
 pub const LAST_TYPE: u8 = 4;
+/// Fragment type (WALs only, format version 2): a [`PredecessorWal`] record, the first record of
+/// a WAL started at a memtable switch; always one whole fragment. The value is RocksDB's
+/// `kPredecessorWALInfoType` (bit 7 set: a metadata record, not a write batch).
+pub const PREDECESSOR_TYPE: u8 = 130;
+
+/// What a WAL says about the WAL before it (written when the memtable switch starts it): if
+/// recovery replays the predecessor to less than this, the predecessor lost its unsynced tail
+/// to a power loss and replaying this WAL would leave a hole. RocksDB records the same
+/// (`PredecessorWALInfo`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PredecessorWal {
+    /// The predecessor's file number.
+    pub number: u64,
+    /// Its size in bytes when this WAL was started.
+    pub size: u64,
+    /// The last sequence number written to it (0: it holds no write batch).
+    pub last_seq: u64,
+}
+
+impl PredecessorWal {
+    /// Encoded size: three fixed64.
+    pub const ENCODED_LEN: usize = 24;
+
+    /// `number | size | last_seq`, each fixed64.
+    pub fn encode(&self) -> [u8; Self::ENCODED_LEN] {
+        let mut b = [0u8; Self::ENCODED_LEN];
+        b[..8].copy_from_slice(&self.number.to_le_bytes());
+        b[8..16].copy_from_slice(&self.size.to_le_bytes());
+        b[16..].copy_from_slice(&self.last_seq.to_le_bytes());
+        b
+    }
+
+    /// Decodes [`PredecessorWal::encode`]'s bytes; `None` for any other length.
+    pub fn decode(b: &[u8]) -> Option<PredecessorWal> {
+        if b.len() != Self::ENCODED_LEN {
+            return None;
+        }
+        let word = |i: usize| {
+            b.get(i..i + 8).and_then(|s| s.try_into().ok()).map(u64::from_le_bytes).unwrap_or(0)
+        };
+        Some(PredecessorWal { number: word(0), size: word(8), last_seq: word(16) })
+    }
+}
 
 const MASK_DELTA: u32 = 0xa282_ead8;
 
@@ -63,6 +106,8 @@ pub fn fragment_checksum(fragment_type: u8, payload: &[u8]) -> u32 {
 pub enum ReadOutcome {
     /// A whole record and the file offset of its first fragment.
     Record(Vec<u8>, u64),
+    /// A [`PredecessorWal`] record (WALs only) and its file offset.
+    Predecessor(PredecessorWal, u64),
     /// A bad or incomplete stretch of `bytes` bytes at `offset`. `at_tail` is true when it runs
     /// to the end of the file (a torn write, which the tolerant recovery modes accept). The
     /// reader has skipped it and can go on.

@@ -15,8 +15,8 @@
 //!   zeros followed by more log data are a hole and are reported, then the data is read.
 
 use super::{
-    fragment_checksum, ReadOutcome, BLOCK_SIZE, FIRST_TYPE, FULL_TYPE, HEADER_SIZE, LAST_TYPE,
-    MIDDLE_TYPE,
+    fragment_checksum, PredecessorWal, ReadOutcome, BLOCK_SIZE, FIRST_TYPE, FULL_TYPE, HEADER_SIZE,
+    LAST_TYPE, MIDDLE_TYPE, PREDECESSOR_TYPE,
 };
 use crate::coding::decode_fixed32;
 use crate::error::Result;
@@ -114,7 +114,7 @@ impl LogReader {
             let payload = self.block.get(frag.start..frag.end).unwrap_or(&[]);
             let frag_bytes = (HEADER_SIZE + payload.len()) as u64;
             match frag.fragment_type {
-                FULL_TYPE | FIRST_TYPE if run_start.is_some() => {
+                FULL_TYPE | FIRST_TYPE | PREDECESSOR_TYPE if run_start.is_some() => {
                     self.pending = Some(frag);
                     let start = run_start.unwrap_or(frag.offset);
                     return Ok(ReadOutcome::Corrupt {
@@ -125,6 +125,21 @@ impl LogReader {
                     });
                 }
                 FULL_TYPE => return Ok(ReadOutcome::Record(payload.to_vec(), frag.offset)),
+                PREDECESSOR_TYPE => {
+                    return Ok(match PredecessorWal::decode(payload) {
+                        Some(p) => ReadOutcome::Predecessor(p, frag.offset),
+                        None => ReadOutcome::Corrupt {
+                            offset: frag.offset,
+                            bytes: frag_bytes,
+                            reason: format!(
+                                "predecessor-WAL record of {} bytes (expected {})",
+                                payload.len(),
+                                PredecessorWal::ENCODED_LEN
+                            ),
+                            at_tail: false,
+                        },
+                    });
+                }
                 FIRST_TYPE => {
                     scratch.extend_from_slice(payload);
                     run_start = Some(frag.offset);

@@ -392,3 +392,42 @@ fn a_zeroed_hole_followed_by_data_is_reported() {
     assert_eq!(got.last().unwrap().0, records[399]);
     assert_eq!(got.len(), 20 + (400 - resumed));
 }
+
+/// docs/format/wal.md, "Predecessor record": bytes, read back, misplaced and malformed.
+#[test]
+fn predecessor_record_golden_bytes_and_reading() {
+    let file = MemFile::default();
+    let mut w = LogWriter::new(Box::new(file.clone()));
+    let p = super::PredecessorWal { number: 5, size: 100, last_seq: 10 };
+    w.add_predecessor(&p).unwrap();
+    w.add_record(b"hello").unwrap();
+    // Only as a WAL's first record.
+    assert!(w.add_predecessor(&p).is_err());
+    w.flush().unwrap();
+    let data = file.data.lock().unwrap().clone();
+    let mut want = vec![0u8; 7];
+    want[4] = 24;
+    want[6] = super::PREDECESSOR_TYPE;
+    want.extend_from_slice(&[
+        5, 0, 0, 0, 0, 0, 0, 0, 100, 0, 0, 0, 0, 0, 0, 0, 10, 0, 0, 0, 0, 0, 0, 0,
+    ]);
+    let crc = fragment_checksum(super::PREDECESSOR_TYPE, &want[7..]);
+    want[..4].copy_from_slice(&crc.to_le_bytes());
+    assert_eq!(data[..31], want[..]);
+    assert_eq!(data[..4], [0x60, 0x38, 0x2b, 0x3d], "the doc's checksum bytes");
+    match &read_all(data.clone())[..] {
+        [ReadOutcome::Predecessor(got, 0), ReadOutcome::Record(r, 31)] => {
+            assert_eq!(*got, p);
+            assert_eq!(r, b"hello");
+        }
+        other => panic!("{other:?}"),
+    }
+    // A predecessor record of the wrong length (good checksum) is reported, not trusted.
+    let mut bad = vec![0u8; 7];
+    bad[4] = 3;
+    bad[6] = super::PREDECESSOR_TYPE;
+    bad.extend_from_slice(&[1, 2, 3]);
+    let crc = fragment_checksum(super::PREDECESSOR_TYPE, &bad[7..]);
+    bad[..4].copy_from_slice(&crc.to_le_bytes());
+    assert!(matches!(&read_all(bad)[..], [ReadOutcome::Corrupt { at_tail: false, .. }]));
+}

@@ -1,7 +1,8 @@
 //! [`LogWriter`]: splits records into fragments and appends them block by block.
 
 use super::{
-    fragment_checksum, BLOCK_SIZE, FIRST_TYPE, FULL_TYPE, HEADER_SIZE, LAST_TYPE, MIDDLE_TYPE,
+    fragment_checksum, PredecessorWal, BLOCK_SIZE, FIRST_TYPE, FULL_TYPE, HEADER_SIZE, LAST_TYPE,
+    MIDDLE_TYPE, PREDECESSOR_TYPE,
 };
 use crate::error::{Error, Result};
 use crate::fs::WritableFile;
@@ -35,6 +36,22 @@ impl LogWriter {
     pub fn add_record(&mut self, payload: &[u8]) -> Result<()> {
         self.check_usable()?;
         let r = self.write_fragments(payload);
+        if r.is_err() {
+            self.failed = true;
+        }
+        r
+    }
+
+    /// Appends the [`PredecessorWal`] record: the first record of a WAL started at a memtable
+    /// switch (so it always fits in the first block; anywhere else is refused).
+    pub fn add_predecessor(&mut self, p: &PredecessorWal) -> Result<()> {
+        self.check_usable()?;
+        if self.block_offset != 0 || self.file.size() != 0 {
+            return Err(Error::InvalidArgument(
+                "the predecessor-WAL record must be a WAL's first record".into(),
+            ));
+        }
+        let r = self.emit(PREDECESSOR_TYPE, &p.encode());
         if r.is_err() {
             self.failed = true;
         }

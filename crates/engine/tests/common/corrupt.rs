@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, Once};
+use std::sync::{Mutex, Once};
 
 use talus::iter::InternalIterator;
 use talus::sst::format::{read_block, BlockHandle, Footer, BLOCK_TRAILER_LEN, FOOTER_LEN};
@@ -80,7 +80,9 @@ fn region(part: SstPart, h: BlockHandle) -> Region {
 
 fn handles_of(file: &MemFile, name: &str, h: BlockHandle) -> Vec<(Vec<u8>, BlockHandle)> {
     let data = read_block(file, name, h).expect("pristine block");
-    let block = Arc::new(Block::new(data, name.into(), h.offset).expect("pristine block"));
+    let block = talus::cache::CacheHandle::new(
+        Block::new(data, name.into(), h.offset).expect("pristine block"),
+    );
     let mut it = block.iter();
     it.seek_to_first();
     let mut out = Vec::new();
@@ -187,6 +189,42 @@ impl Injection {
             None => std::fs::remove_file(path).expect("delete file"),
         }
     }
+}
+
+/// Every entry of `dir` by name: `(size, crc32c)` for a file, `None` for anything else (a
+/// subdirectory). Two snapshots are equal when no byte of the directory changed.
+pub fn dir_snapshot(dir: &Path) -> BTreeMap<String, Option<(u64, u32)>> {
+    std::fs::read_dir(dir)
+        .expect("read dir")
+        .map(|e| {
+            let e = e.expect("dir entry");
+            let name = e.file_name().to_string_lossy().into_owned();
+            let file = e.file_type().expect("file type").is_file().then(|| {
+                let bytes = std::fs::read(e.path()).expect("read file");
+                (bytes.len() as u64, crc32c::crc32c(&bytes))
+            });
+            (name, file)
+        })
+        .collect()
+}
+
+/// What differs between two [`dir_snapshot`]s, one line per name.
+pub fn snapshot_diff(
+    before: &BTreeMap<String, Option<(u64, u32)>>,
+    after: &BTreeMap<String, Option<(u64, u32)>>,
+) -> String {
+    let mut out = String::new();
+    for (name, b) in before {
+        match after.get(name) {
+            None => out += &format!("  deleted {name}\n"),
+            Some(a) if a != b => out += &format!("  changed {name}: {b:?} -> {a:?}\n"),
+            _ => {}
+        }
+    }
+    for name in after.keys().filter(|n| !before.contains_key(*n)) {
+        out += &format!("  created {name}\n");
+    }
+    out
 }
 
 /// Copies every regular file of `from` into `to` (created).

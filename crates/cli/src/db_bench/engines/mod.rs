@@ -103,6 +103,9 @@ pub trait Engine: Send + Sync {
     fn property(&self, name: &str) -> Option<String>;
     /// The memtable description for the header.
     fn memtable_name(&self) -> &'static str;
+    /// Called once in each benchmark thread before it starts (RocksDB's db_bench sets the
+    /// thread-local perf level there).
+    fn thread_init(&self) {}
 }
 
 /// Opens the engine `flags.engine` at `path` (created if missing).
@@ -124,54 +127,25 @@ pub fn check_options(flags: &Flags) -> EResult<()> {
     talus_engine::options(flags)?.validate().map_err(|e| e.to_string())
 }
 
-/// True for the names of files an engine keeps in its directory (RocksDB's and Talus's names).
-fn is_db_file(name: &str) -> bool {
-    matches!(name, "CURRENT" | "LOCK" | "IDENTITY" | "LOG")
-        || name.starts_with("LOG.old")
-        || name.starts_with("MANIFEST-")
-        || name.starts_with("OPTIONS-")
-        || name.ends_with(".sst")
-        || name.ends_with(".log")
-        || name.ends_with(".blob")
-        || name.ends_with(".dbtmp")
-}
-
-/// Removes the database files in `path` (as RocksDB's `DestroyDB`: only files with database
-/// names, so a mistyped `--db` cannot wipe unrelated files). A missing directory is fine.
-pub fn destroy(path: &Path) -> EResult<()> {
-    match std::fs::read_dir(path) {
-        Ok(entries) => {
-            for e in entries.flatten() {
-                let name = e.file_name();
-                if !is_db_file(&name.to_string_lossy()) {
-                    continue;
-                }
-                let p = e.path();
-                std::fs::remove_file(&p).map_err(|e| format!("removing {}: {e}", p.display()))?;
-            }
-            Ok(())
+/// Removes the database in `path` the way its engine does (`talus::destroy_db`, RocksDB's
+/// `DestroyDB`): the LOCK is taken first, so a database another process has open is refused
+/// (and untouched), and only the engine's own files go; the directory is removed only if that
+/// empties it. The memory engine has nothing on disk. A missing directory is fine.
+pub fn destroy(flags: &Flags, path: &Path) -> EResult<()> {
+    let failed = |e: &dyn std::fmt::Display| format!("destroying {}: {e}", path.display());
+    match flags.engine.as_str() {
+        "memory" => Ok(()),
+        #[cfg(feature = "rocksdb")]
+        "rocksdb" => {
+            rocksdb::DB::destroy(&rocksdb::Options::default(), path).map_err(|e| failed(&e))
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(format!("reading {}: {e}", path.display())),
+        _ => talus::destroy_db(path, &talus::Options::default()).map_err(|e| failed(&e)),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn destroy_removes_only_db_files() {
-        let d = tempfile::tempdir().unwrap();
-        for n in ["CURRENT", "000012.sst", "000013.log", "MANIFEST-000001", "LOCK", "notes.txt"] {
-            std::fs::write(d.path().join(n), b"x").unwrap();
-        }
-        destroy(d.path()).unwrap();
-        let left: Vec<_> =
-            std::fs::read_dir(d.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
-        assert_eq!(left, vec![std::ffi::OsString::from("notes.txt")]);
-        destroy(&d.path().join("missing")).unwrap();
-    }
 
     #[test]
     fn ops_round_trip() {

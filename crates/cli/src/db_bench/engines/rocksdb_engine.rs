@@ -6,8 +6,9 @@ use std::time::Duration;
 
 use rocksdb::{
     BlockBasedOptions, Cache, DBCompactionStyle, DBCompressionType, DBRawIteratorWithThreadMode,
-    LruCacheOptions, Options, ReadOptions, WriteBatch, WriteOptions, DB,
+    DBRecoveryMode, LruCacheOptions, Options, ReadOptions, WriteBatch, WriteOptions, DB,
 };
+use talus::WalRecoveryMode;
 
 use super::super::flags::Flags;
 use super::{EResult, Engine, EngineIter, Ops};
@@ -16,7 +17,19 @@ use super::{EResult, Engine, EngineIter, Ops};
 pub struct RocksEngine {
     db: DB,
     wo: WriteOptions,
+    /// One `ReadOptions` for every get (RocksDB's db_bench keeps one too); iterators take theirs
+    /// by value, so they get a fresh copy (as db_bench's `ReadOptions options = read_options_`).
+    ro: ReadOptions,
     verify_checksums: bool,
+    /// RocksDB's `PerfLevel` for every benchmark thread (thread-local in RocksDB; db_bench sets
+    /// it in each thread, `--perf_level`, default 1 = kDisable).
+    perf_level: i64,
+}
+
+fn read_options(verify_checksums: bool) -> ReadOptions {
+    let mut ro = ReadOptions::default();
+    ro.set_verify_checksums(verify_checksums);
+    ro
 }
 
 fn compression(name: &str) -> EResult<DBCompressionType> {
@@ -30,10 +43,21 @@ fn compression(name: &str) -> EResult<DBCompressionType> {
 }
 
 impl RocksEngine {
-    /// Opens (creating) the database at `path`.
+    /// Opens (creating unless `--use_existing_db`; read-only with `--readonly`) the database
+    /// at `path`.
     pub fn open(f: &Flags, path: &Path) -> EResult<Self> {
         let mut o = Options::default();
-        o.create_if_missing(true);
+        o.create_if_missing(!f.use_existing_db && !f.readonly);
+        o.set_wal_recovery_mode(
+            match WalRecoveryMode::parse(&f.wal_recovery_mode).map_err(|e| e.to_string())? {
+                WalRecoveryMode::TolerateCorruptedTailRecords => {
+                    DBRecoveryMode::TolerateCorruptedTailRecords
+                }
+                WalRecoveryMode::AbsoluteConsistency => DBRecoveryMode::AbsoluteConsistency,
+                WalRecoveryMode::SkipAnyCorruptedRecords => DBRecoveryMode::SkipAnyCorruptedRecord,
+                _ => DBRecoveryMode::PointInTime,
+            },
+        );
         o.set_write_buffer_size(f.write_buffer_size as usize);
         o.set_max_write_buffer_number(f.max_write_buffer_number as i32);
         o.set_level_zero_file_num_compaction_trigger(f.level0_file_num_compaction_trigger as i32);
@@ -49,6 +73,13 @@ impl RocksEngine {
             DBCompactionStyle::Level
         });
         o.set_max_background_jobs(f.max_background_jobs as i32);
+        o.set_enable_pipelined_write(f.enable_pipelined_write);
+        o.set_table_cache_num_shard_bits(f.table_cache_numshardbits as i32);
+        // As RocksDB's db_bench (its --dump_malloc_stats defaults to true; it creates column
+        // families as needed), so the OPTIONS files of the two compare equal.
+        o.set_dump_malloc_stats(true);
+        o.create_missing_column_families(true);
+        o.set_allow_concurrent_memtable_write(f.allow_concurrent_memtable_write);
         o.set_max_open_files(f.open_files as i32);
         o.set_disable_auto_compactions(f.disable_auto_compactions);
         o.set_compression_type(compression(&f.compression_type)?);
@@ -92,37 +123,45 @@ impl RocksEngine {
         }
         let mut t = BlockBasedOptions::default();
         t.set_block_size(f.block_size as usize);
+        t.set_cache_index_and_filter_blocks(f.cache_index_and_filter_blocks);
+        t.set_pin_l0_filter_and_index_blocks_in_cache(f.pin_l0_filter_and_index_blocks_in_cache);
+        t.set_pin_top_level_index_and_filter(f.pin_top_level_index_and_filter);
         if f.bloom_bits > 0 {
             t.set_bloom_filter(f.bloom_bits as f64, false);
         }
         if f.cache_size > 0 {
-            let cache = if matches!(f.cache_type.as_str(), "hyper_clock_cache" | "clock_cache") {
-                // 0: the automatic (growing) table, as db_bench's default estimated charge.
-                Cache::new_hyper_clock_cache(f.cache_size as usize, 0)
-            } else {
-                let mut co = LruCacheOptions::default();
-                co.set_capacity(f.cache_size as usize);
-                if f.cache_numshardbits >= 0 {
-                    co.set_num_shard_bits(f.cache_numshardbits as i32);
-                }
-                Cache::new_lru_cache_opts(&co)
-            };
+            let cache =
+                if f.cache_type.ends_with("hyper_clock_cache") || f.cache_type == "clock_cache" {
+                    // As RocksDB 10's db_bench: the fixed table sized for blocks of `block_size`, or
+                    // with `auto_hyper_clock_cache` the automatic (growing) one.
+                    let estimate = if f.cache_type == "auto_hyper_clock_cache" {
+                        0
+                    } else {
+                        f.block_size as usize
+                    };
+                    Cache::new_hyper_clock_cache(f.cache_size as usize, estimate)
+                } else {
+                    let mut co = LruCacheOptions::default();
+                    co.set_capacity(f.cache_size as usize);
+                    if f.cache_numshardbits >= 0 {
+                        co.set_num_shard_bits(f.cache_numshardbits as i32);
+                    }
+                    Cache::new_lru_cache_opts(&co)
+                };
             t.set_block_cache(&cache);
         } else {
             t.disable_cache();
         }
         o.set_block_based_table_factory(&t);
-        let db = DB::open(&o, path).map_err(|e| format!("opening {}: {e}", path.display()))?;
+        let db =
+            if f.readonly { DB::open_for_read_only(&o, path, false) } else { DB::open(&o, path) }
+                .map_err(|e| format!("opening {}: {e}", path.display()))?;
         let mut wo = WriteOptions::default();
         wo.set_sync(f.sync);
         wo.disable_wal(f.disable_wal);
-        Ok(RocksEngine { db, wo, verify_checksums: f.verify_checksum })
-    }
-
-    fn ro(&self) -> ReadOptions {
-        let mut ro = ReadOptions::default();
-        ro.set_verify_checksums(self.verify_checksums);
-        ro
+        let verify_checksums = f.verify_checksum;
+        let ro = read_options(verify_checksums);
+        Ok(RocksEngine { db, wo, ro, verify_checksums, perf_level: f.perf_level })
     }
 
     fn int_prop(&self, name: &str) -> u64 {
@@ -148,7 +187,7 @@ impl Engine for RocksEngine {
     }
 
     fn get(&self, key: &[u8], value: &mut Vec<u8>) -> EResult<bool> {
-        match self.db.get_pinned_opt(key, &self.ro()).map_err(|e| e.to_string())? {
+        match self.db.get_pinned_opt(key, &self.ro).map_err(|e| e.to_string())? {
             Some(v) => {
                 value.clear();
                 value.extend_from_slice(&v);
@@ -160,14 +199,14 @@ impl Engine for RocksEngine {
 
     fn multi_get(&self, keys: &[Vec<u8>], sizes: &mut Vec<Option<usize>>) -> EResult<()> {
         sizes.clear();
-        for r in self.db.multi_get_opt(keys, &self.ro()) {
+        for r in self.db.multi_get_opt(keys, &self.ro) {
             sizes.push(r.map_err(|e| e.to_string())?.map(|v| v.len()));
         }
         Ok(())
     }
 
     fn iter(&self) -> Box<dyn EngineIter + '_> {
-        Box::new(RocksIter(self.db.raw_iterator_opt(self.ro())))
+        Box::new(RocksIter(self.db.raw_iterator_opt(read_options(self.verify_checksums))))
     }
 
     fn flush(&self) -> EResult<()> {
@@ -203,6 +242,19 @@ impl Engine for RocksEngine {
 
     fn memtable_name(&self) -> &'static str {
         "SkipListFactory"
+    }
+
+    fn thread_init(&self) {
+        use rocksdb::perf::{set_perf_stats, PerfStatsLevel};
+        let level = match self.perf_level {
+            0 => PerfStatsLevel::Uninitialized,
+            1 => PerfStatsLevel::Disable,
+            2 => PerfStatsLevel::EnableCount,
+            3 => PerfStatsLevel::EnableTimeExceptForMutex,
+            4 => PerfStatsLevel::EnableTimeAndCPUTimeExceptForMutex,
+            _ => PerfStatsLevel::EnableTime,
+        };
+        set_perf_stats(level);
     }
 }
 

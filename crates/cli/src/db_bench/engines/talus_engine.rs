@@ -15,7 +15,9 @@ pub fn options(f: &Flags) -> EResult<Options> {
     let compression = CompressionType::parse(&f.compression_type).map_err(|e| e.to_string())?;
     let d = Options::default();
     Ok(Options {
-        create_if_missing: !f.use_existing_db,
+        create_if_missing: !f.use_existing_db && !f.readonly,
+        wal_recovery_mode: talus::WalRecoveryMode::parse(&f.wal_recovery_mode)
+            .map_err(|e| e.to_string())?,
         write_buffer_size: f.write_buffer_size as usize,
         max_write_buffer_number: f.max_write_buffer_number as usize,
         level0_file_num_compaction_trigger: f.level0_file_num_compaction_trigger as usize,
@@ -33,15 +35,34 @@ pub fn options(f: &Flags) -> EResult<Options> {
         block_size: f.block_size as usize,
         bloom_bits_per_key: f.bloom_bits.max(0) as u32,
         compression,
-        block_cache_capacity: f.cache_size as usize,
+        block_cache_capacity: f.cache_size.max(0) as usize,
+        // RocksDB's db_bench: a cache size of 0 or less means no block cache.
+        no_block_cache: f.cache_size <= 0,
         cache_type: talus::options::CacheType::parse(&f.cache_type).map_err(|e| e.to_string())?,
+        // As RocksDB 10's db_bench: `hyper_clock_cache` is the fixed table sized for blocks of
+        // `block_size`, `auto_hyper_clock_cache` the growing one.
+        estimated_entry_charge: if f.cache_type == "auto_hyper_clock_cache" {
+            0
+        } else {
+            f.block_size.max(1) as usize
+        },
+        // -1: RocksDB's automatic shard count (one per 512 KiB for the LRU, per 32 MiB for the
+        // clock cache, at most 64).
         block_cache_num_shard_bits: if f.cache_numshardbits < 0 {
-            6
+            let min_shard: i64 = if f.cache_type == "lru_cache" { 512 << 10 } else { 32 << 20 };
+            let mut shards = f.cache_size.max(0) / min_shard;
+            let mut bits = 0;
+            while shards > 1 && bits < 6 {
+                shards >>= 1;
+                bits += 1;
+            }
+            bits
         } else {
             f.cache_numshardbits as u32
         },
         cache_index_and_filter_blocks: f.cache_index_and_filter_blocks,
         pin_l0_filter_and_index_blocks_in_cache: f.pin_l0_filter_and_index_blocks_in_cache,
+        pin_top_level_index_and_filter: f.pin_top_level_index_and_filter,
         high_pri_pool_ratio: f.cache_high_pri_pool_ratio,
         wal_bytes_per_sync: if f.wal_bytes_per_sync >= 0 {
             f.wal_bytes_per_sync as u64
@@ -97,10 +118,12 @@ pub struct TalusEngine {
 }
 
 impl TalusEngine {
-    /// Opens (creating unless `--use_existing_db`) the database at `path`.
+    /// Opens (creating unless `--use_existing_db`) the database at `path`; with `--readonly`,
+    /// [`Db::open_read_only`].
     pub fn open(f: &Flags, path: &Path) -> EResult<Self> {
-        let db =
-            Db::open(path, options(f)?).map_err(|e| format!("opening {}: {e}", path.display()))?;
+        let opts = options(f)?;
+        let db = if f.readonly { Db::open_read_only(path, opts) } else { Db::open(path, opts) }
+            .map_err(|e| format!("opening {}: {e}", path.display()))?;
         let wo = WriteOptions { sync: f.sync, disable_wal: f.disable_wal };
         let ro = ReadOptions { verify_checksums: f.verify_checksum, ..ReadOptions::default() };
         Ok(TalusEngine { db, wo, ro })

@@ -38,14 +38,17 @@
 //!   hold the list they loaded (`Arc`), so the table is freed only when no operation can still
 //!   be inside it. An insert that loaded a stale list may still place an entry into a retired
 //!   table: the entry is unreachable (as if evicted at once) and is freed, its charge taken
-//!   off the shard's usage, when that insert drops its list.
+//!   off the shard's usage, when that insert drops its list (or, if it kept a handle, when
+//!   the handle goes: a table dropped while handles point into it orphans their slots,
+//!   `clock/table/owner.rs`).
 //!
 //! # Memory overhead and cost of a miss
 //!
-//! A slot is 48 bytes; the newest table is 42% to 84% occupied after growth, so 57 to 114 bytes
-//! per entry, plus the older tables while they drain (together fewer slots than the newest:
-//! at most as much again), plus the `Arc` header (16 bytes) of each value. A hit in the newest
-//! table costs what the fixed cache's hit does plus one `ArcSwap` load; a miss probes one
+//! A slot is 64 bytes for values of up to 24 bytes, 128 for a `Block` (see [`super`]); the
+//! newest table is 42% to 84% occupied after growth, so 76 to 152 (or 152 to 305) bytes per
+//! entry, plus the older tables while they drain (together fewer slots than the newest: at
+//! most as much again). A hit in the newest table costs what the fixed cache's hit does plus
+//! one `ArcSwap` load; a miss probes one
 //! sequence per generation (each usually ends at its first slot, whose displacement count is
 //! zero). While the cache fills without evicting, the generations accumulate (two or three
 //! when the entries' average charge stays about the same, at most log2(largest / 16) + 1);
@@ -58,11 +61,9 @@
 
 mod shard;
 
-use std::sync::Arc;
-
-use super::table::hash_key;
+use super::table::{hash_key, SlotRef};
 use super::{initial_countdown, shard_index, slot_bits_for, MIN_SLOT_BITS};
-use crate::cache::{Cache, CacheKey, Priority};
+use crate::cache::{Cache, CacheHandle, CacheKey, Priority};
 use shard::AutoShard;
 
 /// The smallest average entry charge the tables are grown for (RocksDB's default
@@ -82,20 +83,36 @@ impl<V: Send + Sync> AutoHyperClockCache<V> {
     /// with a table of 16 slots.
     ///
     /// ```
-    /// use std::sync::Arc;
     /// use talus::cache::{AutoHyperClockCache, Cache};
     /// let c: AutoHyperClockCache<u64> = AutoHyperClockCache::new(1 << 20, 0, false);
     /// for i in 0..1000 {
-    ///     c.insert((i, 0), Arc::new(i), 1000);
+    ///     c.insert((i, 0), i, 1000);
     /// }
     /// assert_eq!(c.lookup((7, 0)).as_deref(), Some(&7));
     /// assert!(c.table_address_count() > 16);
     /// ```
     pub fn new(capacity: usize, num_shard_bits: u32, strict_capacity_limit: bool) -> Self {
+        Self::with_min_avg_entry_charge(
+            capacity,
+            num_shard_bits,
+            strict_capacity_limit,
+            MIN_AVG_ENTRY_CHARGE,
+        )
+    }
+
+    /// As [`AutoHyperClockCache::new`], the tables growing at most to the size for entries of
+    /// `min_avg_entry_charge` bytes on average (RocksDB's `min_avg_entry_charge`; 0 is taken
+    /// as 1).
+    pub fn with_min_avg_entry_charge(
+        capacity: usize,
+        num_shard_bits: u32,
+        strict_capacity_limit: bool,
+        min_avg_entry_charge: usize,
+    ) -> Self {
         let shard_bits = num_shard_bits.min(20);
         let n = 1usize << shard_bits;
         let per_shard = capacity.div_ceil(n);
-        let max_bits = slot_bits_for(per_shard, MIN_AVG_ENTRY_CHARGE);
+        let max_bits = slot_bits_for(per_shard, min_avg_entry_charge);
         let shards = (0..n)
             .map(|_| AutoShard::new(per_shard, strict_capacity_limit, MIN_SLOT_BITS, max_bits))
             .collect();
@@ -128,13 +145,28 @@ impl<V: Send + Sync> AutoHyperClockCache<V> {
 }
 
 impl<V: Send + Sync> Cache<V> for AutoHyperClockCache<V> {
-    fn lookup(&self, key: CacheKey) -> Option<Arc<V>> {
+    #[inline]
+    fn lookup(&self, key: CacheKey) -> Option<CacheHandle<V>> {
         let h = hash_key(key);
-        self.shard(h).lookup(h, key)
+        self.shard(h).lookup(h, key).map(CacheHandle::from_slot)
     }
-    fn insert_with_priority(&self, key: CacheKey, value: Arc<V>, charge: usize, pri: Priority) {
+    fn insert_with_priority(&self, key: CacheKey, value: V, charge: usize, pri: Priority) -> bool {
         let h = hash_key(key);
-        self.shard(h).insert(h, key, value, charge, initial_countdown(pri));
+        let countdown = initial_countdown(pri);
+        self.shard(h).insert(h, key, value, charge, countdown, false, |_, _| ()).is_ok()
+    }
+    fn insert_and_hold(
+        &self,
+        key: CacheKey,
+        value: V,
+        charge: usize,
+        pri: Priority,
+    ) -> Result<CacheHandle<V>, V> {
+        let h = hash_key(key);
+        let countdown = initial_countdown(pri);
+        // With `hold` the insert published the slot with one reference for us.
+        let held = self.shard(h).insert(h, key, value, charge, countdown, true, SlotRef::adopt)?;
+        Ok(CacheHandle::from_slot(held))
     }
     fn erase(&self, key: CacheKey) {
         let h = hash_key(key);
@@ -149,7 +181,7 @@ impl<V: Send + Sync> Cache<V> for AutoHyperClockCache<V> {
     fn name(&self) -> &'static str {
         "AutoHyperClockCache"
     }
-    fn for_each_entry(&self, f: &mut dyn FnMut(&Arc<V>, usize)) {
+    fn for_each_entry(&self, f: &mut dyn FnMut(&V, usize, bool)) {
         for s in self.shards.iter() {
             s.for_each(f);
         }

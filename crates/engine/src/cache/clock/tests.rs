@@ -3,7 +3,6 @@
 //! displacement rollback). The multi-threaded stress test is `tests/clock_cache.rs`.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
 
 use rand::{Rng, SeedableRng};
 
@@ -22,8 +21,8 @@ fn total_displacements<V: Send + Sync>(c: &HyperClockCache<V>) -> u64 {
 fn insert_lookup_erase() {
     let c = one_shard(100, 10, false);
     assert!(c.lookup((1, 2)).is_none());
-    c.insert((1, 2), Arc::new(12), 10);
-    c.insert((3, 4), Arc::new(34), 5);
+    c.insert((1, 2), 12, 10);
+    c.insert((3, 4), 34, 5);
     assert_eq!(c.lookup((1, 2)).as_deref(), Some(&12));
     assert_eq!(c.lookup((3, 4)).as_deref(), Some(&34));
     assert!(c.lookup((1, 4)).is_none());
@@ -41,8 +40,8 @@ fn insert_lookup_erase() {
 #[test]
 fn replace_keeps_one_entry() {
     let c = one_shard(100, 10, false);
-    c.insert((7, 7), Arc::new(1), 10);
-    c.insert((7, 7), Arc::new(2), 20);
+    c.insert((7, 7), 1, 10);
+    c.insert((7, 7), 2, 20);
     assert_eq!(c.lookup((7, 7)).as_deref(), Some(&2));
     assert_eq!((c.usage(), c.len()), (20, 1));
     c.erase((7, 7));
@@ -53,10 +52,10 @@ fn replace_keeps_one_entry() {
 #[test]
 fn capacity_respected_and_held_values_pinned() {
     let c: HyperClockCache<Vec<u8>> = HyperClockCache::new(1000, 100, 0, false);
-    c.insert((0, 0), Arc::new(vec![9; 3]), 100);
+    c.insert((0, 0), vec![9; 3], 100);
     let held = c.lookup((0, 0)).expect("just inserted");
     for i in 1..200u64 {
-        c.insert((i, 0), Arc::new(vec![1; 8]), 100);
+        c.insert((i, 0), vec![1; 8], 100);
         assert!(c.usage() <= 1000, "usage {} after {i}", c.usage());
     }
     assert_eq!(c.lookup((0, 0)).as_deref(), Some(&vec![9; 3]), "a held entry is not evicted");
@@ -65,11 +64,11 @@ fn capacity_respected_and_held_values_pinned() {
     drop(held);
     assert_eq!(c.pinned_usage(), 0);
     for i in 200..400u64 {
-        c.insert((i, 0), Arc::new(vec![1; 8]), 100);
+        c.insert((i, 0), vec![1; 8], 100);
     }
     assert!(c.lookup((0, 0)).is_none(), "evicted once let go");
     // An erased entry goes at once even if held; the holder keeps the value.
-    c.insert((7, 7), Arc::new(vec![7]), 100);
+    c.insert((7, 7), vec![7], 100);
     let h = c.lookup((7, 7)).unwrap();
     c.erase((7, 7));
     assert!(c.lookup((7, 7)).is_none());
@@ -81,13 +80,13 @@ fn clock_keeps_hot_entries() {
     // 64 entries fit; keys 0..32 are looked up between inserts, keys from 1000 on are not.
     let c = one_shard(64, 1, false);
     for k in 0..64u64 {
-        c.insert((k, 0), Arc::new(k), 1);
+        c.insert((k, 0), k, 1);
     }
     for round in 0..200u64 {
         for k in 0..32u64 {
             let _ = c.lookup((k, 0));
         }
-        c.insert((1000 + round, 0), Arc::new(round), 1);
+        c.insert((1000 + round, 0), round, 1);
     }
     let hot = (0..32u64).filter(|&k| c.lookup((k, 0)).is_some()).count();
     assert!(hot >= 28, "only {hot} of 32 hot entries survived");
@@ -97,18 +96,18 @@ fn clock_keeps_hot_entries() {
 #[test]
 fn strict_limit_refuses_what_cannot_fit() {
     let c = one_shard(100, 10, true);
-    c.insert((1, 0), Arc::new(1), 101);
+    c.insert((1, 0), 1, 101);
     assert!(c.lookup((1, 0)).is_none(), "larger than capacity");
     assert_eq!(c.usage(), 0);
     for k in 0..50u64 {
-        c.insert((k, 1), Arc::new(k), 30);
+        c.insert((k, 1), k, 30);
         assert!(c.usage() <= 100);
     }
     assert_eq!(c.usage(), 90);
     let loose = one_shard(100, 10, false);
-    loose.insert((1, 0), Arc::new(1), 150);
+    loose.insert((1, 0), 1, 150);
     assert_eq!(loose.lookup((1, 0)).as_deref(), Some(&1), "non-strict takes it anyway");
-    loose.insert((2, 0), Arc::new(2), 10);
+    loose.insert((2, 0), 2, 10);
     assert!(loose.usage() <= 100, "the oversized entry goes at the next insert");
 }
 
@@ -118,7 +117,7 @@ fn occupancy_limit_evicts_when_entries_are_smaller_than_estimated() {
     let c = one_shard(1000, 100, false);
     assert_eq!(c.table_address_count(), 16);
     for k in 0..100u64 {
-        c.insert((k, 0), Arc::new(k), 1);
+        c.insert((k, 0), k, 1);
         assert!(c.len() <= 14, "len {}", c.len());
     }
     assert_eq!(c.usage(), c.len());
@@ -136,9 +135,9 @@ fn drop_frees_every_value() {
     }
     let c: HyperClockCache<D> = HyperClockCache::new(1 << 20, 64, 2, false);
     for k in 0..500u64 {
-        c.insert((k, k), Arc::new(D), 64);
+        c.insert((k, k), D, 64);
     }
-    c.insert((1, 1), Arc::new(D), 64); // replaces: one drop now
+    c.insert((1, 1), D, 64); // replaces: one drop now
     c.erase((2, 2)); // one drop now
     assert_eq!(DROPS.load(Ordering::SeqCst), 2);
     drop(c);
@@ -148,7 +147,7 @@ fn drop_frees_every_value() {
 #[test]
 fn counters_near_overflow_are_corrected() {
     let c = one_shard(100, 10, false);
-    c.insert((5, 5), Arc::new(55), 10);
+    c.insert((5, 5), 55, 10);
     let h = hash_key((5, 5));
     let top = 1u64 << 29;
     assert!(c.shards[0].set_counters_for_test(h, (5, 5), (1 << 30) - 3));
@@ -163,9 +162,9 @@ fn counters_near_overflow_are_corrected() {
     c.erase((5, 5));
     assert_eq!((c.usage(), c.len()), (0, 0));
     // A countdown above the maximum is brought down by the hand.
-    c.insert((6, 6), Arc::new(66), 10);
+    c.insert((6, 6), 66, 10);
     assert!(c.shards[0].set_counters_for_test(hash_key((6, 6)), (6, 6), 1000));
-    c.insert((7, 7), Arc::new(77), 95); // forces eviction of (6, 6) after a few sweeps
+    c.insert((7, 7), 77, 95); // forces eviction of (6, 6) after a few sweeps
     assert!(c.lookup((6, 6)).is_none());
 }
 
@@ -179,7 +178,7 @@ fn random_ops_match_a_model_without_eviction() {
         let k = (rng.gen_range(0..300u64), rng.gen_range(0..3u64));
         match rng.gen_range(0..3) {
             0 => {
-                c.insert(k, Arc::new(i), 1);
+                c.insert(k, i, 1);
                 model.insert(k, i);
             }
             1 => assert_eq!(c.lookup(k).as_deref(), model.get(&k), "key {k:?}"),
@@ -194,4 +193,13 @@ fn random_ops_match_a_model_without_eviction() {
         c.erase(*k);
     }
     assert_eq!((c.usage(), c.len(), total_displacements(&c)), (0, 0, 0));
+}
+
+#[test]
+fn key_for_hash_inverts_the_hash() {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(3);
+    for _ in 0..1000 {
+        let h: u64 = rng.gen();
+        assert_eq!(hash_key(key_for_hash(h)), h);
+    }
 }

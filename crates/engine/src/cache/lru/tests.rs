@@ -19,15 +19,15 @@ fn key_hash_spreads_aligned_offsets() {
 fn lru_order_and_capacity() {
     let c: LruCache<u32> = LruCache::new(3, 0, false);
     for i in 0..3 {
-        c.insert((i, 0), Arc::new(i as u32), 1);
+        c.insert((i, 0), i as u32, 1);
     }
     assert_eq!(c.lookup((0, 0)).as_deref(), Some(&0)); // 0 is now most recent
-    c.insert((3, 0), Arc::new(3), 1); // evicts 1
+    c.insert((3, 0), 3, 1); // evicts 1
     assert!(c.lookup((1, 0)).is_none());
     assert!(c.lookup((0, 0)).is_some());
     assert!(c.lookup((2, 0)).is_some());
     assert_eq!(c.usage(), 3);
-    c.insert((4, 0), Arc::new(4), 2); // evicts 3 then 0 (2 was touched after 0)
+    c.insert((4, 0), 4, 2); // evicts 3 then 0 (2 was touched after 0)
     assert!(c.lookup((3, 0)).is_none());
     assert!(c.lookup((0, 0)).is_none());
     assert_eq!(c.lookup((2, 0)).as_deref(), Some(&2));
@@ -40,45 +40,45 @@ fn lru_order_and_capacity() {
 #[test]
 fn replace_and_strict_limit() {
     let c: LruCache<u32> = LruCache::new(10, 0, true);
-    c.insert((1, 1), Arc::new(1), 4);
-    c.insert((1, 1), Arc::new(2), 6);
+    c.insert((1, 1), 1, 4);
+    c.insert((1, 1), 2, 6);
     assert_eq!(c.usage(), 6);
     assert_eq!(c.lookup((1, 1)).as_deref(), Some(&2));
-    c.insert((2, 2), Arc::new(3), 11);
+    c.insert((2, 2), 3, 11);
     assert!(c.lookup((2, 2)).is_none(), "strict limit refuses oversized entries");
     let loose: LruCache<u32> = LruCache::new(10, 0, false);
-    loose.insert((2, 2), Arc::new(3), 11);
+    loose.insert((2, 2), 3, 11);
     assert!(loose.lookup((2, 2)).is_some());
 }
 
 #[test]
 fn held_values_are_pinned_until_dropped() {
     let c: LruCache<Vec<u8>> = LruCache::new(2, 0, false);
-    c.insert((1, 0), Arc::new(vec![1, 2, 3]), 1);
+    c.insert((1, 0), vec![1, 2, 3], 1);
     let held = c.lookup((1, 0)).unwrap();
-    c.insert((2, 0), Arc::new(vec![4]), 1);
-    c.insert((3, 0), Arc::new(vec![5]), 1); // evicts 2, not the pinned 1
+    c.insert((2, 0), vec![4], 1);
+    c.insert((3, 0), vec![5], 1); // evicts 2, not the pinned 1
     assert!(c.lookup((2, 0)).is_none());
     assert_eq!(c.lookup((1, 0)).as_deref(), Some(&vec![1, 2, 3]));
     assert_eq!((c.usage(), c.pinned_usage()), (2, 1));
     // Over capacity by pinned entries only: a new entry evicts what is unpinned.
     let held3 = c.lookup((3, 0)).unwrap();
-    c.insert((4, 0), Arc::new(vec![6]), 1);
+    c.insert((4, 0), vec![6], 1);
     assert_eq!(c.usage(), 3, "both pinned entries and the new one");
     drop((held, held3));
     assert_eq!(c.pinned_usage(), 0);
-    c.insert((5, 0), Arc::new(vec![7]), 1);
+    c.insert((5, 0), vec![7], 1);
     assert_eq!(c.usage(), 2);
     // Strict: an insert that cannot make room past pinned entries is refused.
     let s: LruCache<u8> = LruCache::new(2, 0, true);
-    s.insert((1, 0), Arc::new(1), 1);
-    s.insert((2, 0), Arc::new(2), 1);
+    s.insert((1, 0), 1, 1);
+    s.insert((2, 0), 2, 1);
     let (a, b) = (s.lookup((1, 0)).unwrap(), s.lookup((2, 0)).unwrap());
-    s.insert((3, 0), Arc::new(3), 1);
+    s.insert((3, 0), 3, 1);
     assert!(s.lookup((3, 0)).is_none());
     assert_eq!(s.usage(), 2);
     drop((a, b));
-    s.insert((3, 0), Arc::new(3), 1);
+    s.insert((3, 0), 3, 1);
     assert!(s.lookup((3, 0)).is_some());
 }
 
@@ -87,10 +87,10 @@ fn high_pri_pool_protects_index_and_filter_blocks() {
     // Capacity 10, high pool 5: high-priority entries survive a scan of low-priority ones.
     let c: LruCache<u32> = LruCache::with_high_pri_pool(10, 0, false, 0.5);
     for i in 0..4 {
-        c.insert_with_priority((100 + i, 0), Arc::new(0), 1, Priority::High);
+        c.insert_with_priority((100 + i, 0), 0, 1, Priority::High);
     }
     for i in 0..100 {
-        c.insert((i, 0), Arc::new(0), 1);
+        c.insert((i, 0), 0, 1);
     }
     for i in 0..4 {
         assert!(c.lookup((100 + i, 0)).is_some(), "high-pri {i} was evicted by a scan");
@@ -99,7 +99,7 @@ fn high_pri_pool_protects_index_and_filter_blocks() {
     // The pool is capped: 8 more high-priority entries push the oldest high ones to the low
     // list, where they are evicted first.
     for i in 0..8 {
-        c.insert_with_priority((200 + i, 0), Arc::new(0), 1, Priority::High);
+        c.insert_with_priority((200 + i, 0), 0, 1, Priority::High);
     }
     assert!(c.high_pri_pool_usage() <= 5, "pool {}", c.high_pri_pool_usage());
     assert_eq!(c.usage(), 10);
@@ -108,10 +108,10 @@ fn high_pri_pool_protects_index_and_filter_blocks() {
     // Without a pool (ratio 0) the same scan evicts them: plain LRU.
     let plain: LruCache<u32> = LruCache::new(10, 0, false);
     for i in 0..4 {
-        plain.insert_with_priority((100 + i, 0), Arc::new(0), 1, Priority::High);
+        plain.insert_with_priority((100 + i, 0), 0, 1, Priority::High);
     }
     for i in 0..100 {
-        plain.insert((i, 0), Arc::new(0), 1);
+        plain.insert((i, 0), 0, 1);
     }
     assert!(plain.lookup((100, 0)).is_none());
 }
@@ -120,11 +120,11 @@ fn high_pri_pool_protects_index_and_filter_blocks() {
 fn hit_entries_move_to_the_high_pool() {
     // RocksDB's LRU_Insert: an entry hit once goes to the high-priority pool.
     let c: LruCache<u32> = LruCache::with_high_pri_pool(4, 0, false, 0.5);
-    c.insert((1, 0), Arc::new(1), 1);
+    c.insert((1, 0), 1, 1);
     assert!(c.lookup((1, 0)).is_some());
     assert_eq!(c.high_pri_pool_usage(), 1);
     for i in 10..20 {
-        c.insert((i, 0), Arc::new(0), 1);
+        c.insert((i, 0), 0, 1);
     }
     assert!(c.lookup((1, 0)).is_some(), "the hit entry outlived a scan");
 }
@@ -140,7 +140,7 @@ fn matches_a_model() {
         match rng.gen_range(0..3) {
             0 => {
                 let charge = rng.gen_range(1..8);
-                c.insert((k, 0), Arc::new(k), charge);
+                c.insert((k, 0), k, charge);
                 model.retain(|e| e.0 != k);
                 model.push((k, charge));
                 while model.iter().map(|e| e.1).sum::<usize>() > 50 && model.len() > 1 {
@@ -176,7 +176,7 @@ fn concurrent_hammering() {
                 for _ in 0..50_000 {
                     let k = rng.gen_range(0..2000u64);
                     if rng.gen_bool(0.5) {
-                        c.insert((k, k), Arc::new(k), rng.gen_range(1..10));
+                        c.insert((k, k), k, rng.gen_range(1..10));
                     } else if let Some(v) = c.lookup((k, k)) {
                         assert_eq!(*v, k);
                     }

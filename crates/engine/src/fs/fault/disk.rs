@@ -269,6 +269,30 @@ impl Disk {
         Ok(())
     }
 
+    /// Removes `dir` if nothing (live) is in it. Directories are durable at once, so entries a
+    /// power loss would bring back under it are forgotten with it.
+    pub(super) fn remove_dir(&mut self, dir: &Path) -> Result<()> {
+        let fail = |kind: io::ErrorKind, why: &str| {
+            Err(Error::io(
+                format!("removing directory {}", dir.display()),
+                io::Error::new(kind, why),
+            ))
+        };
+        if self.live.contains_key(dir) {
+            return fail(io::ErrorKind::NotADirectory, "not a directory");
+        }
+        if !self.dirs.contains(dir) || dir == Path::new("/") {
+            return fail(io::ErrorKind::NotFound, "no such directory");
+        }
+        if !self.list_dir(dir).is_empty() {
+            return fail(io::ErrorKind::DirectoryNotEmpty, "directory not empty");
+        }
+        self.dirs.remove(dir);
+        self.durable.retain(|p, _| p.parent() != Some(dir));
+        self.gc();
+        Ok(())
+    }
+
     pub(super) fn list_dir(&self, dir: &Path) -> Vec<String> {
         let files = self.live.keys().filter(|p| p.parent() == Some(dir));
         let subdirs = self.dirs.iter().filter(|p| p.parent() == Some(dir));

@@ -4,13 +4,13 @@ use crate::sst::tests::{check_equivalent, random_entries};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 
-fn build_block(entries: &[(Vec<u8>, Vec<u8>)], restart: usize) -> Arc<Block> {
+fn build_block(entries: &[(Vec<u8>, Vec<u8>)], restart: usize) -> CacheHandle<Block> {
     let mut b = BlockBuilder::new(restart);
     for (k, v) in entries {
         b.add(k, v);
     }
     assert_eq!(b.size_estimate(), b.finish().len());
-    Arc::new(Block::new(b.finish().to_vec(), "t".into(), 0).unwrap())
+    CacheHandle::new(Block::new(b.finish().to_vec(), "t".into(), 0).unwrap())
 }
 
 #[test]
@@ -67,7 +67,7 @@ fn bad_restart_arrays_are_rejected() {
     let e = Block::new(d, "f.sst".into(), 77).unwrap_err();
     assert!(e.to_string().contains("f.sst") && e.to_string().contains("77"), "{e}");
     // The empty block.
-    let b = Arc::new(Block::new(vec![0, 0, 0, 0, 1, 0, 0, 0], "t".into(), 0).unwrap());
+    let b = CacheHandle::new(Block::new(vec![0, 0, 0, 0, 1, 0, 0, 0], "t".into(), 0).unwrap());
     let mut it = b.iter();
     it.seek_to_first();
     assert!(!it.valid());
@@ -83,7 +83,7 @@ fn bad_entry_makes_iterator_invalid_with_corruption() {
     // shared = 5 on the first entry (no previous key).
     let mut d = vec![5, 1, 0, b'x'];
     d.extend_from_slice(&[0, 0, 0, 0, 1, 0, 0, 0]);
-    let b = Arc::new(Block::new(d, "t".into(), 3).unwrap());
+    let b = CacheHandle::new(Block::new(d, "t".into(), 3).unwrap());
     let mut it = b.iter();
     it.seek_to_first();
     assert!(!it.valid());
@@ -91,7 +91,7 @@ fn bad_entry_makes_iterator_invalid_with_corruption() {
     // value_len beyond the block.
     let mut d = vec![0, 1, 100, b'x'];
     d.extend_from_slice(&[0, 0, 0, 0, 1, 0, 0, 0]);
-    let b = Arc::new(Block::new(d, "t".into(), 3).unwrap());
+    let b = CacheHandle::new(Block::new(d, "t".into(), 3).unwrap());
     let mut it = b.iter();
     it.seek_to_last();
     assert!(!it.valid());

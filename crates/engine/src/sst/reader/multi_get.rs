@@ -8,6 +8,7 @@
 
 use std::sync::Arc;
 
+use crate::cache::CacheHandle;
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
 use crate::key::{self, SequenceNumber, ValueKind};
@@ -97,7 +98,7 @@ impl TableReader {
     /// The newest entry of `user_key` at or below `seq` in `block` (the block the index chose).
     fn find_in_block(
         &self,
-        block: &Arc<Block>,
+        block: &CacheHandle<Block>,
         handle: BlockHandle,
         user_key: &[u8],
         seq: SequenceNumber,
@@ -119,8 +120,12 @@ impl TableReader {
 
     /// The data blocks at `handles` (increasing offsets), each from the cache or read (adjacent
     /// misses coalesced into one read), or its own error.
-    fn fetch_blocks(&self, handles: &[BlockHandle], fill_cache: bool) -> Vec<Result<Arc<Block>>> {
-        let mut out: Vec<Option<Result<Arc<Block>>>> = Vec::with_capacity(handles.len());
+    fn fetch_blocks(
+        &self,
+        handles: &[BlockHandle],
+        fill_cache: bool,
+    ) -> Vec<Result<CacheHandle<Block>>> {
+        let mut out: Vec<Option<Result<CacheHandle<Block>>>> = Vec::with_capacity(handles.len());
         let mut misses: Vec<usize> = Vec::new();
         for (i, h) in handles.iter().enumerate() {
             let hit =
@@ -167,15 +172,19 @@ impl TableReader {
                     let raw = buf.get(from..from + len).map(<[u8]>::to_vec).unwrap_or_default();
                     decode_block(raw, &self.file_name, h).and_then(|data| {
                         perf::block_read(BlockRole::Data, len as u64);
-                        Ok(Arc::new(Block::new(data, Arc::clone(&self.file_name), h.offset)?))
+                        Block::new(data, Arc::clone(&self.file_name), h.offset)
                     })
                 } else {
                     // One block, or the shared read failed: each block reports its own error.
                     load_block(self.file.as_ref(), &self.file_name, h, BlockRole::Data)
                 };
-                if let (Ok(b), true) = (&got, fill_cache) {
-                    self.insert_block(b, h, Priority::Low);
-                }
+                let got = got.map(|b| {
+                    if fill_cache {
+                        self.insert_block(b, h, Priority::Low)
+                    } else {
+                        CacheHandle::new(b)
+                    }
+                });
                 if let Some(slot) = out.get_mut(j) {
                     *slot = Some(got);
                 }

@@ -149,7 +149,7 @@ fn garbage_blocks_never_panic() {
             }
         }
         let Ok(block) = Block::new(data, "g".into(), 0) else { continue };
-        let block = Arc::new(block);
+        let block = crate::cache::CacheHandle::new(block);
         let mut it = block.iter();
         let mut rng2 = StdRng::seed_from_u64(round);
         for _ in 0..50 {

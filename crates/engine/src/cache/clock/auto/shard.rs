@@ -7,14 +7,13 @@
 //! The list is an `ArcSwap`: every operation loads it once and works on that snapshot; a table
 //! dropped from the list is freed when the last snapshot holding it goes.
 
-use std::sync::atomic::AtomicUsize;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
 use arc_swap::ArcSwap;
 use parking_lot::Mutex;
 
-use super::super::table::{charge_usage, ClockTable};
+use super::super::table::{charge_usage, new_usage, ClockTable, Core, SlotRef, Usage};
 use crate::cache::CacheKey;
 
 /// The generations of a shard, newest first (never empty).
@@ -24,7 +23,7 @@ type Gens<V> = Vec<Arc<ClockTable<V>>>;
 pub(super) struct AutoShard<V> {
     gens: ArcSwap<Gens<V>>,
     grow: Mutex<()>,
-    usage: Arc<AtomicUsize>,
+    usage: Usage,
     capacity: usize,
     strict: bool,
     max_slot_bits: u32,
@@ -34,7 +33,7 @@ impl<V> AutoShard<V> {
     /// A shard of `capacity` bytes starting with one table of 2^`initial_bits` slots, which
     /// may grow to 2^`max_bits`.
     pub(super) fn new(capacity: usize, strict: bool, initial_bits: u32, max_bits: u32) -> Self {
-        let usage = Arc::new(AtomicUsize::new(0));
+        let usage = new_usage();
         let first = ClockTable::with_usage(capacity, initial_bits, strict, Arc::clone(&usage));
         AutoShard {
             gens: ArcSwap::from_pointee(vec![Arc::new(first)]),
@@ -73,7 +72,7 @@ impl<V> AutoShard<V> {
     }
 
     /// Finds `key`: the newest generation first, then the older ones.
-    pub(super) fn lookup(&self, hash: u64, key: CacheKey) -> Option<Arc<V>> {
+    pub(super) fn lookup(&self, hash: u64, key: CacheKey) -> Option<SlotRef<V>> {
         self.gens.load().iter().find_map(|t| t.lookup(hash, key))
     }
 
@@ -84,8 +83,8 @@ impl<V> AutoShard<V> {
         }
     }
 
-    /// Calls `f(value, charge)` for every visible entry of every generation.
-    pub(super) fn for_each(&self, f: &mut dyn FnMut(&Arc<V>, usize)) {
+    /// Calls `f(value, charge, pinned)` for every visible entry of every generation.
+    pub(super) fn for_each(&self, f: &mut dyn FnMut(&V, usize, bool)) {
         for t in self.gens.load().iter() {
             t.for_each(f);
         }
@@ -93,19 +92,24 @@ impl<V> AutoShard<V> {
 
     /// Inserts into the newest generation (growing it first if it is at its occupancy limit
     /// while the shard's bytes are not), then hides every other copy of `key` in the
-    /// generations it saw. Returns false if refused (strict limit, or nothing evictable).
-    pub(super) fn insert(
+    /// generations it saw. With `hold` the new slot is published with one reference. Returns
+    /// `placed(table, slot)`, called while the insert still holds the table, or the value back if it
+    /// was refused (strict limit, or nothing evictable).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn insert<R>(
         &self,
         hash: u64,
         key: CacheKey,
-        value: Arc<V>,
+        value: V,
         charge: usize,
         countdown: u64,
-    ) -> bool {
+        hold: bool,
+        placed: impl FnOnce(&Core<V>, usize) -> R,
+    ) -> Result<R, V> {
         let mut gens = self.gens.load_full();
         let evict = |need| self.evict(&gens, need);
         if !charge_usage(&self.usage, self.capacity, self.strict, charge, evict) {
-            return false;
+            return Err(value);
         }
         let newest = loop {
             let newest = &gens[0];
@@ -130,16 +134,14 @@ impl<V> AutoShard<V> {
                 break Arc::clone(newest);
             }
             self.usage.fetch_sub(charge, Relaxed);
-            return false;
+            return Err(value);
         };
-        let Some(at) = newest.place(hash, key, value, charge, countdown) else {
-            return false;
-        };
+        let at = newest.place(hash, key, value, charge, countdown, hold)?;
         newest.erase(hash, key, Some(at));
         for t in gens.iter().filter(|t| !Arc::ptr_eq(t, &newest)) {
             t.erase(hash, key, None);
         }
-        true
+        Ok(placed(&newest, at))
     }
 
     /// Grow when the newest table is below its largest size and could not hold a full shard

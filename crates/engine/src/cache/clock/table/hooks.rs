@@ -1,8 +1,8 @@
-//! Test hooks into a [`ClockTable`]'s slots (compiled for tests only).
+//! Test hooks into a table's slots (compiled for tests only).
 
 use super::*;
 
-impl<V> ClockTable<V> {
+impl<V> Core<V> {
     /// Test hook: sets both counters of the visible entry for `key` to `count` (to exercise
     /// overflow correction without 2^29 lookups). Returns false if the key is not found.
     pub(in crate::cache::clock) fn set_counters_for_test(
@@ -15,7 +15,7 @@ impl<V> ClockTable<V> {
             let slot = self.slot(i);
             let meta = slot.meta.load(Acquire);
             if state(meta) == VISIBLE && slot.key() == key {
-                slot.meta.store(shareable_meta(VISIBLE, count & COUNTER_MASK), Release);
+                slot.meta.store(shareable_meta(VISIBLE, count & COUNTER_MASK, 0), Release);
                 return true;
             }
         }

@@ -1,8 +1,8 @@
 //! The insert side of a [`ClockTable`]: charging usage (with eviction to make room), reserving
 //! occupancy, claiming a slot, and the clock hand that evicts. The fixed cache calls
-//! [`ClockTable::insert`], which does all of it on one table; the automatic cache
-//! (`clock/auto`) calls the parts separately ([`charge_usage`], [`ClockTable::try_reserve`],
-//! [`ClockTable::place`], [`ClockTable::evict`]) because its usage and eviction span several
+//! [`Core::insert`], which does all of it on one table; the automatic cache
+//! (`clock/auto`) calls the parts separately ([`charge_usage`], [`Core::try_reserve`],
+//! [`Core::place`], [`Core::evict`]) because its usage and eviction span several
 //! tables. No locks: every step is atomic read-modify-writes on the slots and counters.
 
 use super::*;
@@ -52,35 +52,33 @@ pub(in crate::cache::clock) fn charge_usage(
 /// table that holds pinned entries).
 const FORCE_SWEEP: u64 = 256;
 
-impl<V> ClockTable<V> {
-    /// Inserts `value` under `key`, replacing (making invisible) any entry with the same key.
-    /// Returns false if it was refused (strict limit, or no slot could be freed); the value is
-    /// then dropped.
-    /// The entry starts with CLOCK countdown `countdown` (at most [`MAX_COUNTDOWN`]).
+impl<V> Core<V> {
+    /// Inserts `value` under `key`, replacing (making invisible) any entry with the same key;
+    /// with `hold` the slot is published with one reference, which the caller adopts
+    /// ([`SlotRef::adopt`]). Returns the slot, or the value back if it was refused (strict
+    /// limit, or no slot could be freed). The entry starts with CLOCK countdown `countdown`
+    /// (at most [`MAX_COUNTDOWN`]).
     pub(in crate::cache::clock) fn insert(
         &self,
         hash: u64,
         key: CacheKey,
-        value: Arc<V>,
+        value: V,
         charge: usize,
         countdown: u64,
-    ) -> bool {
+        hold: bool,
+    ) -> Result<usize, V> {
         let evict = |need| self.evict(need, 0, false).0;
         if !charge_usage(&self.usage, self.capacity, self.strict, charge, evict) {
-            return false;
+            return Err(value);
         }
         // Keep the table below its load factor: evict one entry if it is at the limit.
         if !self.reserve_or_evict() {
             self.usage.fetch_sub(charge, Relaxed);
-            return false;
+            return Err(value);
         }
-        match self.place(hash, key, value, charge, countdown) {
-            Some(at) => {
-                self.erase(hash, key, Some(at));
-                true
-            }
-            None => false,
-        }
+        let at = self.place(hash, key, value, charge, countdown, hold)?;
+        self.erase(hash, key, Some(at));
+        Ok(at)
     }
 
     /// Takes one unit of occupancy if the table is below its occupancy limit.
@@ -105,47 +103,48 @@ impl<V> ClockTable<V> {
         true
     }
 
-    /// Writes the entry into the first empty slot of its probe sequence and makes it visible;
-    /// the caller has charged `charge` to usage and reserved one unit of occupancy (the
-    /// eviction of an entry also hands its unit over). Does not hide other entries of `key`.
-    /// Returns the slot, or `None` if every slot was taken (possible only above the occupancy
-    /// limit under races): then the charge and the reservation are given back and the value
-    /// dropped.
+    /// Writes the entry into the first empty slot of its probe sequence and makes it visible
+    /// (with one reference for the caller if `hold`); the caller has charged `charge` to usage
+    /// and reserved one unit of occupancy (the eviction of an entry also hands its unit over).
+    /// Does not hide other entries of `key`. Returns the slot, or the value back if every slot
+    /// was taken (possible only above the occupancy limit under races): then the charge and
+    /// the reservation are given back.
     pub(in crate::cache::clock) fn place(
         &self,
         hash: u64,
         key: CacheKey,
-        value: Arc<V>,
+        value: V,
         charge: usize,
         countdown: u64,
-    ) -> Option<usize> {
-        let p = Arc::into_raw(value).cast_mut();
+        hold: bool,
+    ) -> Result<usize, V> {
         for i in probe(hash, self.mask) {
             let slot = self.slot(i);
-            let old = slot.meta.fetch_or(OCCUPIED_BIT << STATE_SHIFT, Acquire);
+            // SeqCst here, on the publishing swap and in `erase`: see `Core::erase`.
+            let old = slot.meta.fetch_or(OCCUPIED_BIT << STATE_SHIFT, SeqCst);
             if state(old) == EMPTY {
                 // We own the slot: fill it and publish it with one store.
                 slot.key0.store(key.0, Relaxed);
                 slot.key1.store(key.1, Relaxed);
                 slot.charge.store(charge, Relaxed);
-                slot.value.store(p, Relaxed);
-                slot.meta.store(shareable_meta(VISIBLE, countdown.min(MAX_COUNTDOWN)), Release);
-                return Some(i);
+                // SAFETY: we own the slot exclusively and it holds no value (it was empty).
+                slot.value.with_mut(|p| unsafe { (*p).write(value) });
+                let meta = shareable_meta(VISIBLE, countdown.min(MAX_COUNTDOWN), u64::from(hold));
+                slot.meta.swap(meta, SeqCst);
+                return Ok(i);
             }
-            slot.displacements.fetch_add(1, AcqRel);
+            slot.displacements.fetch_add(1, SeqCst);
         }
         self.rollback(hash, None);
         self.occupancy.fetch_sub(1, Relaxed);
         self.usage.fetch_sub(charge, Relaxed);
-        // SAFETY: `p` came from `Arc::into_raw` just above and was never published.
-        drop(unsafe { Arc::from_raw(p) });
-        None
+        Err(value)
     }
 
     /// Runs the clock hand until `need_charge` bytes and `need_count` entries are freed or the
     /// hand has gone round the table `MAX_COUNTDOWN + 1` times. With `force` (at most
     /// [`FORCE_SWEEP`] slots looked at)
-    /// the countdown is ignored: every unreferenced, unpinned entry the hand passes is evicted
+    /// the countdown is ignored: every unreferenced entry the hand passes is evicted
     /// (the automatic cache drains its older tables so). Returns (charge, entries) freed; both
     /// usage and occupancy are already lowered.
     pub(in crate::cache::clock) fn evict(
@@ -163,7 +162,9 @@ impl<V> ClockTable<V> {
             for j in hand..hand + CLOCK_STEP {
                 let i = (j as usize) & self.mask;
                 if self.clock_update(i, force) {
-                    freed_charge += self.free_owned(i);
+                    let slot = self.slot(i);
+                    freed_charge += self.free_owned(slot);
+                    publish(&slot.meta, EMPTY << STATE_SHIFT);
                     freed += 1;
                 }
             }

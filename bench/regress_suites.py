@@ -1,0 +1,170 @@
+"""The suites bench/regress.py runs: each a list of steps, one `talus` process per step.
+
+A `Step` is a microbenchmark (its `group` is `point`, `range` or `write`, the groups of post 004's
+summary) or a setup step (`group=None`: run, not reported). Steps run in order on one database
+per variant; `fresh` steps start from an empty one. `argv(binary, db, scale)` gives the command:
+`scale` < 1 shrinks the step's operation count (not its key space) for the short run that
+instruction counting subtracts (see regress.py). `parse(output)` returns `(ops, ops_per_sec)` of
+the step's own result, or None.
+
+Suites:
+- `cached`: the db_bench suite "cached" of bench/compare.py (16-byte keys, 100-byte values, lz4,
+  1 GiB LRU cache, bloom 10, WAL on, sync off, one thread unless named `_t2`), with compare.py's
+  compaction before the reads as its own setup process (so compaction CPU is not charged to
+  readrandom), plus readseq, seekrandom over 100 keys and multireadrandom; then, where the
+  variant's binary has `talus sysbench`, sysbench's microbenchmarks (see `sysbench_steps`).
+- `cache`: the allocator study: readrandom (--num/8 reads) on one compacted database of --num
+  keys with the LRU and the hyper clock cache at 1, 8, 64 MiB and 1 GiB (groups `lru` and
+  `clock`), for peak RSS and VSZ. Builds of one commit share the database (SHARED_DB).
+
+Adding a suite: a function `name(num) -> [Step]` and an entry in SUITES.
+"""
+import re
+import subprocess
+from dataclasses import dataclass
+from typing import Callable
+
+COMMON = ["--key_size=16", "--value_size=100", "--compression_type=lz4", "--bloom_bits=10",
+          "--seed=1"]
+CACHE_1G = "--cache_size=1073741824"
+RESULT = re.compile(r"^(\w+)\s+:\s+([0-9.]+) micros/op (\d+) ops/sec\s+\S+ seconds\s+(\d+) "
+                    r"operations;", re.M)
+
+
+@dataclass
+class Step:
+    name: str
+    group: str | None
+    argv: Callable
+    parse: Callable
+    fresh: bool = False
+    db: str = "db"          # database dir name under the variant's run dir
+    # A process that brings an existing database to a clean state (WAL flushed) before a
+    # counted run, so the run does not pay for what an earlier process left behind.
+    settle: Callable | None = None
+    # False where the work per operation depends on timing (a rate-limited writer beside the
+    # readers): its instruction count would differ run to run, so it is not counted.
+    countable: bool = True
+
+
+def db_bench_result(bench):
+    """Parser of the result line of benchmark `bench`: (operations, ops/sec)."""
+    def parse(out):
+        found = [m for m in RESULT.finditer(out) if m.group(1) == bench]
+        if not found:
+            return None
+        m = found[-1]
+        return int(m.group(4)), float(m.group(3))
+    return parse
+
+
+def db_bench_step(name, group, benchmarks, num, extra=(), ops_flag=None, ops=None, fresh=False,
+                  cache=CACHE_1G):
+    """A db_bench process running `benchmarks`; the last one is measured. `ops_flag` (`--reads`
+    or `--writes`) is the flag scaled for the short counting run, `ops` its full value."""
+    existing = 0 if fresh else 1
+
+    def argv(binary, db, scale=1.0):
+        a = [binary, "db_bench", f"--num={num}", f"--db={db}", *COMMON, cache, *extra,
+             f"--benchmarks={benchmarks}", f"--use_existing_db={existing}"]
+        if ops_flag:
+            n = ops if scale == 1.0 else max(1, int(ops * scale))
+            if scale != 1.0 or ops != num:
+                a.append(f"{ops_flag}={n}")
+        return a
+    def settle(binary, db):
+        return [binary, "db_bench", f"--num={num}", f"--db={db}", *COMMON, cache,
+                "--benchmarks=flush", "--use_existing_db=1"]
+    last = [b for b in benchmarks.split(",") if b not in ("stats", "compact", "flush")]
+    return Step(name, group, argv, db_bench_result(last[-1]) if last else (lambda out: None),
+                fresh, settle=None if fresh else settle)
+
+
+def cached(num):
+    n = num
+    rww = db_bench_step("readwhilewriting", "point", "readwhilewriting", n,
+                        ["--benchmark_write_rate_limit=2000000"], ops_flag="--reads", ops=n // 5)
+    rww.countable = False
+    return [
+        db_bench_step("fillseq", "write", "fillseq", n, ops_flag="--writes", ops=n, fresh=True),
+        db_bench_step("fillrandom", "write", "fillrandom", n, ops_flag="--writes", ops=n,
+                      fresh=True),
+        db_bench_step("overwrite", "write", "overwrite", n, ops_flag="--writes", ops=n),
+        db_bench_step("compact", None, "compact", n),
+        db_bench_step("readrandom", "point", "readrandom", n, ops_flag="--reads", ops=n // 2),
+        db_bench_step("multireadrandom", "point", "multireadrandom", n, ["--batch_size=32"],
+                      ops_flag="--reads", ops=n // 2),
+        db_bench_step("readrandom_t2", "point", "readrandom", n, ["--threads=2"],
+                      ops_flag="--reads", ops=n // 4),
+        db_bench_step("seekrandom", "range", "seekrandom", n, ["--seek_nexts=10"],
+                      ops_flag="--reads", ops=n // 10),
+        db_bench_step("seekrandom_100", "range", "seekrandom", n, ["--seek_nexts=100"],
+                      ops_flag="--reads", ops=n // 50),
+        db_bench_step("readseq", "range", "readseq", n, ops_flag="--reads", ops=n),
+        # Last: it writes, so the reads above all see the same compacted database.
+        rww,
+    ]
+
+
+CACHE_SIZES = [("1M", 1 << 20), ("8M", 8 << 20), ("64M", 64 << 20), ("1G", 1 << 30)]
+
+
+def cache(num):
+    steps = [db_bench_step("load", None, "fillrandom,compact", num, fresh=True)]
+    for ctype, group in (("lru_cache", "lru"), ("hyper_clock_cache", "clock")):
+        for label, size in CACHE_SIZES:
+            steps.append(db_bench_step(f"readrandom_{group}_{label}", group, "readrandom", num,
+                                       [f"--cache_type={ctype}"], ops_flag="--reads",
+                                       ops=num // 8, cache=f"--cache_size={size}"))
+    return steps
+
+
+# sysbench's microbenchmarks by group, as post 004 groups them. Written against sysbench's own
+# command line (`<test> [options] prepare|run`, final `transactions: N (X per sec.)`), which
+# `talus sysbench` (issue 15) follows; tests its --help does not name are left out.
+SYSBENCH = [
+    ("oltp_point_select", "point"), ("random_points", "point"), ("hot_points", "point"),
+    ("range_covered_pk", "range"), ("range_pk", "range"), ("scan", "range"),
+    ("oltp_read_only", "range"),
+    ("oltp_update_index", "write"), ("oltp_update_non_index", "write"), ("oltp_insert", "write"),
+    ("oltp_delete", "write"), ("oltp_write_only", "write"), ("oltp_read_write", "write"),
+]
+SB_TXN = re.compile(r"^\s*transactions:\s+(\d+)\s+\(([0-9.]+) per sec\.\)", re.M)
+
+
+def sysbench_help(binary):
+    """`talus sysbench --help`'s text, or None where the binary has no sysbench."""
+    try:
+        p = subprocess.run([binary, "sysbench", "--help"], capture_output=True, text=True,
+                           timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return p.stdout + p.stderr if p.returncode == 0 else None
+
+
+def sysbench_steps(num, help_text):
+    size = max(1000, num // 10)
+    events = max(100, num // 20)
+    common = ["--engine=talus", "--tables=1", f"--table_size={size}", "--threads=1"]
+
+    def step(test, group, phase):
+        def argv(binary, db, scale=1.0):
+            n = events if scale == 1.0 else max(1, int(events * scale))
+            return [binary, "sysbench", test, f"--db={db}", *common, "--time=0", f"--events={n}",
+                    phase]
+
+        def parse(out):
+            m = SB_TXN.findall(out)
+            return (int(m[-1][0]), float(m[-1][1])) if m else None
+        return Step(f"sb_{test}" if phase == "run" else "sb_prepare", group if phase == "run"
+                    else None, argv, parse, fresh=phase == "prepare", db="sysbench")
+
+    tests = [(t, g) for t, g in SYSBENCH if t in help_text]
+    if not tests:
+        return []
+    return [step(tests[0][0], None, "prepare")] + [step(t, g, "run") for t, g in tests]
+
+
+SUITES = {"cached": cached, "cache": cache}
+# Suites whose measured steps only read: variants built from one commit share one database.
+SHARED_DB = {"cache"}

@@ -1,0 +1,124 @@
+"""Unit tests of bench/regress.py's parts that need no build and no run:
+`python3 -m unittest discover -s bench -p 'test_*.py'` (CI runs it)."""
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import regress  # noqa: E402
+import regress_build  # noqa: E402
+import regress_suites  # noqa: E402
+
+
+class Variants(unittest.TestCase):
+    def test_specs(self):
+        vs = regress_build.parse_variants(
+            ["main~10:release,new=.:release-lto:jemalloc+x", "@/bin/talus"],
+            [".:release::-C target-cpu=native,-Ctarget-feature=+avx2"])
+        self.assertEqual([v.label for v in vs][1:3], ["new", "v2"])
+        self.assertEqual((vs[0].rev, vs[0].profile, vs[0].features), ("main~10", "release", []))
+        self.assertEqual((vs[1].rev, vs[1].profile, vs[1].features),
+                         (".", "release-lto", ["jemalloc", "x"]))
+        self.assertEqual(vs[2].binary, "/bin/talus")
+        self.assertEqual(vs[3].rustflags, "-C target-cpu=native,-Ctarget-feature=+avx2")
+        self.assertEqual(vs[3].config_slug(), "release_C-target-cpu-native-Ctarget-feature-+avx2")
+        with self.assertRaises(SystemExit):
+            regress_build.parse_variants([".:release,.:release"], None)
+
+    def test_profile_defined_for_old_trees(self):
+        repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        with tempfile.TemporaryDirectory() as old:
+            with open(os.path.join(old, "Cargo.toml"), "w") as f:
+                f.write("[profile.release]\ndebug = 1\n")
+            args = regress_build.profile_overrides(repo, old, "release-lto")
+            self.assertIn('profile.release-lto.lto="fat"', args)
+            self.assertIn("profile.release-lto.codegen-units=1", args)
+            self.assertEqual(regress_build.profile_overrides(repo, old, "release"), [])
+            self.assertEqual(regress_build.profile_overrides(repo, repo, "release-lto"), [])
+
+
+    def test_revisions_never_reuse_each_others_crates(self):
+        # Regression: two revisions built in one target dir got the first one's binary, since
+        # cargo keys path crates by workspace-relative path and `git archive` keeps old mtimes.
+        old, new, wt = regress_build.parse_variants(["a:release,b:release,.:release"], None)
+        self.assertEqual(regress_build.target_dir("/w", old), regress_build.target_dir("/w", new))
+        self.assertNotEqual(regress_build.target_dir("/w", old), regress_build.target_dir("/w", wt))
+        with tempfile.TemporaryDirectory() as src:
+            os.makedirs(os.path.join(src, "crates"))
+            f = os.path.join(src, "crates", "lib.rs")
+            open(f, "w").close()
+            os.utime(f, (1_000_000_000, 1_000_000_000))
+            regress_build.touch_tree(src)
+            self.assertGreater(os.stat(f).st_mtime, 1_700_000_000)
+
+
+class Summary(unittest.TestCase):
+    def test_ratios_and_group_stats(self):
+        results = {
+            "a": {"w1": {"ops_sec": [100, 100, 300]}, "w2": {"ops_sec": [200]},
+                  "p1": {"ops_sec": [50]}},
+            "b": {"w1": {"ops_sec": [110, 110, 0]}, "w2": {"ops_sec": [180]},
+                  "p1": {"ops_sec": []}},
+            "c": {"w1": {"ops_sec": [121]}, "w2": {"ops_sec": [180]}, "p1": {"ops_sec": [50]}},
+        }
+        benches = [("w1", "write"), ("w2", "write"), ("p1", "point")]
+        s = regress.summarize(["a", "b", "c"], benches, results, "first")["ops_sec"]
+        self.assertEqual(s["values"]["a"]["w1"], 100)  # median of the rounds
+        self.assertAlmostEqual(s["ratios"]["b"]["w1"], 1.1)
+        self.assertAlmostEqual(s["ratios"]["b"]["w2"], 0.9)
+        self.assertIsNone(s["ratios"]["b"]["p1"])
+        g = s["groups"]["b"]["write"]
+        self.assertAlmostEqual(g["avg"], 1.0)
+        self.assertAlmostEqual(g["median"], 1.0)
+        self.assertAlmostEqual((g["min"], g["max"]), (0.9, 1.1))
+        self.assertAlmostEqual(g["stddev"], 0.1414213562, places=6)
+        self.assertNotIn("point", s["groups"]["b"])
+        self.assertAlmostEqual(s["geomean"]["b"], (1.1 * 0.9) ** 0.5)
+        prev = regress.summarize(["a", "b", "c"], benches, results, "previous")["ops_sec"]
+        self.assertAlmostEqual(prev["ratios"]["c"]["w1"], 121 / 110)
+        self.assertAlmostEqual(prev["ratios"]["c"]["w2"], 1.0)
+
+    def test_flagged_names_the_worse_line(self):
+        results = {"a": {"x": {"instr_op": [1000]}, "y": {"instr_op": [1000]}},
+                   "b": {"x": {"instr_op": [1021]}, "y": {"instr_op": [1019]}}}
+        s = regress.summarize(["a", "b"], [("x", "point"), ("y", "point")], results, "first")
+        self.assertEqual(regress.flagged(s, ["a", "b"], [("x", "point"), ("y", "point")], 2.0),
+                         ["instr_op x: b is 2.1% worse"])
+
+    def test_marginal_cancels_fixed_cost(self):
+        self.assertEqual(regress.marginal([(250, 5_000_000 + 250 * 300),
+                                           (1000, 5_000_000 + 1000 * 300)]), 300)
+
+
+class Parsers(unittest.TestCase):
+    def test_db_bench_result_line(self):
+        out = ("fillrandom   :       3.259 micros/op 306817 ops/sec 30.6 seconds 10000000 "
+               "operations;   33.9 MB/s\nreadrandom   :       1.5 micros/op 666666 ops/sec "
+               "1.5 seconds 1000000 operations;  (900 of 1000 found)\n")
+        self.assertEqual(regress_suites.db_bench_result("readrandom")(out), (1000000, 666666.0))
+        self.assertIsNone(regress_suites.db_bench_result("seekrandom")(out))
+
+    def test_steps_scale_only_the_operation_count(self):
+        step = next(s for s in regress_suites.cached(1000) if s.name == "readrandom")
+        full, short = step.argv("t", "/db"), step.argv("t", "/db", 0.25)
+        self.assertIn("--reads=500", full)
+        self.assertIn("--reads=125", short)
+        self.assertIn("--num=1000", short)
+        fill = next(s for s in regress_suites.cached(1000) if s.name == "fillseq")
+        self.assertFalse(any(a.startswith("--writes") for a in fill.argv("t", "/db")))
+        self.assertIn("--writes=250", fill.argv("t", "/db", 0.25))
+
+    def test_sysbench_steps_follow_its_help(self):
+        steps = regress_suites.sysbench_steps(10000, "tests: oltp_point_select oltp_insert")
+        self.assertEqual([(s.name, s.group) for s in steps],
+                         [("sb_prepare", None), ("sb_oltp_point_select", "point"),
+                          ("sb_oltp_insert", "write")])
+        out = "SQL statistics:\n    transactions:                        1234   (123.40 per sec.)\n"
+        self.assertEqual(steps[1].parse(out), (1234, 123.4))
+        self.assertEqual(regress_suites.sysbench_steps(10000, "usage: nothing"), [])
+
+
+if __name__ == "__main__":
+    unittest.main()

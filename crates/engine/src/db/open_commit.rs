@@ -1,0 +1,177 @@
+//! The write phase of a read-write open, all or nothing: the WALs replayed again into L0 SSTs,
+//! the new WAL, damaged WALs renamed `NNNNNN.log.corrupt`, then one new MANIFEST made current.
+//!
+//! The replay in `open.rs` (writing nothing) decided that the open can succeed and what it
+//! drops, and kept the data if it fit in one write buffer. If it did not, the WALs are replayed
+//! a second time here, one memtable at a time, each written to L0 when it is full, so recovery
+//! holds one write buffer in memory; the second pass must find exactly what the first found
+//! (else the WALs changed under the LOCK: Corruption, undone).
+//!
+//! Who calls: `open.rs`, once recovery has succeeded in memory, with the LOCK held and before
+//! any background thread exists (so the `versions` and `state` locks are uncontended). Every
+//! file created and every rename is recorded in an [`Undo`] guard; until CURRENT names the new
+//! MANIFEST, any error (a full disk, an IO error) runs it backwards, deleting the new files
+//! (partial ones included) and renaming the WALs back, so the directory is as it was. Once
+//! CURRENT names the new MANIFEST the open has committed: nothing is undone (a directory sync
+//! failing after that rename still returns its error, but the state on disk is the new one,
+//! consistent, and the next open reads it).
+
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use super::core::DbInner;
+use super::replay::{replay_wals, Memtables, Replayed, WalFile};
+use crate::batch::WriteBatch;
+use crate::error::{Error, Result};
+use crate::filename::{corrupt_wal_name, corrupt_wal_path, table_path, wal_path};
+use crate::fs::Fs;
+use crate::memtable::MemTable;
+use crate::version::VersionEdit;
+use crate::wal::LogWriter;
+
+/// Steps to take back if the commit fails: files to delete, renames to reverse (newest first).
+/// Runs on drop unless [`Undo::disarm`]ed.
+struct Undo<'a> {
+    fs: &'a dyn Fs,
+    steps: Vec<Step>,
+}
+
+enum Step {
+    Remove(PathBuf),
+    Rename { from: PathBuf, to: PathBuf },
+}
+
+impl Undo<'_> {
+    fn disarm(mut self) {
+        self.steps.clear();
+    }
+}
+
+impl Drop for Undo<'_> {
+    fn drop(&mut self) {
+        for step in self.steps.drain(..).rev() {
+            // Best effort: the error that made the commit fail is the one returned.
+            match step {
+                Step::Remove(p) => {
+                    if self.fs.exists(&p) {
+                        let _ = self.fs.remove_file(&p);
+                    }
+                }
+                Step::Rename { from, to } => {
+                    let _ = self.fs.rename(&to, &from);
+                }
+            }
+        }
+    }
+}
+
+impl DbInner {
+    /// Makes the replayed state durable and current (see the module doc). On success the new
+    /// WAL is open, the memtable empty, and the report says which WALs were kept.
+    /// `mems`: the replayed data, if the first replay kept it (else it is replayed again).
+    pub(super) fn commit_open(
+        &self,
+        wals: &[WalFile],
+        checked: Replayed,
+        mems: Option<Vec<Arc<MemTable>>>,
+    ) -> Result<()> {
+        let fs = self.fs.as_ref();
+        let mut undo = Undo { fs, steps: Vec::new() };
+        // Numbers: the MANIFEST's first, so a new database gets MANIFEST-000001.
+        let manifest_number = self.versions.lock().new_file_number();
+        let mut edit = VersionEdit::default();
+        let mut to_l0 = |mem: &Arc<MemTable>, undo: &mut Undo<'_>| -> Result<()> {
+            let number = self.versions.lock().new_file_number();
+            undo.steps.push(Step::Remove(table_path(&self.path, number)));
+            if let Some(meta) = self.write_level0_table(mem, number)? {
+                edit.new_files.push((0, meta));
+            }
+            Ok(())
+        };
+        let replayed = match mems {
+            Some(mems) => {
+                for mem in &mems {
+                    to_l0(mem, &mut undo)?;
+                }
+                checked
+            }
+            None => {
+                let mut mems = Memtables::new(self.opts.write_buffer_size);
+                let (start, log_number) = {
+                    let vs = self.versions.lock();
+                    (vs.last_sequence(), vs.log_number())
+                };
+                let mode = self.opts.wal_recovery_mode;
+                let mut sink = |batch: &WriteBatch| match mems.insert(batch) {
+                    Some(full) => to_l0(&full, &mut undo),
+                    None => Ok(()),
+                };
+                let replayed =
+                    replay_wals(fs, &self.path, wals, mode, start, log_number, &mut sink)?;
+                if replayed != checked {
+                    return Err(Error::corruption(
+                        self.path.display(),
+                        0,
+                        format!(
+                            "the WALs read differently on the second pass of recovery (first: \
+                             {}, then: {}); nothing was changed",
+                            checked.report, replayed.report
+                        ),
+                    ));
+                }
+                for mem in mems.finish() {
+                    to_l0(&mem, &mut undo)?;
+                }
+                replayed
+            }
+        };
+        let Replayed { last_sequence, mut report } = replayed;
+        let log_number = self.versions.lock().new_file_number();
+        let log_path = wal_path(&self.path, log_number);
+        undo.steps.push(Step::Remove(log_path.clone()));
+        let wal = LogWriter::new(fs.create(&log_path)?);
+        // Keep what recovery could not replay: renamed before CURRENT moves past it (a crash in
+        // between replays the renamed file the same way: `open.rs` reads `.log.corrupt` WALs
+        // at or above the log number), never deleted as obsolete afterwards.
+        for loss in report.wals.iter_mut().filter(|l| l.needs_keeping() && l.kept_as.is_none()) {
+            let (from, to) =
+                (wal_path(&self.path, loss.wal), corrupt_wal_path(&self.path, loss.wal));
+            fs.rename(&from, &to)?;
+            undo.steps.push(Step::Rename { from, to });
+            loss.kept_as = Some(corrupt_wal_name(loss.wal));
+        }
+        fs.sync_dir(&self.path)?;
+        edit.log_number = Some(log_number);
+        let mut vs = self.versions.lock();
+        vs.set_last_sequence(last_sequence);
+        if let Err(e) = vs.log_and_apply_to_new_manifest(edit, manifest_number) {
+            if current_names(fs, &self.path, manifest_number) {
+                // CURRENT was switched; only the directory sync after it failed. Committed.
+                undo.disarm();
+            }
+            return Err(e);
+        }
+        undo.disarm();
+        let current = vs.current();
+        drop(vs);
+        *self.wal.lock() = Some(super::core::ActiveWal::new(wal, log_number));
+        self.last_sequence.store(last_sequence, Ordering::Release);
+        let mut st = self.state.lock();
+        st.mem_log_number = log_number;
+        st.current = current;
+        self.install_super_version(&st);
+        drop(st);
+        if !report.is_empty() {
+            self.info_log.log(&format!("[WARN] WAL recovery:\n{report}"));
+        }
+        *self.recovery_report.lock() = report;
+        Ok(())
+    }
+}
+
+/// True if `dir/CURRENT` names MANIFEST `number`.
+fn current_names(fs: &dyn Fs, dir: &std::path::Path, number: u64) -> bool {
+    crate::fs::read_all(fs, &crate::filename::current_path(dir))
+        .is_ok_and(|c| c == format!("{}\n", crate::filename::manifest_name(number)).as_bytes())
+}

@@ -1,0 +1,188 @@
+//! The `OPTIONS-NNNNNN` file: every option Talus has, in RocksDB's ini format, names and value
+//! spellings (`kLZ4Compression`, `kCompactionStyleLevel`, `bloomfilter:10:false`, ...), so that
+//! a Talus file and one RocksDB wrote can be compared line by line (`bench/compare.py` does) and
+//! read by the same parser.
+//!
+//! Called by `Db::open` (which writes the file after a successful open); pure formatting, no IO.
+//! Options RocksDB does not have are written under their Talus names in the section they
+//! belong to; RocksDB's own options Talus does not have are not written.
+
+use std::fmt::Write;
+
+use crate::options::{CacheType, CompactionStyle, CompressionType, Options, WalRecoveryMode};
+
+/// RocksDB's enum spelling of a compression type (`kNoCompression`, `kLZ4Compression`, ...).
+pub fn compression_name(c: CompressionType) -> &'static str {
+    match c {
+        CompressionType::None => "kNoCompression",
+        CompressionType::Snappy => "kSnappyCompression",
+        CompressionType::Lz4 => "kLZ4Compression",
+        CompressionType::Zstd => "kZSTD",
+    }
+}
+
+/// RocksDB's enum spelling of a WAL recovery mode.
+pub fn wal_recovery_mode_name(m: WalRecoveryMode) -> &'static str {
+    match m {
+        WalRecoveryMode::TolerateCorruptedTailRecords => "kTolerateCorruptedTailRecords",
+        WalRecoveryMode::AbsoluteConsistency => "kAbsoluteConsistency",
+        WalRecoveryMode::PointInTimeRecovery => "kPointInTimeRecovery",
+        WalRecoveryMode::SkipAnyCorruptedRecords => "kSkipAnyCorruptedRecords",
+    }
+}
+
+/// RocksDB's enum spelling of a compaction style.
+pub fn compaction_style_name(s: CompactionStyle) -> &'static str {
+    match s {
+        CompactionStyle::Level => "kCompactionStyleLevel",
+        CompactionStyle::Universal => "kCompactionStyleUniversal",
+    }
+}
+
+/// A double as RocksDB writes it (`std::to_string`: six decimals).
+fn double(x: f64) -> String {
+    format!("{x:.6}")
+}
+
+/// The whole file for `o`.
+pub fn render(o: &Options) -> String {
+    let mut s = String::with_capacity(4096);
+    s.push_str(
+        "# This is a Talus option file, in RocksDB's OPTIONS format.\n#\n\
+         # Names and values are RocksDB's; options RocksDB lacks carry Talus's names.\n#\n\n",
+    );
+    let _ = writeln!(s, "[Version]\n  talus_version={}\n  options_file_version=1.1\n", {
+        env!("CARGO_PKG_VERSION")
+    });
+    let u32_or_max = |v: usize| if v >= u32::MAX as usize { u32::MAX as u64 } else { v as u64 };
+    let db: Vec<(&str, String)> = vec![
+        ("create_if_missing", o.create_if_missing.to_string()),
+        ("error_if_exists", o.error_if_exists.to_string()),
+        ("paranoid_checks", o.paranoid_checks.to_string()),
+        ("max_open_files", o.max_open_files.to_string()),
+        ("max_background_jobs", o.max_background_jobs.to_string()),
+        ("max_subcompactions", o.max_subcompactions.to_string()),
+        ("wal_recovery_mode", wal_recovery_mode_name(o.wal_recovery_mode).to_string()),
+        ("delayed_write_rate", o.delayed_write_rate.to_string()),
+        ("wal_bytes_per_sync", o.wal_bytes_per_sync.to_string()),
+        ("rate_limiter_bytes_per_sec", o.rate_limiter_bytes_per_sec.to_string()),
+    ];
+    section(&mut s, "[DBOptions]", &db);
+    let per_level: Vec<&str> =
+        o.compression_per_level.iter().map(|&c| compression_name(c)).collect();
+    let cf: Vec<(&str, String)> = vec![
+        ("write_buffer_size", o.write_buffer_size.to_string()),
+        ("max_write_buffer_number", o.max_write_buffer_number.to_string()),
+        ("level0_file_num_compaction_trigger", o.level0_file_num_compaction_trigger.to_string()),
+        ("level0_slowdown_writes_trigger", o.level0_slowdown_writes_trigger.to_string()),
+        ("level0_stop_writes_trigger", o.level0_stop_writes_trigger.to_string()),
+        ("max_bytes_for_level_base", o.max_bytes_for_level_base.to_string()),
+        ("max_bytes_for_level_multiplier", double(o.max_bytes_for_level_multiplier)),
+        ("target_file_size_base", o.target_file_size_base.to_string()),
+        ("target_file_size_multiplier", o.target_file_size_multiplier.to_string()),
+        ("num_levels", o.num_levels.to_string()),
+        ("compaction_style", compaction_style_name(o.compaction_style).to_string()),
+        ("compression", compression_name(o.compression).to_string()),
+        ("compression_per_level", per_level.join(":")),
+        (
+            "bottommost_compression",
+            o.bottommost_compression.map_or("kDisableCompressionOption", compression_name).to_string(),
+        ),
+        ("disable_auto_compactions", o.disable_auto_compactions.to_string()),
+        ("level_compaction_dynamic_level_bytes", o.level_compaction_dynamic_level_bytes.to_string()),
+        ("max_compaction_bytes", o.effective_max_compaction_bytes().to_string()),
+        ("soft_pending_compaction_bytes_limit", o.soft_pending_compaction_bytes_limit.to_string()),
+        ("hard_pending_compaction_bytes_limit", o.hard_pending_compaction_bytes_limit.to_string()),
+        (
+            "compaction_options_universal",
+            format!(
+                "{{size_ratio={};min_merge_width={};max_merge_width={};max_size_amplification_percent={}}}",
+                o.size_ratio,
+                o.min_merge_width,
+                u32_or_max(o.max_merge_width),
+                o.max_size_amplification_percent
+            ),
+        ),
+        ("intra_l0_compaction", o.intra_l0_compaction.to_string()),
+    ];
+    section(&mut s, "[CFOptions \"default\"]", &cf);
+    let cache = match o.cache_type {
+        CacheType::LruCache => format!(
+            "{{id=LRUCache;capacity={};num_shard_bits={};strict_capacity_limit={};high_pri_pool_ratio={}}}",
+            o.block_cache_capacity,
+            o.block_cache_num_shard_bits,
+            o.block_cache_strict_capacity_limit,
+            double(o.high_pri_pool_ratio)
+        ),
+        CacheType::HyperClockCache => format!(
+            "{{id=HyperClockCache;capacity={};num_shard_bits={};strict_capacity_limit={};estimated_entry_charge={}}}",
+            o.block_cache_capacity,
+            o.block_cache_num_shard_bits,
+            o.block_cache_strict_capacity_limit,
+            o.estimated_entry_charge
+        ),
+    };
+    let filter = if o.bloom_bits_per_key == 0 {
+        "nullptr".to_string()
+    } else {
+        format!("bloomfilter:{}:false", o.bloom_bits_per_key)
+    };
+    let table: Vec<(&str, String)> = vec![
+        ("block_size", o.block_size.to_string()),
+        ("block_restart_interval", o.block_restart_interval.to_string()),
+        ("filter_policy", filter),
+        ("whole_key_filtering", "true".to_string()),
+        ("cache_index_and_filter_blocks", o.cache_index_and_filter_blocks.to_string()),
+        (
+            "pin_l0_filter_and_index_blocks_in_cache",
+            o.pin_l0_filter_and_index_blocks_in_cache.to_string(),
+        ),
+        ("pin_top_level_index_and_filter", o.pin_top_level_index_and_filter.to_string()),
+        ("block_cache", cache),
+    ];
+    section(&mut s, "[TableOptions/BlockBasedTable \"default\"]", &table);
+    s
+}
+
+fn section(s: &mut String, header: &str, items: &[(&str, String)]) {
+    s.push_str(header);
+    s.push('\n');
+    for (k, v) in items {
+        let _ = writeln!(s, "  {k}={v}");
+    }
+    s.push('\n');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rocksdb_names_and_spellings() {
+        let o = Options {
+            compression_per_level: vec![CompressionType::None, CompressionType::Lz4],
+            bottommost_compression: Some(CompressionType::Zstd),
+            ..Default::default()
+        };
+        let text = render(&o);
+        for line in [
+            "[DBOptions]",
+            "  max_open_files=-1",
+            "  wal_recovery_mode=kPointInTimeRecovery",
+            "[CFOptions \"default\"]",
+            "  compression=kLZ4Compression",
+            "  compression_per_level=kNoCompression:kLZ4Compression",
+            "  bottommost_compression=kZSTD",
+            "  compaction_style=kCompactionStyleLevel",
+            "  max_bytes_for_level_multiplier=10.000000",
+            "  max_compaction_bytes=1677721600",
+            "[TableOptions/BlockBasedTable \"default\"]",
+            "  filter_policy=bloomfilter:10:false",
+        ] {
+            assert!(text.lines().any(|l| l == line), "missing {line:?} in\n{text}");
+        }
+        let none = render(&Options { bloom_bits_per_key: 0, ..Default::default() });
+        assert!(none.contains("  filter_policy=nullptr\n"));
+        assert!(none.contains("  bottommost_compression=kDisableCompressionOption\n"));
+    }
+}
