@@ -236,15 +236,27 @@ pub fn line_chart(title: &str, x_label: &str, y_label: &str, series: &[Series]) 
         for &(x, y) in s.points.iter().filter(|p| p.0.is_finite() && p.1.is_finite()) {
             let _ = write!(points, "{:.1},{:.1} ", xs(x), ys(y));
         }
-        let single = s.points.len() == 1;
         let _ = write!(
             out,
             "<polyline class=\"series\" data-series=\"{}\" fill=\"none\" stroke=\"{color}\" \
-             stroke-width=\"{}\" points=\"{}\"/>",
+             stroke-width=\"2\" points=\"{}\"/>",
             esc(&s.name),
-            if single { 6 } else { 2 },
             points.trim_end()
         );
+        // A one-point polyline draws nothing in a browser (a 10 s sysbench test reporting
+        // every 5 s has one interval): mark the point.
+        if let [(x, y)] = s.points[..] {
+            if x.is_finite() && y.is_finite() {
+                let _ = write!(
+                    out,
+                    "<circle class=\"point\" data-series=\"{}\" cx=\"{:.1}\" cy=\"{:.1}\" r=\"4\" \
+                     fill=\"{color}\"/>",
+                    esc(&s.name),
+                    xs(x),
+                    ys(y)
+                );
+            }
+        }
     }
     legend(&series.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), &mut out);
     out.push_str("</svg>");
@@ -516,6 +528,15 @@ mod tests {
             &[Series { name: "a&b".into(), points: vec![(0.0, 1.0), (1.0, 2.0)] }],
         );
         assert!(s.contains("&lt;t&gt;") && s.contains("a&amp;b") && !s.contains("<t>"));
+    }
+
+    #[test]
+    fn a_one_point_series_is_marked() {
+        let one = |points| Series { name: "a".into(), points };
+        let s =
+            line_chart("t", "x", "y", &[one(vec![(5.0, 3.0)]), one(vec![(1.0, 1.0), (5.0, 2.0)])]);
+        assert_eq!(s.matches("<circle class=\"point\"").count(), 1, "{s}");
+        assert_eq!(s.matches("<polyline class=\"series\"").count(), 2);
     }
 
     #[test]
