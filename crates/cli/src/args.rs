@@ -96,6 +96,11 @@ impl Parsed {
         }
     }
 
+    /// True if option or flag `name` was given at all (with or without a value).
+    pub fn has(&self, name: &str) -> bool {
+        self.opts.contains_key(name)
+    }
+
     /// The value of option `name` parsed as an unsigned number; `Err` names the option.
     pub fn number(&self, name: &str) -> Result<Option<u64>, String> {
         match self.value(name) {

@@ -1,5 +1,5 @@
 //! The `talus` command: `db_bench`, `cache_bench`, `ldb`, `sst_dump`, `stress`, `ibench`,
-//! `report`.
+//! `sysbench`, `tpcc`, `report`.
 //!
 //! `talus <subcommand> [args...]`. Each subcommand is a module with
 //! `run(args: &[String]) -> i32` (the exit code) that gets the arguments after its name; add one
@@ -15,11 +15,14 @@ mod dbdir;
 mod fmt;
 mod ibench;
 mod ldb;
+mod oltp;
 mod procio;
 mod report;
 mod sst_dump;
 mod stress;
+mod sysbench;
 mod table;
+mod tpcc;
 
 /// The top-level usage text.
 const USAGE: &str = "\
@@ -31,6 +34,8 @@ commands:
   ldb        inspect and edit a database (RocksDB ldb syntax: talus ldb --db=PATH get KEY)
   sst_dump   inspect SST files (RocksDB sst_dump syntax: talus sst_dump --file=F --command=scan)
   ibench     the insert benchmark on Talus or SQLite (talus ibench --engine=talus --db=DIR)
+  sysbench   sysbench's OLTP microbenchmarks on Talus or SQLite (talus sysbench ... all run)
+  tpcc       a TPC-C workload on Talus or SQLite, consistency-checked (talus tpcc ... run)
   report     HTML report from ibench/db_bench results (talus report --results=DIR --out=F.html)
   stress     db_stress-style workload with an expected state; --crash runs the kill -9 loop
 
@@ -50,6 +55,8 @@ fn dispatch(args: &[String]) -> i32 {
         "sst_dump" => sst_dump::run(rest),
         "stress" => stress::run(rest),
         "ibench" => ibench::run(rest),
+        "sysbench" => sysbench::run(rest),
+        "tpcc" => tpcc::run(rest),
         "report" => report::run(rest),
         "help" | "--help" | "-h" => {
             print!("{USAGE}");

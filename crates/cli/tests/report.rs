@@ -168,3 +168,136 @@ fn report_from_both_engines_and_db_bench() {
     let non_white = non_white(&px);
     assert!(non_white * 50 > width * rows, "page is nearly blank: {non_white} non-white pixels");
 }
+
+/// sysbench on both engines (a few tests) and two TPC-C runs on Talus that differ only by the
+/// rate limiter, as post 002's experiment: the page has the relative summary table and charts
+/// (bars inside their chart, a line per run per chart), and renders in Chromium.
+fn make_oltp_results(dir: &Path) -> PathBuf {
+    let res = dir.join("results");
+    for engine in ["sqlite", "talus"] {
+        let db = dir.join(format!("sb-{engine}"));
+        let common = [
+            "sysbench".to_string(),
+            format!("--engine={engine}"),
+            format!("--db={}", db.display()),
+            "--tables=2".into(),
+            "--table_size=2000".into(),
+        ];
+        let mut a = common.to_vec();
+        a.push("prepare".into());
+        ok(&talus(&a.iter().map(String::as_str).collect::<Vec<_>>()), "sysbench prepare");
+        let mut a = common.to_vec();
+        a.extend([
+            "--time=0.4".to_string(),
+            "--report_interval=0.1".into(),
+            format!("--results={}", res.join(format!("sb-{engine}")).display()),
+            "point-query,hot-points,range-pk.range10,range-covered-si.range100,update-index,insert"
+                .into(),
+            "run".into(),
+        ]);
+        ok(&talus(&a.iter().map(String::as_str).collect::<Vec<_>>()), "sysbench run");
+    }
+    let db = dir.join("tpcc");
+    let common = [
+        "tpcc".to_string(),
+        format!("--db={}", db.display()),
+        "--items=1000".into(),
+        "--customers=30".into(),
+    ];
+    let mut a = common.to_vec();
+    a.push("prepare".into());
+    ok(&talus(&a.iter().map(String::as_str).collect::<Vec<_>>()), "tpcc prepare");
+    for rl in ["0", "1048576"] {
+        let mut a = common.to_vec();
+        a.extend([
+            "--time=1.2".to_string(),
+            "--report_interval=0.2".into(),
+            format!("--rate_limiter_bytes_per_sec={rl}"),
+            format!("--results={}", res.join(format!("tpcc-rl{rl}")).display()),
+            "run".into(),
+        ]);
+        ok(&talus(&a.iter().map(String::as_str).collect::<Vec<_>>()), "tpcc run");
+    }
+    res
+}
+
+#[test]
+fn report_of_sysbench_and_tpcc_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let res = make_oltp_results(dir.path());
+    let out = dir.path().join("oltp.html");
+    let o = talus(&[
+        "report",
+        &format!("--results={}", res.display()),
+        &format!("--out={}", out.display()),
+        "--base=sqlite",
+    ]);
+    let msg = ok(&o, "report");
+    assert!(msg.contains("2 sysbench run(s), 2 tpcc run(s)"), "{msg}");
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>") && !html.contains("<script"));
+    // The relative summary: a column for talus vs sqlite, every group's five statistics.
+    let rel =
+        html.split("<table class=\"relative\">").nth(1).unwrap().split("</table>").next().unwrap();
+    assert!(rel.contains("sb-talus <small>vs sb-sqlite</small>"), "{rel}");
+    for g in ["point", "range", "write"] {
+        for st in ["avg", "median", "min", "max", "stddev"] {
+            assert!(rel.contains(&format!(">{g}: {st}</td><td>")), "{g}: {st}");
+        }
+    }
+    // Horizontal bar charts (one per group): every bar inside its own chart.
+    let hbars: Vec<&str> = html.split("data-kind=\"hbar\"").skip(1).collect();
+    assert_eq!(hbars.len(), 3);
+    for chart in &hbars {
+        let h: f64 = attr(chart, "height").unwrap().parse().unwrap();
+        let chart = chart.split("</svg>").next().unwrap();
+        let bars = tags(chart, "rect class=\"bar\"");
+        assert!(!bars.is_empty());
+        for b in bars {
+            let (y, bh): (f64, f64) = (
+                attr(b, "y").unwrap().parse().unwrap(),
+                attr(b, "height").unwrap().parse().unwrap(),
+            );
+            let (x, bw): (f64, f64) = (
+                attr(b, "x").unwrap().parse().unwrap(),
+                attr(b, "width").unwrap().parse().unwrap(),
+            );
+            assert!(y >= 0.0 && y + bh <= h && bw > 0.0 && x + bw <= 560.0, "{b}");
+        }
+        assert!(chart.contains("class=\"reference\""), "the 1.0 line");
+    }
+    // TPC-C: tpmC per interval with one line per rate-limiter setting.
+    let tpm =
+        html.split("TPC-C: tpmC per interval").nth(1).unwrap().split("</svg>").next().unwrap();
+    for run in ["tpcc-rl0", "tpcc-rl1048576"] {
+        let poly = tags(tpm, "polyline")
+            .into_iter()
+            .find(|t| attr(t, "data-series").as_deref() == Some(run))
+            .unwrap_or_else(|| panic!("no tpmC line for {run}"));
+        assert!(attr(poly, "points").unwrap().split_whitespace().count() >= 4, "{poly}");
+    }
+    assert!(html.contains(">1 MiB/s<") && html.contains(">off<"), "rate limiter column");
+    assert!(html.contains(">ok<"), "consistency column");
+
+    let Some(bin) = chromium() else {
+        assert!(std::env::var_os("CI").is_none(), "CI needs chromium (.ci/run installs it)");
+        eprintln!("report test: no chromium binary, skipped the browser check");
+        return;
+    };
+    let (px, width) = screenshot(&bin, &out, dir.path(), 3000);
+    let count = |hex: &str| {
+        let c: Vec<u8> =
+            (0..3).map(|i| u8::from_str_radix(&hex[1 + 2 * i..3 + 2 * i], 16).unwrap()).collect();
+        px.chunks(4)
+            .filter(|p| (0..3).all(|i| (i32::from(p[i]) - i32::from(c[i])).abs() <= 12))
+            .count()
+    };
+    let (blue, red) = (count("#1f77b4"), count("#d62728"));
+    assert!(blue > 2000 && red > 1000, "chart colors on screen: blue {blue}, red {red}");
+    let keep = std::env::var_os("TALUS_REPORT_SCREENSHOT");
+    if let Some(p) = keep {
+        std::fs::copy(dir.path().join("shot.png"), &p).unwrap();
+        std::fs::copy(&out, Path::new(&p).with_extension("html")).unwrap();
+    }
+    eprintln!("oltp report test: {width}px wide screenshot, blue {blue} red {red}");
+}

@@ -31,8 +31,9 @@
 //! Modules: `schema` (types), `error`, `keycodec` (memcomparable keys), `rowcodec` (row
 //! values), `meta` (resolved table metadata and its catalog encoding), `catalog` (the
 //! [`Catalog`] handle and DDL), `write` (row writes and their index entries), `table`
-//! ([`Table`]), `scan`, `txn` ([`Transaction`]), `build` (create index on a populated table:
-//! external sort and ingestion), `stats`, `verify` (index consistency check).
+//! ([`Table`]), `scan` (bounded range scans, [`Scan`], and `get_many`), `txn`
+//! ([`Transaction`]), `build` (create index on a populated table: external sort and
+//! ingestion), `stats`, `verify` (index consistency check).
 #![warn(missing_docs)]
 
 mod build;
@@ -53,6 +54,7 @@ mod write;
 pub use build::CreateIndexOptions;
 pub use catalog::Catalog;
 pub use error::{Result, TableError};
+pub use scan::Scan;
 pub use schema::{ColumnDef, ColumnType, Direction, IndexDef, Row, TableDef, Value};
 pub use stats::TableStats;
 pub use table::Table;

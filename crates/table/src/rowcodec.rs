@@ -83,8 +83,15 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// Decodes a row of the given column types.
-pub fn decode_row(buf: &[u8], types: &[ColumnType]) -> Result<Vec<Value>> {
+/// Walks an encoded row of `types`, calling `keep(i)` to ask whether column `i` is wanted and
+/// `put(i, value)` with each wanted one (NULLs included); unwanted columns are skipped without
+/// being materialized. Checks the count, every bound and the end, as [`decode_row`] promises.
+fn walk(
+    buf: &[u8],
+    types: &[ColumnType],
+    keep: impl Fn(usize) -> bool,
+    mut put: impl FnMut(usize, Value),
+) -> Result<()> {
     let mut r = Reader { buf, pos: 0 };
     let n = r.varint()?;
     if n != types.len() as u64 {
@@ -94,13 +101,15 @@ pub fn decode_row(buf: &[u8], types: &[ColumnType]) -> Result<Vec<Value>> {
         )));
     }
     let bitmap = r.take(types.len().div_ceil(8) as u64)?;
-    let mut row = Vec::with_capacity(types.len());
     for (i, ty) in types.iter().enumerate() {
+        let wanted = keep(i);
         if bitmap[i / 8] & (1 << (i % 8)) != 0 {
-            row.push(Value::Null);
+            if wanted {
+                put(i, Value::Null);
+            }
             continue;
         }
-        row.push(match ty {
+        let v = match ty {
             ColumnType::I64 => Value::I64(unzigzag(r.varint()?)),
             ColumnType::DateTime => Value::DateTime(unzigzag(r.varint()?)),
             ColumnType::I32 => {
@@ -114,6 +123,11 @@ pub fn decode_row(buf: &[u8], types: &[ColumnType]) -> Result<Vec<Value>> {
                 a.copy_from_slice(b);
                 Value::F64(f64::from_le_bytes(a))
             }
+            ColumnType::Bytes | ColumnType::Varchar if !wanted => {
+                let n = r.varint()?;
+                r.take(n)?;
+                continue;
+            }
             ColumnType::Bytes => {
                 let n = r.varint()?;
                 Value::Bytes(r.take(n)?.to_vec())
@@ -126,12 +140,48 @@ pub fn decode_row(buf: &[u8], types: &[ColumnType]) -> Result<Vec<Value>> {
                     TableError::corrupt(format!("row value: varchar at offset {at} is not UTF-8"))
                 })?)
             }
-        });
+        };
+        if wanted {
+            put(i, v);
+        }
     }
     if r.pos != buf.len() {
         return Err(r.err("trailing bytes"));
     }
+    Ok(())
+}
+
+/// Decodes a row of the given column types.
+pub fn decode_row(buf: &[u8], types: &[ColumnType]) -> Result<Vec<Value>> {
+    let mut row = Vec::with_capacity(types.len());
+    walk(buf, types, |_| true, |_, v| row.push(v))?;
     Ok(row)
+}
+
+/// Decodes only the columns at positions `wanted` (in that order; a position may repeat) of a
+/// row of `types`, without materializing the others: `decode_row(..)` projected on `wanted`,
+/// with the same checks of the row's structure (the text of skipped columns is not checked for
+/// UTF-8).
+pub fn decode_columns(buf: &[u8], types: &[ColumnType], wanted: &[usize]) -> Result<Vec<Value>> {
+    if let Some(&bad) = wanted.iter().find(|&&c| c >= types.len()) {
+        return Err(TableError::corrupt(format!("column {bad} of a {}-column row", types.len())));
+    }
+    let mut out = vec![Value::Null; wanted.len()];
+    walk(
+        buf,
+        types,
+        |i| wanted.contains(&i),
+        |i, v| {
+            let mut slots = wanted.iter().enumerate().filter(|(_, &c)| c == i).map(|(j, _)| j);
+            if let Some(first) = slots.next() {
+                for j in slots {
+                    out[j] = v.clone();
+                }
+                out[first] = v;
+            }
+        },
+    )?;
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -235,8 +285,21 @@ mod tests {
         }
 
         #[test]
+        fn decode_columns_is_a_projection(a: i64, b: Option<u64>, f in "\\PC{0,8}", e: Vec<u8>, wanted in proptest::collection::vec(0..5usize, 0..7)) {
+            let row = vec![Value::I64(a), b.map_or(Value::Null, Value::U64), Value::Varchar(f), Value::Bytes(e), Value::Null];
+            let types = [ColumnType::I64, ColumnType::U64, ColumnType::Varchar, ColumnType::Bytes, ColumnType::I32];
+            let mut out = Vec::new();
+            encode_row(&mut out, &row);
+            let want: Vec<Value> = wanted.iter().map(|&i| row[i].clone()).collect();
+            prop_assert_eq!(decode_columns(&out, &types, &wanted).unwrap(), want);
+            // A truncated row is an error, whatever is wanted.
+            prop_assert!(decode_columns(&out[..out.len() - 1], &types, &wanted).is_err());
+        }
+
+        #[test]
         fn garbage_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..24)) {
             let _ = decode_row(&bytes, &[ColumnType::I32, ColumnType::Varchar, ColumnType::F64, ColumnType::Bytes]);
+            let _ = decode_columns(&bytes, &[ColumnType::I32, ColumnType::Varchar, ColumnType::F64, ColumnType::Bytes], &[1, 3, 1]);
         }
     }
 }

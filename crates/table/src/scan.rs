@@ -1,24 +1,82 @@
-//! Range scans on the primary key or a secondary index, and `first_pk`.
+//! Range scans on the primary key or a secondary index ([`Scan`]), point reads of several
+//! primary keys at once (`get_many`), and `first_pk`.
 //!
-//! A scan reads one engine iterator bounded to the index's key range. Secondary entries are
+//! A scan reads one engine iterator bounded to the entries whose leading index columns lie
+//! between [`Scan::from`] and [`Scan::to`] (prefixes, both inclusive). Secondary entries are
 //! decoded to `(index columns, primary key)`; the row is then fetched by primary key (a counted
-//! point read) unless the requested columns are all in the entry (covering). Scans that fetch
-//! rows read iterator and rows from one engine snapshot, so an entry always finds its row. No
-//! table lock is taken.
+//! point read) unless the requested columns are all in the entry (covering); those fetches go
+//! in batches through the engine's `multi_get` (4 rows, doubling to 64, never past the scan's
+//! limit). Rows are handed to the caller's visitor one at a time, so a scan of a whole table
+//! holds one row (or one batch) in memory.
+//!
+//! Consistency: a scan reads at one sequence number. Scans that fetch rows read iterator and
+//! rows from one engine snapshot (the caller's, or one taken here), so an entry always finds
+//! its row. A transaction's scans ([`crate::Transaction::scan_range`]) read its snapshot and do
+//! not see its own uncommitted writes. No table lock is taken.
 
 use std::sync::atomic::Ordering;
 
-use talus::ReadOptions;
+use talus::{ReadOptions, Snapshot};
 
 use crate::error::{Result, TableError};
 use crate::keycodec::{
     decode_values, encode_value, prefix_successor, put_index_id, KeyCol, INDEX_ID_LEN,
 };
-use crate::meta::{IndexState, TableMeta, PRIMARY};
-use crate::rowcodec::decode_row;
+use crate::meta::{IndexMeta, IndexState, TableMeta, PRIMARY};
+use crate::rowcodec::{decode_columns, decode_row};
 use crate::schema::{Direction, Row, Value};
 use crate::shared::index_range;
 use crate::table::Table;
+use crate::write::pk_key;
+
+/// What a range scan reads; see [`Table::scan_range`].
+///
+/// ```
+/// use talus_table::*;
+/// // Entries of index `by_v` whose first column is between 10 and 20 (inclusive), highest
+/// // first, returning only `id` and `v`, at most 5.
+/// let s = Scan {
+///     from: &[Value::I32(10)],
+///     to: &[Value::I32(20)],
+///     dir: Direction::Reverse,
+///     columns: Some(&["id", "v"]),
+///     limit: 5,
+///     ..Scan::index("by_v")
+/// };
+/// # let _ = s;
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct Scan<'a> {
+    /// `"PRIMARY"` or the name of a ready secondary index.
+    pub index: &'a str,
+    /// Lower bound: entries whose leading index columns are `>=` these values (a prefix of the
+    /// index columns; empty: from the first entry).
+    pub from: &'a [Value],
+    /// Upper bound: entries whose leading index columns are `<=` these values (a prefix;
+    /// empty: to the last entry). `from == to` reads exactly the entries with that prefix.
+    pub to: &'a [Value],
+    /// Ascending or descending index order.
+    pub dir: Direction,
+    /// The columns to return, in this order (`None`: whole rows). When they are all in a
+    /// secondary index's entries (index columns + primary key), rows are not fetched.
+    pub columns: Option<&'a [&'a str]>,
+    /// At most this many rows (the visitor can also stop the scan earlier).
+    pub limit: usize,
+}
+
+impl<'a> Scan<'a> {
+    /// A forward scan of every entry of `index`, returning whole rows.
+    pub fn index(index: &'a str) -> Scan<'a> {
+        Scan {
+            index,
+            from: &[],
+            to: &[],
+            dir: Direction::Forward,
+            columns: None,
+            limit: usize::MAX,
+        }
+    }
+}
 
 /// Decodes the primary key values from their encoding (without index id), checking that the
 /// encoding is exactly consumed.
@@ -57,32 +115,43 @@ fn check_prefix(m: &TableMeta, cols: &[usize], key_cols: &[KeyCol], from: &[Valu
     Ok(())
 }
 
-pub(crate) fn scan(
+/// `index id + encoded prefix`.
+fn bound(id: u32, key_cols: &[KeyCol], vals: &[Value]) -> Vec<u8> {
+    let mut k = Vec::with_capacity(32);
+    put_index_id(&mut k, id);
+    for (v, c) in vals.iter().zip(key_cols) {
+        encode_value(&mut k, v, c);
+    }
+    k
+}
+
+/// Runs scan `s` of `t` at `snapshot` (None: the latest state), calling `visit` with each row
+/// until it returns false or the range ends.
+pub(crate) fn scan_range(
     t: &Table,
-    index: &str,
-    from: &[Value],
-    limit: usize,
-    dir: Direction,
-    columns: Option<&[&str]>,
-) -> Result<Vec<Row>> {
+    s: &Scan<'_>,
+    snapshot: Option<&Snapshot>,
+    mut visit: impl FnMut(Row) -> bool,
+) -> Result<()> {
     let m = t.shared.meta();
     if t.shared.dropped.load(Ordering::Acquire) {
         return Err(TableError::NoSuchTable(m.def.name.clone()));
     }
-    let ix = if index == PRIMARY {
+    let ix: Option<&IndexMeta> = if s.index == PRIMARY {
         None
     } else {
-        match m.index(index) {
+        match m.index(s.index) {
             Some(ix) if ix.state == IndexState::Ready => Some(ix),
-            _ => return Err(TableError::NoSuchIndex(index.to_string())),
+            _ => return Err(TableError::NoSuchIndex(s.index.to_string())),
         }
     };
     let (id, cols, key_cols) = match ix {
         None => (m.id, &m.pk, &m.pk_cols),
         Some(ix) => (ix.id, &ix.cols, &ix.key_cols),
     };
-    check_prefix(&m, cols, key_cols, from)?;
-    let proj: Option<Vec<usize>> = match columns {
+    check_prefix(&m, cols, key_cols, s.from)?;
+    check_prefix(&m, cols, key_cols, s.to)?;
+    let proj: Option<Vec<usize>> = match s.columns {
         None => None,
         Some(names) => Some(
             names
@@ -97,48 +166,52 @@ pub(crate) fn scan(
         (Some(p), Some(ix)) => p.iter().all(|c| ix.cols.contains(c) || m.pk.contains(c)),
         _ => false,
     };
-    let mut prefix = Vec::with_capacity(32);
-    put_index_id(&mut prefix, id);
-    for (v, c) in from.iter().zip(key_cols) {
-        encode_value(&mut prefix, v, c);
-    }
     let (lo, hi) = index_range(id);
+    let lower = if s.from.is_empty() { lo } else { bound(id, key_cols, s.from) };
+    let upper = if s.to.is_empty() {
+        hi
+    } else {
+        prefix_successor(&bound(id, key_cols, s.to)).unwrap_or(hi)
+    };
+    if lower >= upper {
+        return Ok(());
+    }
     let fetch = ix.is_some() && !covered;
+    let snapshot = match snapshot {
+        Some(s) => Some(s.clone()),
+        None if fetch => Some(t.cat.db.snapshot()),
+        None => None,
+    };
     let ro = ReadOptions {
-        snapshot: if fetch { Some(t.cat.db.snapshot()) } else { None },
-        iterate_lower_bound: Some(lo),
-        iterate_upper_bound: Some(hi),
+        snapshot,
+        iterate_lower_bound: Some(lower),
+        iterate_upper_bound: Some(upper),
         ..ReadOptions::default()
     };
     let mut it = t.cat.db.raw_iter(&ro);
-    match dir {
-        Direction::Forward => it.seek(&prefix),
-        Direction::Reverse if from.is_empty() => it.seek_to_last(),
-        Direction::Reverse => match prefix_successor(&prefix) {
-            Some(u) => {
-                it.seek_for_prev(&u);
-                if it.valid() && it.key() >= u.as_slice() {
-                    it.prev();
-                }
-            }
-            None => it.seek_to_last(),
-        },
+    match s.dir {
+        Direction::Forward => it.seek_to_first(),
+        Direction::Reverse => it.seek_to_last(),
     }
-    let mut out = Vec::with_capacity(limit.min(1024));
-    let pick = |full: &[Value], p: &Option<Vec<usize>>| -> Row {
-        match p {
-            None => full.to_vec(),
-            Some(p) => p.iter().map(|&c| full[c].clone()).collect(),
+    let decode = |v: &[u8]| -> Result<Row> {
+        match &proj {
+            None => decode_row(v, &m.types),
+            Some(p) => decode_columns(v, &m.types, p),
         }
     };
-    while it.valid() && out.len() < limit {
+    let mut rows = 0u64;
+    // Row fetches of a non-covered scan go in batches through the engine's multi_get (sorted,
+    // one view: the snapshot), growing from FETCH_FIRST to FETCH_MAX entries so that a scan
+    // the visitor stops early fetches few rows it does not use.
+    let mut pending: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+    let mut batch = FETCH_FIRST;
+    let mut stopped = false;
+    let limit = s.limit as u64;
+    while it.valid() && rows + (pending.len() as u64) < limit {
         let key = it.key();
         let body = &key[INDEX_ID_LEN.min(key.len())..];
-        match ix {
-            None => {
-                let row = decode_row(it.value(), &m.types)?;
-                out.push(pick(&row, &proj));
-            }
+        let row = match ix {
+            None => decode(it.value())?,
             Some(ix) => {
                 let mut pos = 0;
                 let ivals = decode_values(body, &mut pos, &ix.key_cols)?;
@@ -151,44 +224,137 @@ pub(crate) fn scan(
                     )));
                 }
                 let pk = decode_pk(&m, pk_enc)?;
-                if covered {
-                    let p = proj.as_deref().unwrap_or(&[]);
-                    let row = p
-                        .iter()
-                        .map(|c| match ix.cols.iter().position(|x| x == c) {
-                            Some(j) => ivals[j].clone(),
-                            None => {
-                                m.pk.iter()
-                                    .position(|x| x == c)
-                                    .map_or(Value::Null, |j| pk[j].clone())
-                            }
-                        })
-                        .collect();
-                    out.push(row);
-                } else {
+                if !covered {
                     let mut rk = Vec::with_capacity(INDEX_ID_LEN + pk_enc.len());
                     put_index_id(&mut rk, m.id);
                     rk.extend_from_slice(pk_enc);
-                    t.cat.stats.point_reads.fetch_add(1, Ordering::Relaxed);
-                    let v = t.cat.db.get_opt(&rk, &ro)?.ok_or_else(|| {
-                        TableError::corrupt(format!(
-                            "index {}: entry {key:02x?} has no row",
-                            ix.def.name
-                        ))
-                    })?;
-                    let row = decode_row(&v, &m.types)?;
-                    out.push(pick(&row, &proj));
+                    pending.push((rk, key.to_vec()));
+                    if pending.len() >= batch || rows + pending.len() as u64 >= limit {
+                        batch = (batch * 2).min(FETCH_MAX);
+                        if !fetch_batch(
+                            t,
+                            &ro,
+                            s.index,
+                            &mut pending,
+                            &decode,
+                            &mut visit,
+                            &mut rows,
+                        )? {
+                            stopped = true;
+                            break;
+                        }
+                    }
+                    step(&mut it, s.dir);
+                    continue;
                 }
+                let p = proj.as_deref().unwrap_or(&[]);
+                p.iter()
+                    .map(|c| match ix.cols.iter().position(|x| x == c) {
+                        Some(j) => ivals[j].clone(),
+                        None => {
+                            m.pk.iter().position(|x| x == c).map_or(Value::Null, |j| pk[j].clone())
+                        }
+                    })
+                    .collect()
             }
+        };
+        rows += 1;
+        if !visit(row) {
+            stopped = true;
+            break;
         }
-        match dir {
-            Direction::Forward => it.next(),
-            Direction::Reverse => it.prev(),
-        }
+        step(&mut it, s.dir);
+    }
+    if !stopped && !pending.is_empty() {
+        fetch_batch(t, &ro, s.index, &mut pending, &decode, &mut visit, &mut rows)?;
     }
     it.status()?;
-    t.cat.stats.rows_read_by_scans.fetch_add(out.len() as u64, Ordering::Relaxed);
+    t.cat.stats.rows_read_by_scans.fetch_add(rows, Ordering::Relaxed);
+    Ok(())
+}
+
+/// First and largest batch of row fetches of a non-covered scan.
+const FETCH_FIRST: usize = 4;
+const FETCH_MAX: usize = 64;
+
+/// Fetches the rows of `pending` (row key, index entry) with one multi_get and visits them in
+/// order; false if the visitor stopped.
+fn fetch_batch(
+    t: &Table,
+    ro: &ReadOptions,
+    index: &str,
+    pending: &mut Vec<(Vec<u8>, Vec<u8>)>,
+    decode: &impl Fn(&[u8]) -> Result<Row>,
+    visit: &mut impl FnMut(Row) -> bool,
+    rows: &mut u64,
+) -> Result<bool> {
+    let keys: Vec<&[u8]> = pending.iter().map(|p| p.0.as_slice()).collect();
+    t.cat.stats.point_reads.fetch_add(keys.len() as u64, Ordering::Relaxed);
+    let vals = t.cat.db.multi_get(&keys, ro);
+    let mut go = true;
+    for ((_, entry), v) in pending.iter().zip(vals) {
+        let v = v?.ok_or_else(|| {
+            TableError::corrupt(format!("index {index}: entry {entry:02x?} has no row"))
+        })?;
+        *rows += 1;
+        if !visit(decode(&v)?) {
+            go = false;
+            break;
+        }
+    }
+    pending.clear();
+    Ok(go)
+}
+
+fn step(it: &mut talus::RawIter, dir: Direction) {
+    match dir {
+        Direction::Forward => it.next(),
+        Direction::Reverse => it.prev(),
+    }
+}
+
+/// The old `scan(index, from, limit, dir)` shape: forward from `from`, or reverse from the last
+/// entry whose prefix is `<= from`.
+pub(crate) fn scan(
+    t: &Table,
+    index: &str,
+    from: &[Value],
+    limit: usize,
+    dir: Direction,
+    columns: Option<&[&str]>,
+) -> Result<Vec<Row>> {
+    let s = match dir {
+        Direction::Forward => Scan { index, from, to: &[], dir, columns, limit },
+        Direction::Reverse => Scan { index, from: &[], to: from, dir, columns, limit },
+    };
+    let mut out = Vec::with_capacity(limit.min(1024));
+    scan_range(t, &s, None, |r| {
+        out.push(r);
+        true
+    })?;
     Ok(out)
+}
+
+/// The rows with primary keys `pks`, in that order, read at `snapshot` (None: latest) from one
+/// consistent view with the engine's batched `multi_get`.
+pub(crate) fn get_many<K: AsRef<[Value]>>(
+    t: &Table,
+    pks: &[K],
+    snapshot: Option<&Snapshot>,
+) -> Result<Vec<Option<Row>>> {
+    let m = t.shared.meta();
+    let keys: Vec<Vec<u8>> = pks.iter().map(|k| pk_key(&m, k.as_ref())).collect::<Result<_>>()?;
+    let ro = ReadOptions { snapshot: snapshot.cloned(), ..ReadOptions::default() };
+    t.cat.stats.point_reads.fetch_add(keys.len() as u64, Ordering::Relaxed);
+    t.cat
+        .db
+        .multi_get(&keys, &ro)
+        .into_iter()
+        .map(|r| match r? {
+            None => Ok(None),
+            Some(v) => decode_row(&v, &m.types).map(Some),
+        })
+        .collect()
 }
 
 pub(crate) fn first_pk(t: &Table) -> Result<Option<Vec<Value>>> {
@@ -235,6 +401,42 @@ impl Table {
         columns: &[&str],
     ) -> Result<Vec<Row>> {
         scan(self, index, from, limit, dir, Some(columns))
+    }
+
+    /// Range scan `s` (see [`Scan`]) at the latest state: calls `visit` with each row in index
+    /// order until it returns false or the range ends.
+    ///
+    /// ```
+    /// # use talus_table::*;
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = Db::open(dir.path(), Options { create_if_missing: true, ..Default::default() }).unwrap();
+    /// # let cat = Catalog::open(db).unwrap();
+    /// # let t = cat.create_table(TableDef {
+    /// #     name: "t".into(),
+    /// #     columns: vec![ColumnDef { name: "id".into(), ty: ColumnType::I64, nullable: false }],
+    /// #     primary_key: vec!["id".into()],
+    /// #     indexes: vec![],
+    /// # }).unwrap();
+    /// for i in 0..10 {
+    ///     t.insert(&vec![Value::I64(i)]).unwrap();
+    /// }
+    /// let mut ids = Vec::new();
+    /// let s = Scan { from: &[Value::I64(3)], to: &[Value::I64(5)], ..Scan::index("PRIMARY") };
+    /// t.scan_range(&s, |row| {
+    ///     ids.push(row[0].clone());
+    ///     true
+    /// })
+    /// .unwrap();
+    /// assert_eq!(ids, vec![Value::I64(3), Value::I64(4), Value::I64(5)]);
+    /// ```
+    pub fn scan_range(&self, s: &Scan<'_>, visit: impl FnMut(Row) -> bool) -> Result<()> {
+        scan_range(self, s, None, visit)
+    }
+
+    /// The rows with primary keys `pks` (an SQL `IN` list), in the order given, from one
+    /// consistent view, read with the engine's batched `multi_get`.
+    pub fn get_many<K: AsRef<[Value]>>(&self, pks: &[K]) -> Result<Vec<Option<Row>>> {
+        get_many(self, pks, None)
     }
 
     /// The smallest primary key, if the table has rows.

@@ -1,6 +1,6 @@
 //! [`Table`]: a handle on one table. Writes go through `write::commit_ops` (one atomic batch
-//! each, under the table's write lock); `get` reads the latest state without locks; scans are
-//! in `scan`.
+//! each, under the table's write lock); `get` and `get_many` read the latest state without
+//! locks; scans are in `scan`.
 
 use std::sync::Arc;
 
@@ -39,7 +39,7 @@ impl Table {
     }
 
     fn one(&self, op: Op<'_>) -> Result<bool> {
-        let r = commit_ops(&self.cat, std::slice::from_ref(&self.shared), &[(0, op)], None)?;
+        let r = commit_ops(&self.cat, std::slice::from_ref(&self.shared), &[(0, op)], None, None)?;
         Ok(r.first().copied().unwrap_or(false))
     }
 
@@ -54,7 +54,7 @@ impl Table {
     /// too).
     pub fn insert_many(&self, rows: &[Row]) -> Result<()> {
         let ops: Vec<(usize, Op<'_>)> = rows.iter().map(|r| (0, Op::Insert(r))).collect();
-        commit_ops(&self.cat, std::slice::from_ref(&self.shared), &ops, None).map(|_| ())
+        commit_ops(&self.cat, std::slice::from_ref(&self.shared), &ops, None, None).map(|_| ())
     }
 
     /// The row with primary key `pk`, if any.

@@ -4,22 +4,27 @@
 //! `begin` records the catalog's commit clock, then takes an engine snapshot (so every commit
 //! numbered at or below the clock is in the snapshot). Each op is checked at call time against
 //! the snapshot plus the transaction's own earlier ops (that is what its return value and
-//! errors report) and buffered. `commit` hands the ops to `write::commit_ops`, which under the
-//! tables' write locks refuses with [`TableError::Conflict`] if another commit wrote one of the
-//! primary keys after `begin`, then re-runs the ops against the latest state (re-checking
-//! unique indexes) and writes one batch. Dropping an uncommitted transaction rolls it back.
+//! errors report) and staged: its row and index entries go into the transaction's batch.
+//! Values read at the snapshot are remembered (the snapshot never changes), so updating a row
+//! the transaction read costs no second read. `commit` hands the ops and the staged batch to
+//! `write::commit_ops`, which under the tables' write locks refuses with
+//! [`TableError::Conflict`] if another commit wrote one of the primary keys after `begin`,
+//! then writes the staged batch as is when the tables' metadata is unchanged and they have no
+//! unique or building index (every row the ops read is then unchanged since the snapshot), and
+//! otherwise re-runs the ops against the latest state (re-checking unique indexes). Dropping
+//! an uncommitted transaction rolls it back.
 
-use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use talus::ReadOptions;
 
 use crate::error::{Result, TableError};
+use crate::meta::TableMeta;
 use crate::schema::{Row, Value};
 use crate::shared::{CatalogInner, TableShared};
 use crate::table::Table;
-use crate::write::{commit_ops, pk_key, Ctx, Op};
+use crate::write::{commit_ops, pk_key, Ctx, Op, ReadCache, Staged, StagedCommit};
 
 enum OwnedOp {
     Insert(Row),
@@ -33,8 +38,12 @@ pub struct Transaction {
     ro: ReadOptions,
     begin: u64,
     tables: Vec<Arc<TableShared>>,
+    /// Per table position, the metadata its ops were staged against (`None` once it changed
+    /// between two ops: the staged batch is then not reused).
+    metas: Vec<Option<Arc<TableMeta>>>,
     ops: Vec<(usize, OwnedOp)>,
-    overlay: HashMap<Vec<u8>, Option<Vec<u8>>>,
+    staged: Staged,
+    reads: ReadCache,
     registered: bool,
 }
 
@@ -58,8 +67,10 @@ impl Transaction {
             ro,
             begin,
             tables: Vec::new(),
+            metas: Vec::new(),
             ops: Vec::new(),
-            overlay: HashMap::new(),
+            staged: Staged::default(),
+            reads: ReadCache::default(),
             registered: true,
         }
     }
@@ -69,26 +80,26 @@ impl Transaction {
             Some(i) => i,
             None => {
                 self.tables.push(t.shared.clone());
+                self.metas.push(Some(t.shared.meta()));
                 self.tables.len() - 1
             }
         }
     }
 
-    /// Checks `op` against the snapshot and earlier ops; on success buffers it.
+    /// Checks `op` against the snapshot and earlier ops; on success stages it.
     fn stage(&mut self, t: &Table, op: Op<'_>, owned: impl FnOnce() -> OwnedOp) -> Result<bool> {
         if t.shared.dropped.load(Ordering::Acquire) {
             return Err(TableError::NoSuchTable(t.def().name.clone()));
         }
         let pos = self.table_pos(t);
         let m = t.shared.meta();
-        let mut ctx = Ctx::with_overlay(
-            &self.cat.db,
-            &self.ro,
-            &self.cat.stats,
-            std::mem::take(&mut self.overlay),
-        );
+        if !self.metas[pos].as_ref().is_some_and(|s| Arc::ptr_eq(s, &m)) {
+            self.metas[pos] = None;
+        }
+        let st = std::mem::take(&mut self.staged);
+        let mut ctx = Ctx::resume(&self.cat.db, &self.ro, &self.cat.stats, st, Some(&self.reads));
         let r = ctx.apply(pos, &m, op);
-        self.overlay = ctx.into_overlay();
+        self.staged = ctx.suspend();
         let r = r?;
         if r {
             self.ops.push((pos, owned()));
@@ -116,14 +127,26 @@ impl Transaction {
     pub fn get(&self, table: &Table, pk: &[Value]) -> Result<Option<Row>> {
         let m = table.shared.meta();
         let key = pk_key(&m, pk)?;
-        // A read-only view: the overlay is cloned only for the keys it holds (one lookup).
-        if let Some(v) = self.overlay.get(&key) {
+        if let Some(v) = self.staged.overlay(&key) {
             return match v {
                 None => Ok(None),
                 Some(b) => crate::rowcodec::decode_row(b, &m.types).map(Some),
             };
         }
-        Ctx::new(&self.cat.db, &self.ro, &self.cat.stats).read_row(&m, &key)
+        Ctx::resume(&self.cat.db, &self.ro, &self.cat.stats, Staged::default(), Some(&self.reads))
+            .read_row(&m, &key)
+    }
+
+    /// Range scan `s` of `table` (see [`crate::Scan`]) at this transaction's snapshot: the
+    /// rows committed before `begin`, **not** this transaction's own uncommitted writes. Calls
+    /// `visit` with each row until it returns false or the range ends.
+    pub fn scan_range(
+        &self,
+        table: &Table,
+        s: &crate::Scan<'_>,
+        visit: impl FnMut(Row) -> bool,
+    ) -> Result<()> {
+        crate::scan::scan_range(table, s, self.ro.snapshot.as_ref(), visit)
     }
 
     /// Applies every buffered op as one batch; [`TableError::Conflict`] (and nothing written) if
@@ -143,7 +166,9 @@ impl Transaction {
                 )
             })
             .collect();
-        let r = commit_ops(&self.cat, &self.tables, &ops, Some(self.begin)).map(|_| ());
+        let staged = StagedCommit { metas: &self.metas, staged: std::mem::take(&mut self.staged) };
+        let r =
+            commit_ops(&self.cat, &self.tables, &ops, Some(self.begin), Some(staged)).map(|_| ());
         drop(ops);
         self.unregister();
         r

@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use parking_lot::MutexGuard;
+use parking_lot::{Mutex, MutexGuard};
 use talus::{Db, ReadOptions, WriteBatch, WriteOptions};
 
 use crate::error::{Result, TableError};
@@ -93,12 +93,36 @@ pub(crate) fn index_entry(
     }
 }
 
+/// Values read at a transaction's snapshot, by key: stable for the transaction's life, so a
+/// row it read is not read again when it updates or deletes it.
+pub(crate) type ReadCache = Mutex<HashMap<Vec<u8>, Option<Vec<u8>>>>;
+
+/// What a batch under construction has staged, without the read view: a transaction keeps it
+/// between its ops ([`Ctx::resume`], [`Ctx::suspend`]) and commits it as is when nothing it
+/// was built from changed (see [`commit_ops`]).
+#[derive(Default)]
+pub(crate) struct Staged {
+    overlay: HashMap<Vec<u8>, Option<Vec<u8>>>,
+    batch: WriteBatch,
+    delta: TableStats,
+    pks: Vec<(usize, Vec<u8>)>,
+    building: Vec<(usize, Vec<u8>, Option<Vec<u8>>)>,
+}
+
+impl Staged {
+    /// The staged write (or delete, `None`) of `key`, if any.
+    pub(crate) fn overlay(&self, key: &[u8]) -> Option<&Option<Vec<u8>>> {
+        self.overlay.get(key)
+    }
+}
+
 /// A batch under construction over a read view (latest state or a snapshot), with the
 /// batch's own writes overlaid on the reads.
 pub(crate) struct Ctx<'a> {
     db: &'a Db,
     ro: &'a ReadOptions,
     counters: &'a Counters,
+    cache: Option<&'a ReadCache>,
     overlay: HashMap<Vec<u8>, Option<Vec<u8>>>,
     pub batch: WriteBatch,
     pub delta: TableStats,
@@ -114,6 +138,7 @@ impl<'a> Ctx<'a> {
             db,
             ro,
             counters,
+            cache: None,
             overlay: HashMap::new(),
             batch: WriteBatch::new(),
             delta: TableStats::default(),
@@ -122,28 +147,54 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    /// A context continuing from an earlier one's overlay (a transaction's call-time view).
-    pub(crate) fn with_overlay(
+    /// A context continuing from `st` (a transaction's staged ops) over `ro`, remembering what
+    /// it reads in `cache` (only for a snapshot, which never changes).
+    pub(crate) fn resume(
         db: &'a Db,
         ro: &'a ReadOptions,
         counters: &'a Counters,
-        overlay: HashMap<Vec<u8>, Option<Vec<u8>>>,
+        st: Staged,
+        cache: Option<&'a ReadCache>,
     ) -> Ctx<'a> {
-        Ctx { overlay, ..Ctx::new(db, ro, counters) }
+        Ctx {
+            db,
+            ro,
+            counters,
+            cache,
+            overlay: st.overlay,
+            batch: st.batch,
+            delta: st.delta,
+            pks: st.pks,
+            building: st.building,
+        }
     }
 
-    /// The overlay of the writes staged so far.
-    pub(crate) fn into_overlay(self) -> HashMap<Vec<u8>, Option<Vec<u8>>> {
-        self.overlay
+    /// What this context staged.
+    pub(crate) fn suspend(self) -> Staged {
+        Staged {
+            overlay: self.overlay,
+            batch: self.batch,
+            delta: self.delta,
+            pks: self.pks,
+            building: self.building,
+        }
     }
 
-    /// Reads `key`: the batch's own write if any, else the engine (one counted point read).
+    /// Reads `key`: the batch's own write if any, else the read cache, else the engine (one
+    /// counted point read).
     pub(crate) fn read(&mut self, key: &[u8]) -> Result<Option<Vec<u8>>> {
         if let Some(v) = self.overlay.get(key) {
             return Ok(v.clone());
         }
+        if let Some(v) = self.cache.and_then(|c| c.lock().get(key).cloned()) {
+            return Ok(v);
+        }
         self.counters.point_reads.fetch_add(1, Ordering::Relaxed);
-        Ok(self.db.get_opt(key, self.ro)?)
+        let v = self.db.get_opt(key, self.ro)?;
+        if let Some(c) = self.cache {
+            c.lock().insert(key.to_vec(), v.clone());
+        }
+        Ok(v)
     }
 
     fn put(&mut self, key: Vec<u8>, v: Vec<u8>) {
@@ -301,14 +352,38 @@ pub(crate) fn op_pk_key(m: &TableMeta, op: Op<'_>) -> Result<Vec<u8>> {
     }
 }
 
+/// A transaction's staged batch offered to [`commit_ops`], with the table metadata each
+/// table's ops were staged against.
+pub(crate) struct StagedCommit<'s> {
+    /// Per table position, the metadata at staging time (`None`: changed between two ops).
+    pub metas: &'s [Option<Arc<TableMeta>>],
+    /// The staged batch.
+    pub staged: Staged,
+}
+
+/// Whether a batch staged against `staged_metas` can be written as is now: the same metadata
+/// (no index created, dropped or finished since), and no unique or building index (those need
+/// the checks and bookkeeping that only re-applying the ops at the latest state does). With the
+/// conflict check passed, every row the ops read is unchanged since the snapshot, so the staged
+/// index and row entries are exactly what re-applying them would write.
+fn reusable(staged_metas: &[Option<Arc<TableMeta>>], now: &[Arc<TableMeta>]) -> bool {
+    staged_metas.len() == now.len()
+        && staged_metas.iter().zip(now).all(|(s, n)| {
+            s.as_ref().is_some_and(|s| Arc::ptr_eq(s, n))
+                && n.indexes.iter().all(|ix| ix.state == IndexState::Ready && !ix.def.unique)
+        })
+}
+
 /// Applies `ops` (each naming its table by position in `tables`) as one atomic batch under the
 /// tables' write locks. With `begin = Some(clock)`, first refuses with
-/// [`TableError::Conflict`] if any written primary key was committed by someone after `clock`.
+/// [`TableError::Conflict`] if any written primary key was committed by someone after `clock`;
+/// then writes `staged` as is when [`reusable`], else re-applies `ops` at the latest state.
 pub(crate) fn commit_ops(
     cat: &CatalogInner,
     tables: &[Arc<TableShared>],
     ops: &[(usize, Op<'_>)],
     begin: Option<u64>,
+    staged: Option<StagedCommit<'_>>,
 ) -> Result<Vec<bool>> {
     let mut order: Vec<usize> = (0..tables.len()).collect();
     let metas_now: Vec<u32> = tables.iter().map(|t| t.meta().id).collect();
@@ -335,11 +410,19 @@ pub(crate) fn commit_ops(
         }
     }
     let ro = ReadOptions::default();
-    let mut ctx = Ctx::new(&cat.db, &ro, &cat.stats);
-    let mut results = Vec::with_capacity(ops.len());
-    for &(t, op) in ops {
-        results.push(ctx.apply(t, &metas[t], op)?);
-    }
+    let (mut ctx, results) = match staged {
+        Some(sc) if reusable(sc.metas, &metas) => {
+            (Ctx::resume(&cat.db, &ro, &cat.stats, sc.staged, None), vec![true; ops.len()])
+        }
+        _ => {
+            let mut ctx = Ctx::new(&cat.db, &ro, &cat.stats);
+            let mut results = Vec::with_capacity(ops.len());
+            for &(t, op) in ops {
+                results.push(ctx.apply(t, &metas[t], op)?);
+            }
+            (ctx, results)
+        }
+    };
     if ctx.batch.is_empty() {
         return Ok(results);
     }

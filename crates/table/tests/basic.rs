@@ -574,3 +574,116 @@ fn concurrent_transactions_lose_no_update() {
     );
     check_consistent(&t, &cat);
 }
+
+#[test]
+fn transaction_scans_read_its_snapshot() {
+    let dir = tempfile::tempdir().unwrap();
+    let cat = open(dir.path());
+    let t = cat.create_table(table_def("t")).unwrap();
+    for i in 0..10 {
+        t.insert(&row(i, Some((i % 3) as i32), "x", i)).unwrap();
+    }
+    let mut tx = cat.begin();
+    // Committed after the transaction began: invisible to its scans.
+    t.insert(&row(100, Some(1), "late", 0)).unwrap();
+    t.delete(&[Value::I64(4)]).unwrap();
+    // The transaction's own write: not seen by its scans either (documented).
+    tx.insert(&t, &row(50, Some(1), "own", 0)).unwrap();
+    let collect = |s: &Scan<'_>, in_txn: bool| {
+        let mut ids = Vec::new();
+        let visit = |r: Row| {
+            ids.push(r[0].clone());
+            true
+        };
+        if in_txn {
+            tx.scan_range(&t, s, visit).unwrap();
+        } else {
+            t.scan_range(s, visit).unwrap();
+        }
+        ids
+    };
+    let by_a1 =
+        Scan { index: "by_a", from: &[Value::I32(1)], to: &[Value::I32(1)], ..Scan::index("") };
+    let ids = |v: &[i64]| v.iter().map(|i| Value::I64(*i)).collect::<Vec<_>>();
+    assert_eq!(collect(&by_a1, true), ids(&[1, 4, 7]));
+    assert_eq!(collect(&by_a1, false), ids(&[1, 7, 100]));
+    let pk_rev = Scan { from: &[Value::I64(3)], dir: Direction::Reverse, ..Scan::index("PRIMARY") };
+    assert_eq!(collect(&pk_rev, true), ids(&[9, 8, 7, 6, 5, 4, 3]));
+    assert_eq!(collect(&pk_rev, false), ids(&[100, 9, 8, 7, 6, 5, 3]));
+    // An empty range (from > to) and an early stop.
+    let empty = Scan { from: &[Value::I64(5)], to: &[Value::I64(4)], ..Scan::index("PRIMARY") };
+    assert!(collect(&empty, false).is_empty());
+    let mut n = 0;
+    t.scan_range(&Scan::index("PRIMARY"), |_| {
+        n += 1;
+        n < 3
+    })
+    .unwrap();
+    assert_eq!(n, 3);
+    tx.commit().unwrap();
+    assert!(t.get(&[Value::I64(50)]).unwrap().is_some());
+    // Bad bounds are refused naming the column.
+    let bad = Scan { to: &[Value::Varchar("x".into())], ..Scan::index("by_a") };
+    assert!(matches!(t.scan_range(&bad, |_| true), Err(TableError::Schema { .. })));
+}
+
+/// A transaction reads each row once: the update of a row it read and the commit (which
+/// writes the staged batch as is) read nothing more.
+#[test]
+fn transaction_update_reads_the_row_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let cat = open(dir.path());
+    let t = cat.create_table(table_def("t")).unwrap();
+    t.insert(&row(1, Some(1), "one", 1)).unwrap();
+    let before = cat.stats().point_reads;
+    let mut tx = cat.begin();
+    let r = tx.get(&t, &[Value::I64(1)]).unwrap().unwrap();
+    let mut r2 = r.clone();
+    r2[1] = Value::I32(5);
+    assert!(tx.update(&t, &r2).unwrap());
+    assert_eq!(tx.get(&t, &[Value::I64(1)]).unwrap().unwrap(), r2, "own write");
+    tx.commit().unwrap();
+    assert_eq!(cat.stats().point_reads - before, 1, "one read: the get");
+    assert_eq!(t.get(&[Value::I64(1)]).unwrap().unwrap(), r2);
+    check_consistent(&t, &cat);
+}
+
+/// An index created between a transaction's ops and its commit is maintained: the commit
+/// re-applies the ops instead of writing the batch staged without the new index.
+#[test]
+fn commit_after_an_index_was_created_maintains_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let cat = open(dir.path());
+    let t = cat.create_table(table_def("t")).unwrap();
+    for i in 0..20 {
+        t.insert(&row(i, Some(i as i32), "x", i)).unwrap();
+    }
+    let mut tx = cat.begin();
+    assert!(tx.update(&t, &row(3, Some(3), "x", 333)).unwrap());
+    tx.insert(&t, &row(50, None, "y", 50)).unwrap();
+    assert!(tx.delete(&t, &[Value::I64(4)]).unwrap());
+    cat.create_index("t", idx("by_c", &["c"], false), &CreateIndexOptions::default()).unwrap();
+    tx.commit().unwrap();
+    let t = cat.table("t").unwrap();
+    check_consistent(&t, &cat);
+    let by_c = t.scan_columns("by_c", &[Value::I64(333)], 1, Direction::Forward, &["id"]).unwrap();
+    assert_eq!(by_c, vec![vec![Value::I64(3)]]);
+}
+
+/// With a unique index the commit re-checks uniqueness at the latest state: a value taken by
+/// another commit after `begin` is refused.
+#[test]
+fn unique_values_taken_after_begin_are_refused_at_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let cat = open(dir.path());
+    let mut d = table_def("t");
+    d.indexes.push(idx("u_c", &["c"], true));
+    let t = cat.create_table(d).unwrap();
+    t.insert(&row(1, None, "a", 1)).unwrap();
+    t.insert(&row(2, None, "b", 2)).unwrap();
+    let mut tx = cat.begin();
+    assert!(tx.update(&t, &row(1, None, "a", 7)).unwrap());
+    t.update(&row(2, None, "b", 7)).unwrap();
+    assert!(matches!(tx.commit(), Err(TableError::DuplicateKey { index, .. }) if index == "u_c"));
+    check_consistent(&t, &cat);
+}

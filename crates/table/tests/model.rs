@@ -1,5 +1,6 @@
 //! Model test: random inserts, updates, deletes, transactions, index builds and drops, scans
-//! and reopens against a `BTreeMap` oracle of rows. After every step each secondary index must hold exactly
+//! (limited, and bounded `scan_range` on the primary key and an index, covered or not),
+//! `get_many` and reopens against a `BTreeMap` oracle of rows. After every step each secondary index must hold exactly
 //! the entries derived from the primary rows (`common::check_consistent`), the rows must equal
 //! the oracle's, and duplicate-key errors must match the oracle's.
 
@@ -25,6 +26,12 @@ enum Step {
     CreateIndex(u8),
     DropIndex(u8),
     Scan(Option<Option<i32>>, usize, bool),
+    /// `scan_range` on the primary key: ids from..=to (None: unbounded), reverse.
+    RangePk(Option<i64>, Option<i64>, bool),
+    /// `scan_range` on `by_a`: a from..=to (None: unbounded; Some(None): NULL), reverse,
+    /// covered (only `id` and `a`).
+    RangeA(Option<Option<i32>>, Option<Option<i32>>, bool, bool, usize),
+    GetMany(Vec<i64>),
     Flush,
     Compact,
     Reopen,
@@ -48,6 +55,9 @@ fn step() -> impl Strategy<Value = Step> {
         2 => (0..3u8).prop_map(Step::CreateIndex),
         1 => (0..3u8).prop_map(Step::DropIndex),
         2 => (proptest::option::of(proptest::option::weighted(0.8, 0..6i32)), 1..8usize, any::<bool>()).prop_map(|(f, l, r)| Step::Scan(f, l, r)),
+        2 => (proptest::option::of(0..32i64), proptest::option::of(0..32i64), any::<bool>()).prop_map(|(f, t, r)| Step::RangePk(f, t, r)),
+        2 => (proptest::option::of(proptest::option::weighted(0.8, 0..6i32)), proptest::option::of(proptest::option::weighted(0.8, 0..6i32)), any::<bool>(), any::<bool>(), prop_oneof![1..8usize, Just(usize::MAX)]).prop_map(|(f, t, r, c, l)| Step::RangeA(f, t, r, c, l)),
+        1 => proptest::collection::vec(0..32i64, 0..6).prop_map(Step::GetMany),
         1 => Just(Step::Flush),
         1 => Just(Step::Compact),
         1 => Just(Step::Reopen),
@@ -221,6 +231,81 @@ fn run(steps: Vec<Step>) {
                     got, want,
                     "step {i}: scan by_a from {from:?} limit {limit} reverse {reverse}"
                 );
+            }
+            Step::RangePk(from, to, reverse) => {
+                let (f, tv) = (from.map(Value::I64), to.map(Value::I64));
+                let s = Scan {
+                    from: f.as_slice(),
+                    to: tv.as_slice(),
+                    dir: if *reverse { Direction::Reverse } else { Direction::Forward },
+                    ..Scan::index("PRIMARY")
+                };
+                let mut got = Vec::new();
+                t.scan_range(&s, |r| {
+                    got.push(r);
+                    true
+                })
+                .unwrap();
+                let in_range =
+                    |id: &i64| from.is_none_or(|f| *id >= f) && to.is_none_or(|x| *id <= x);
+                let mut want: Vec<Row> = m
+                    .iter()
+                    .filter(|(id, _)| in_range(id))
+                    .map(|(id, v)| mk(*id, v.0, v.1, v.2))
+                    .collect();
+                if *reverse {
+                    want.reverse();
+                }
+                assert_eq!(got, want, "step {i}: {s:?}");
+            }
+            Step::RangeA(from, to, reverse, covered, limit) => {
+                let val = |a: &Option<i32>| a.map_or(Value::Null, Value::I32);
+                let (f, tv) = (from.as_ref().map(val), to.as_ref().map(val));
+                let s = Scan {
+                    index: "by_a",
+                    from: f.as_slice(),
+                    to: tv.as_slice(),
+                    dir: if *reverse { Direction::Reverse } else { Direction::Forward },
+                    columns: if *covered { Some(&["id", "a"]) } else { None },
+                    limit: *limit,
+                };
+                let mut got = Vec::new();
+                t.scan_range(&s, |r| {
+                    got.push(r);
+                    true
+                })
+                .unwrap();
+                let key = |a: Option<i32>| a.map_or(i64::MIN, i64::from);
+                let (fk, tk) = (from.map(key), to.map(key));
+                let mut all: Vec<(i64, i64)> = m
+                    .iter()
+                    .map(|(id, v)| (key(v.0), *id))
+                    .filter(|(a, _)| fk.is_none_or(|f| *a >= f) && tk.is_none_or(|x| *a <= x))
+                    .collect();
+                all.sort();
+                if *reverse {
+                    all.reverse();
+                }
+                let want: Vec<Row> = all
+                    .iter()
+                    .take(*limit)
+                    .map(|(_, id)| {
+                        let v = m[id];
+                        if *covered {
+                            vec![Value::I64(*id), v.0.map_or(Value::Null, Value::I32)]
+                        } else {
+                            mk(*id, v.0, v.1, v.2)
+                        }
+                    })
+                    .collect();
+                assert_eq!(got, want, "step {i}: {s:?}");
+            }
+            Step::GetMany(ids) => {
+                let pks: Vec<Vec<Value>> = ids.iter().map(|id| vec![Value::I64(*id)]).collect();
+                let got = t.get_many(&pks).unwrap();
+                let want: Vec<Option<Row>> =
+                    ids.iter().map(|id| m.get(id).map(|v| mk(*id, v.0, v.1, v.2))).collect();
+                assert_eq!(got, want, "step {i}: get_many {ids:?}");
             }
             Step::Flush => cat.db().flush().unwrap(),
             Step::Compact => cat.db().compact_range(None, None).unwrap(),

@@ -80,7 +80,7 @@ macro_rules! define_flags {
 
         impl Flags {
             /// Sets the flag `name`; `Ok(false)` if there is no such flag.
-            fn set(&mut self, name: &str, value: Option<&str>) -> Result<bool, String> {
+            pub(crate) fn set(&mut self, name: &str, value: Option<&str>) -> Result<bool, String> {
                 match name {
                     $( stringify!($name) => {
                         self.$name = <$ty as FlagValue>::parse_flag(name, value)?;

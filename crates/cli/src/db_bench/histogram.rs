@@ -88,9 +88,22 @@ impl Histogram {
     }
 
     /// Number of values.
-    #[cfg(test)]
     pub fn count(&self) -> u64 {
         self.num
+    }
+
+    /// The smallest value (0 when empty).
+    pub fn min(&self) -> u64 {
+        if self.num == 0 {
+            0
+        } else {
+            self.min
+        }
+    }
+
+    /// The sum of the values.
+    pub fn sum(&self) -> u64 {
+        self.sum
     }
 
     /// The `p`-th percentile, interpolated within its bucket and clamped to `[min, max]`.
@@ -134,7 +147,6 @@ impl Histogram {
     }
 
     /// The largest value.
-    #[cfg(test)]
     pub fn max(&self) -> u64 {
         self.max
     }

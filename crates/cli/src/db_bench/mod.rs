@@ -14,8 +14,8 @@
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize};
 
-mod engines;
-mod flags;
+pub(crate) mod engines;
+pub(crate) mod flags;
 mod header;
 pub(crate) mod histogram;
 mod keygen;

@@ -60,8 +60,10 @@ mod steps;
 mod summary;
 mod talus_backend;
 
+pub use backend::dir_size;
 use backend::IbenchBackend;
 use config::{Config, EngineKind, Step};
+pub use sqlite::open_connection;
 
 /// Runs `talus ibench` with `args`; returns the exit code.
 pub fn run(args: &[String]) -> i32 {

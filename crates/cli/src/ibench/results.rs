@@ -14,34 +14,11 @@ fn io(path: &Path, e: std::io::Error) -> String {
 
 /// Creates `dir` and writes `run.json` (command line, engine, every option).
 pub fn write_run(dir: &Path, cfg: &Config, argv: &[String]) -> Result<(), String> {
-    std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
-    let mut options = serde_json::Map::new();
-    for (k, v) in describe(cfg) {
-        options.insert(k.to_string(), serde_json::Value::String(v));
-    }
-    let started = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let mut cmd = vec!["talus".to_string(), "ibench".to_string()];
-    cmd.extend(argv.iter().cloned());
-    let run = serde_json::json!({
-        "tool": "talus ibench",
-        "format_version": 1,
-        "engine": cfg.engine.name(),
-        "command_line": cmd,
-        "options": options,
-        "started_unix": started,
-    });
-    let path = dir.join("run.json");
-    let text = serde_json::to_string_pretty(&run).map_err(|e| format!("results: json: {e}"))?;
-    std::fs::write(&path, text + "\n").map_err(|e| io(&path, e))?;
+    let options: Vec<(String, String)> =
+        describe(cfg).into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+    crate::oltp::results::write_run(dir, "talus ibench", cfg.engine.name(), argv, &options)?;
     // A rerun into the same folder starts a new summary.
-    let summary = dir.join("summary.csv");
-    match std::fs::remove_file(&summary) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io(&summary, e)),
-        _ => Ok(()),
-    }
+    crate::oltp::results::remove(dir, "summary.csv")
 }
 
 /// Appends the step's summary row to `summary.csv` (with the header first) and writes

@@ -38,22 +38,33 @@ impl SqliteBackend {
     }
 
     fn connect(&self, client: usize, create: bool, cache_bytes: u64) -> BResult<Connection> {
-        let path = self.file(client);
-        let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        if create {
-            flags |= OpenFlags::SQLITE_OPEN_CREATE;
-        }
-        let c = Connection::open_with_flags(&path, flags)
-            .map_err(|e| err(&format!("open {}", path.display()), e))?;
-        let kib = (cache_bytes / 1024).max(64);
-        let sync = if self.sync { "FULL" } else { "NORMAL" };
-        c.execute_batch(&format!(
-            "PRAGMA journal_mode=WAL; PRAGMA synchronous={sync}; PRAGMA cache_size=-{kib}; \
-             PRAGMA mmap_size=0; PRAGMA busy_timeout=600000;"
-        ))
-        .map_err(|e| err("pragmas", e))?;
-        Ok(c)
+        open_connection(&self.file(client), create, cache_bytes, self.sync)
     }
+}
+
+/// Opens one connection on `path` as every benchmark uses SQLite: WAL mode, `synchronous`
+/// `NORMAL` (`FULL` with `sync`), a page cache of `cache_bytes`, no mmap, and a long busy
+/// timeout (writers wait for the lock instead of failing). Shared with `talus sysbench/tpcc`.
+pub fn open_connection(
+    path: &Path,
+    create: bool,
+    cache_bytes: u64,
+    sync: bool,
+) -> BResult<Connection> {
+    let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    if create {
+        flags |= OpenFlags::SQLITE_OPEN_CREATE;
+    }
+    let c = Connection::open_with_flags(path, flags)
+        .map_err(|e| err(&format!("open {}", path.display()), e))?;
+    let kib = (cache_bytes / 1024).max(64);
+    let sync = if sync { "FULL" } else { "NORMAL" };
+    c.execute_batch(&format!(
+        "PRAGMA journal_mode=WAL; PRAGMA synchronous={sync}; PRAGMA cache_size=-{kib}; \
+         PRAGMA mmap_size=0; PRAGMA busy_timeout=600000;"
+    ))
+    .map_err(|e| err("pragmas", e))?;
+    Ok(c)
 }
 
 impl IbenchBackend for SqliteBackend {

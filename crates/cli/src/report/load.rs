@@ -1,5 +1,6 @@
-//! Reads what `talus report` draws: ibench result folders (`run.json`, `summary.csv`,
-//! `<step>.intervals.csv`, as written by `talus ibench --results`), db_bench stdout logs
+//! Reads what `talus report` draws: sysbench and tpcc result folders (`oltp_load`), ibench
+//! result folders (`run.json`, `summary.csv`, `<step>.intervals.csv`, as written by
+//! `talus ibench --results`), db_bench stdout logs
 //! (`*.log`: `name : X micros/op Y ops/sec ...` lines and the `** Compaction Stats [..] **`
 //! table) and `bench/regress.py` results (`regress.json`, parsed by [`super::regress`]).
 //!
@@ -9,6 +10,9 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+
+use super::csv::parse_csv;
+use super::oltp_load::{load_oltp, OltpRun};
 
 /// One ibench run (one `run.json` folder).
 #[derive(Debug, Clone, Default)]
@@ -66,6 +70,10 @@ pub struct BenchLog {
 pub struct Loaded {
     /// ibench runs, by folder name.
     pub runs: Vec<Run>,
+    /// `talus sysbench` runs, by folder name.
+    pub sysbench: Vec<OltpRun>,
+    /// `talus tpcc` runs, by folder name.
+    pub tpcc: Vec<OltpRun>,
     /// db_bench logs.
     pub logs: Vec<BenchLog>,
     /// regress.py results.
@@ -82,6 +90,8 @@ pub fn load(dir: &Path) -> Result<Loaded, String> {
     let mut out = Loaded::default();
     walk(dir, dir, 0, &mut out);
     out.runs.sort_by(|a, b| a.name.cmp(&b.name));
+    out.sysbench.sort_by(|a, b| a.name.cmp(&b.name));
+    out.tpcc.sort_by(|a, b| a.name.cmp(&b.name));
     out.logs.sort_by(|a, b| a.name.cmp(&b.name));
     out.regress.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(out)
@@ -93,11 +103,31 @@ fn rel(root: &Path, p: &Path) -> String {
 
 fn walk(root: &Path, dir: &Path, depth: usize, out: &mut Loaded) {
     if dir.join("run.json").is_file() {
-        match load_run(root, dir) {
-            Ok((run, mut w)) => {
-                out.runs.push(run);
-                out.warnings.append(&mut w);
-            }
+        match load_json(&dir.join("run.json")) {
+            Ok(json) => match json.get("tool").and_then(|t| t.as_str()) {
+                Some(tool @ ("talus sysbench" | "talus tpcc")) => {
+                    let name = match rel(root, dir) {
+                        n if n.is_empty() => {
+                            json.get("engine").and_then(|e| e.as_str()).unwrap_or("?").to_string()
+                        }
+                        n => n,
+                    };
+                    let (run, mut w) = load_oltp(dir, name, &json);
+                    if tool == "talus sysbench" {
+                        out.sysbench.push(run);
+                    } else {
+                        out.tpcc.push(run);
+                    }
+                    out.warnings.append(&mut w);
+                }
+                _ => match load_run(root, dir) {
+                    Ok((run, mut w)) => {
+                        out.runs.push(run);
+                        out.warnings.append(&mut w);
+                    }
+                    Err(e) => out.warnings.push(e),
+                },
+            },
             Err(e) => out.warnings.push(e),
         }
     }
@@ -135,6 +165,11 @@ fn walk(root: &Path, dir: &Path, depth: usize, out: &mut Loaded) {
             }
         }
     }
+}
+
+fn load_json(path: &Path) -> Result<serde_json::Value, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 fn load_run(root: &Path, dir: &Path) -> Result<(Run, Vec<String>), String> {
@@ -195,25 +230,6 @@ fn load_run(root: &Path, dir: &Path) -> Result<(Run, Vec<String>), String> {
         run.intervals.insert(step.clone(), points);
     }
     Ok((run, warnings))
-}
-
-/// Parses a header + rows CSV without quoting (ibench writes none); returns the rows and how
-/// many had the wrong number of fields.
-pub fn parse_csv(text: &str) -> (Vec<BTreeMap<String, String>>, usize) {
-    let mut lines = text.lines().filter(|l| !l.trim().is_empty());
-    let Some(header) = lines.next() else { return (Vec::new(), 0) };
-    let names: Vec<&str> = header.split(',').map(str::trim).collect();
-    let mut rows = Vec::new();
-    let mut bad = 0;
-    for l in lines {
-        let vals: Vec<&str> = l.split(',').map(str::trim).collect();
-        if vals.len() != names.len() {
-            bad += 1;
-            continue;
-        }
-        rows.push(names.iter().zip(vals).map(|(k, v)| (k.to_string(), v.to_string())).collect());
-    }
-    (rows, bad)
 }
 
 /// Parses one db_bench line (`fillrandom   :   3.259 micros/op 306817 ops/sec ...`).

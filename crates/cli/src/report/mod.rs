@@ -1,9 +1,12 @@
-//! `talus report --results=DIR --out=FILE.html`: one self-contained HTML page from the results
-//! of `talus ibench --results` runs, db_bench stdout logs and `bench/regress.py --out` results
-//! (`regress.json`, drawn by [`regress`]) found under DIR.
+//! `talus report --results=DIR --out=FILE.html [--base=NAME]`: one self-contained HTML page
+//! from the results of `talus sysbench`, `talus tpcc` and `talus ibench` runs (`--results`
+//! folders), db_bench stdout logs and `bench/regress.py --out` results (`regress.json`, drawn
+//! by [`regress`]) found under DIR.
 //!
 //! DIR may be one run folder or hold several (one per engine, in subfolders, up to 3 deep), plus
-//! `*.log` files with db_bench output. The page has: the runs with their command lines and the
+//! `*.log` files with db_bench output. sysbench runs get the reference post's relative summary
+//! against `--base` (`sysbench_page`), tpcc runs their tpmC-per-interval and size charts
+//! (`tpcc_page`). For ibench the page has: the runs with their command lines and the
 //! l.i1/l.i0 insert-rate ratio; engine-vs-engine bars of inserts/s and queries/s per step; per
 //! step a summary table, inserts/s, queries/s and max response time per interval (one line per
 //! run) and the response-time histograms; for db_bench logs, ops/sec bars, the result lines and
@@ -15,20 +18,26 @@
 //! Called by `main`'s dispatch; exit code 0 on success, 1 on an error (named), 2 on bad flags.
 
 mod cell;
+mod csv;
 mod indexes;
-mod load;
+pub mod load;
+pub mod oltp_load;
 mod page;
 mod regress;
 mod svg;
+mod sysbench_page;
+mod tpcc_page;
 
 use crate::args::{Parsed, Spec};
 
-const HELP: &str = "usage: talus report --results=DIR --out=FILE.html\n";
+const HELP: &str = "usage: talus report --results=DIR --out=FILE.html [--base=NAME]\n\
+  --base: the sysbench runs (folder name or engine) the others are relative to (default: the\n\
+  first run's engine)\n";
 
 /// Runs `talus report`; returns the exit code.
 pub fn run(args: &[String]) -> i32 {
     let p = Parsed::parse(args);
-    if let Err(e) = p.check(&Spec { values: &["results", "out"], flags: &["help"] }) {
+    if let Err(e) = p.check(&Spec { values: &["results", "out", "base"], flags: &["help"] }) {
         eprintln!("report: {e}\n{HELP}");
         return 2;
     }
@@ -54,22 +63,30 @@ pub fn run(args: &[String]) -> i32 {
     for w in &data.warnings {
         eprintln!("report: skipped: {w}");
     }
-    if data.runs.is_empty() && data.logs.is_empty() && data.regress.is_empty() {
+    if data.runs.is_empty()
+        && data.logs.is_empty()
+        && data.sysbench.is_empty()
+        && data.tpcc.is_empty()
+        && data.regress.is_empty()
+    {
         eprintln!(
-            "report: no ibench results (run.json), db_bench logs (*.log) or regress.py results \
-             (regress.json) under {results}"
+            "report: no ibench, sysbench or tpcc results (run.json), db_bench logs (*.log) or \
+             regress.py results (regress.json) under {results}"
         );
         return 1;
     }
-    let html = page::render(&data, results);
+    let html = page::render(&data, results, p.value("base"));
     if let Err(e) = std::fs::write(out, html) {
         eprintln!("report: write {out}: {e}");
         return 1;
     }
     println!(
-        "report: {} run(s), {} db_bench log(s), {} regress result(s) -> {out}",
+        "report: {} run(s), {} db_bench log(s), {} sysbench run(s), {} tpcc run(s), {} regress \
+         result(s) -> {out}",
         data.runs.len(),
         data.logs.len(),
+        data.sysbench.len(),
+        data.tpcc.len(),
         data.regress.len()
     );
     0

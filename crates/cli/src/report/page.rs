@@ -63,20 +63,28 @@ fn step_order(runs: &[Run]) -> Vec<String> {
 
 pub use super::cell::cell;
 
-/// Renders the whole page.
-pub fn render(data: &Loaded, source: &str) -> String {
+/// Renders the whole page; `base` is the sysbench summary's base (`--base`).
+pub fn render(data: &Loaded, source: &str, base: Option<&str>) -> String {
     let mut h = String::new();
     let _ = write!(
         h,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Talus benchmark \
-         report</title><style>{CSS}</style></head><body>\n<h1>Talus benchmark report</h1>\n\
-         <p>Results from <code>{}</code>: {} ibench run(s), {} db_bench log(s), {} regress \
-         result(s).</p>\n",
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Talus \
+         benchmark report</title><style>{CSS}</style></head><body>\n<h1>Talus benchmark \
+         report</h1>\n<p>Results from <code>{}</code>: {} ibench run(s), {} db_bench log(s), {} \
+         sysbench run(s), {} tpcc run(s), {} regress result(s).</p>\n",
         esc(source),
         data.runs.len(),
         data.logs.len(),
+        data.sysbench.len(),
+        data.tpcc.len(),
         data.regress.len()
     );
+    if !data.sysbench.is_empty() {
+        super::sysbench_page::section(&data.sysbench, base, &mut h);
+    }
+    if !data.tpcc.is_empty() {
+        super::tpcc_page::section(&data.tpcc, &mut h);
+    }
     if !data.runs.is_empty() {
         super::indexes::section(&data.runs, &mut h);
         runs_section(&data.runs, &mut h);

@@ -236,15 +236,27 @@ pub fn line_chart(title: &str, x_label: &str, y_label: &str, series: &[Series]) 
         for &(x, y) in s.points.iter().filter(|p| p.0.is_finite() && p.1.is_finite()) {
             let _ = write!(points, "{:.1},{:.1} ", xs(x), ys(y));
         }
-        let single = s.points.len() == 1;
         let _ = write!(
             out,
             "<polyline class=\"series\" data-series=\"{}\" fill=\"none\" stroke=\"{color}\" \
-             stroke-width=\"{}\" points=\"{}\"/>",
+             stroke-width=\"2\" points=\"{}\"/>",
             esc(&s.name),
-            if single { 6 } else { 2 },
             points.trim_end()
         );
+        // A one-point polyline draws nothing in a browser (a 10 s sysbench test reporting
+        // every 5 s has one interval): mark the point.
+        if let [(x, y)] = s.points[..] {
+            if x.is_finite() && y.is_finite() {
+                let _ = write!(
+                    out,
+                    "<circle class=\"point\" data-series=\"{}\" cx=\"{:.1}\" cy=\"{:.1}\" r=\"4\" \
+                     fill=\"{color}\"/>",
+                    esc(&s.name),
+                    xs(x),
+                    ys(y)
+                );
+            }
+        }
     }
     legend(&series.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), &mut out);
     out.push_str("</svg>");
@@ -378,6 +390,130 @@ pub fn ratio_chart(title: &str, categories: &[String], series: &[(String, Vec<f6
     out
 }
 
+/// A horizontal grouped bar chart (category labels on the left, one bar per series in each
+/// category, `values[series][category]`), as tall as its categories need; with `reference`, a
+/// dashed vertical line at that value (1.0 for relative throughput). Root
+/// `<svg class="chart" data-kind="hbar">`, bars `<rect class="bar" data-series=NAME>`.
+pub fn hbar_chart(
+    title: &str,
+    x_label: &str,
+    categories: &[String],
+    series: &[(String, Vec<f64>)],
+    reference: Option<f64>,
+) -> String {
+    let label_w =
+        8.0 + 6.2 * categories.iter().map(|c| c.chars().count()).max().unwrap_or(4) as f64;
+    let left = label_w.max(LEFT);
+    let row = (6.0 + 9.0 * series.len() as f64).max(14.0);
+    let plot_h = row * categories.len().max(1) as f64;
+    // Below the plot: tick labels, the axis label, then one legend line per series (names of
+    // compared runs are long).
+    let height = TOP + plot_h + 40.0 + 16.0 * series.len().max(1) as f64;
+    let mut out = String::new();
+    let _ = write!(
+        out,
+        "<svg class=\"chart\" data-kind=\"hbar\" xmlns=\"http://www.w3.org/2000/svg\" \
+         width=\"{WIDTH}\" height=\"{height:.0}\" viewBox=\"0 0 {WIDTH} {height:.0}\" \
+         font-family=\"sans-serif\" font-size=\"11\"><rect x=\"0\" y=\"0\" width=\"{WIDTH}\" \
+         height=\"{height:.0}\" fill=\"#ffffff\" stroke=\"#dddddd\"/><text class=\"title\" \
+         x=\"{}\" y=\"18\" text-anchor=\"middle\" font-size=\"13\" font-weight=\"bold\">{}</text>",
+        WIDTH / 2.0,
+        esc(title)
+    );
+    let vals = || series.iter().flat_map(|s| s.1.iter()).filter(|v| v.is_finite() && **v > 0.0);
+    if categories.is_empty() || vals().next().is_none() {
+        let _ = write!(
+            out,
+            "<text class=\"nodata\" x=\"{}\" y=\"{:.1}\" text-anchor=\"middle\" \
+             fill=\"#888888\">no data</text></svg>",
+            WIDTH / 2.0,
+            height / 2.0
+        );
+        return out;
+    }
+    let max = vals().fold(reference.unwrap_or(0.0), |a, &b| a.max(b));
+    let step = nice_step(max, 5.0);
+    let top = (max / step).ceil().max(1.0) * step;
+    let w = WIDTH - left - RIGHT;
+    let xs = |v: f64| left + v.max(0.0) / top * w;
+    let mut t = 0.0;
+    while t <= top + step * 0.01 {
+        let _ = write!(
+            out,
+            "<line x1=\"{x:.1}\" y1=\"{TOP}\" x2=\"{x:.1}\" y2=\"{:.1}\" stroke=\"#eeeeee\"/>\
+             <text x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
+            TOP + plot_h,
+            TOP + plot_h + 14.0,
+            esc(&fmt_num(t)),
+            x = xs(t)
+        );
+        t += step;
+    }
+    let _ = write!(
+        out,
+        "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>\
+         <line x1=\"{left:.1}\" y1=\"{TOP}\" x2=\"{left:.1}\" y2=\"{:.1}\" stroke=\"#333333\"/>",
+        left + w / 2.0,
+        TOP + plot_h + 30.0,
+        esc(x_label),
+        TOP + plot_h
+    );
+    let bh = (row - 6.0) / series.len().max(1) as f64;
+    for (ci, c) in categories.iter().enumerate() {
+        let gy = TOP + ci as f64 * row + 3.0;
+        let _ = write!(
+            out,
+            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
+            left - 4.0,
+            gy + (row - 6.0) / 2.0 + 4.0,
+            esc(c)
+        );
+        for (si, (name, v)) in series.iter().enumerate() {
+            let Some(&val) = v.get(ci) else { continue };
+            if !(val.is_finite() && val > 0.0) {
+                continue;
+            }
+            let _ = write!(
+                out,
+                "<rect class=\"bar\" data-series=\"{}\" x=\"{left:.1}\" y=\"{:.1}\" \
+                 width=\"{:.1}\" height=\"{:.1}\" fill=\"{}\"><title>{}: {}</title></rect>",
+                esc(name),
+                gy + si as f64 * bh,
+                (xs(val) - left).max(1.0),
+                bh.max(1.0),
+                PALETTE[si % PALETTE.len()],
+                esc(name),
+                esc(&trim(val))
+            );
+        }
+    }
+    if let Some(r) = reference {
+        let _ = write!(
+            out,
+            "<line class=\"reference\" x1=\"{x:.1}\" y1=\"{TOP}\" x2=\"{x:.1}\" y2=\"{:.1}\" \
+             stroke=\"#333333\" stroke-dasharray=\"4 3\"/>",
+            TOP + plot_h,
+            x = xs(r)
+        );
+    }
+    out.push_str("<g class=\"legend\">");
+    for (i, (n, _)) in series.iter().enumerate() {
+        let y = TOP + plot_h + 52.0 + 16.0 * i as f64;
+        let _ = write!(
+            out,
+            "<rect x=\"{left:.1}\" y=\"{:.1}\" width=\"12\" height=\"10\" fill=\"{}\"/>\
+             <text x=\"{:.1}\" y=\"{y:.1}\">{}</text>",
+            y - 9.0,
+            PALETTE[i % PALETTE.len()],
+            left + 16.0,
+            esc(n)
+        );
+    }
+    out.push_str("</g>");
+    out.push_str("</svg>");
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -392,6 +528,15 @@ mod tests {
             &[Series { name: "a&b".into(), points: vec![(0.0, 1.0), (1.0, 2.0)] }],
         );
         assert!(s.contains("&lt;t&gt;") && s.contains("a&amp;b") && !s.contains("<t>"));
+    }
+
+    #[test]
+    fn a_one_point_series_is_marked() {
+        let one = |points| Series { name: "a".into(), points };
+        let s =
+            line_chart("t", "x", "y", &[one(vec![(5.0, 3.0)]), one(vec![(1.0, 1.0), (5.0, 2.0)])]);
+        assert_eq!(s.matches("<circle class=\"point\"").count(), 1, "{s}");
+        assert_eq!(s.matches("<polyline class=\"series\"").count(), 2);
     }
 
     #[test]
@@ -414,6 +559,49 @@ mod tests {
         assert_eq!(p[0], (LEFT, HEIGHT - BOTTOM));
         assert_eq!(p[1].0, WIDTH - RIGHT);
         assert!(p[1].1 >= TOP && p[1].1 < HEIGHT - BOTTOM);
+    }
+
+    #[test]
+    fn horizontal_bars_fit_their_chart() {
+        let cats: Vec<String> = (0..12).map(|i| format!("range-covered-si.range{i}")).collect();
+        let vals = |k: f64| (0..12).map(|i| k + i as f64 / 10.0).collect::<Vec<_>>();
+        let s = hbar_chart(
+            "t",
+            "x",
+            &cats,
+            &[("a".into(), vals(0.5)), ("b".into(), vals(1.0))],
+            Some(1.0),
+        );
+        let h: f64 =
+            s.split("height=\"").nth(1).unwrap().split('"').next().unwrap().parse().unwrap();
+        assert!(h > HEIGHT, "grows with its categories: {h}");
+        assert_eq!(s.matches("<rect class=\"bar\"").count(), 24);
+        for bar in s.split("<rect class=\"bar\"").skip(1) {
+            let attr = |n: &str| -> f64 {
+                bar.split(&format!(" {n}=\""))
+                    .nth(1)
+                    .unwrap()
+                    .split('"')
+                    .next()
+                    .unwrap()
+                    .parse()
+                    .unwrap()
+            };
+            assert!(attr("y") >= TOP && attr("y") + attr("height") <= h - 40.0, "{bar}");
+            assert!(attr("x") + attr("width") <= WIDTH - RIGHT + 0.01, "{bar}");
+        }
+        // One legend line per series, each below the x axis label and inside the chart.
+        let legend = s.split("<g class=\"legend\">").nth(1).unwrap();
+        let ys: Vec<f64> = legend
+            .split("<text x=")
+            .skip(1)
+            .map(|t| t.split(" y=\"").nth(1).unwrap().split('"').next().unwrap().parse().unwrap())
+            .collect();
+        assert_eq!(ys.len(), 2);
+        let axis_label_y = h - 40.0 - 16.0 * 2.0 + 30.0;
+        assert!(ys[0] > axis_label_y + 10.0 && ys[1] > ys[0] + 10.0 && ys[1] < h, "{ys:?}");
+        assert!(s.contains("class=\"reference\""));
+        assert!(hbar_chart("t", "x", &[], &[], None).contains("class=\"nodata\""));
     }
 
     #[test]

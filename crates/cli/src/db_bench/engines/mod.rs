@@ -13,7 +13,7 @@ use super::flags::Flags;
 mod memory;
 #[cfg(feature = "rocksdb")]
 mod rocksdb_engine;
-mod talus_engine;
+pub(crate) mod talus_engine;
 
 /// An engine error, already formatted.
 pub type EResult<T> = Result<T, String>;

@@ -1,0 +1,43 @@
+//! What `talus sysbench` and `talus tpcc` share: the storage handler interface and its two
+//! engines, the engine options, the timed multi-threaded driver and the results files.
+//!
+//! - `engine`: [`engine::Engine`] / [`engine::Session`], the MySQL-handler-like interface the
+//!   benchmarks' statements go through, and [`engine::OltpError`].
+//! - `talus_engine`: Talus through talus-table (tables, secondary indexes, read-committed
+//!   transactions with first-committer-wins conflicts).
+//! - `sqlite_engine` + `sqlite_sql`: SQLite (bundled, WAL), schema and statements generated from
+//!   the same table definitions.
+//! - `engine_opts`: engine options by RocksDB's names, parsed in one place for both tools.
+//! - `driver`: threads, timing, per-interval and total latency histograms and counters.
+//! - `results`: `run.json` and CSV files for `talus report`.
+
+pub mod driver;
+pub mod engine;
+pub mod engine_opts;
+pub mod results;
+pub mod sqlite_engine;
+pub mod sqlite_sql;
+pub mod talus_engine;
+
+/// sysbench spells flags with dashes (`--table-size`) and booleans `on`/`off`; both spellings
+/// mean the same here.
+pub fn normalize_args(args: &[String]) -> Vec<String> {
+    args.iter()
+        .map(|a| match a.strip_prefix("--") {
+            Some(rest) => {
+                let (n, v) = rest.split_once('=').map_or((rest, None), |(n, v)| (n, Some(v)));
+                let n = n.replace('-', "_");
+                let v = match v {
+                    Some("on") => Some("true"),
+                    Some("off") => Some("false"),
+                    v => v,
+                };
+                match v {
+                    Some(v) => format!("--{n}={v}"),
+                    None => format!("--{n}"),
+                }
+            }
+            None => a.clone(),
+        })
+        .collect()
+}

@@ -1,0 +1,79 @@
+//! `talus sysbench`: sysbench's OLTP microbenchmarks on Talus (through talus-table) and on
+//! SQLite, with the same tables, contents and statements.
+//!
+//! ```text
+//! talus sysbench --engine=talus|sqlite --db=DIR --tables=4 --table_size=1000000 prepare
+//! talus sysbench --engine=talus --db=DIR --threads=2 --time=60 --report_interval=10 \
+//!     --results=res/talus-t2 all run
+//! talus sysbench --engine=talus --db=DIR --tables=4 --expect_rows=1000000 check
+//! talus sysbench --results=res --base=sqlite summary
+//! ```
+//! Tests (names and statements: [`workloads`]) run one after another, each for `--time`
+//! seconds on `--threads` threads, printing sysbench's interval lines and final summary block
+//! ([`output`]). Statements go through the handler interface of [`crate::oltp::engine`], so
+//! both engines receive the same row operations ([`events`]). `check` compares every table
+//! with its secondary index and runs the engine's own check. `summary` prints the reference
+//! post's relative throughput tables ([`summary`]); `talus report` draws them.
+//!
+//! Exit codes: 0 done, 1 an error (named on stderr; for `check`, the first difference), 2 bad
+//! flags. Flags: [`config::HELP`] and the engine options of [`crate::oltp::engine_opts`].
+
+mod config;
+mod events;
+mod output;
+mod phases;
+mod schema;
+pub mod summary;
+pub mod workloads;
+
+use crate::oltp::engine::Engine;
+use crate::oltp::sqlite_engine::SqliteEngine;
+use crate::oltp::talus_engine::TalusEngine;
+use config::{Command, EngineKind};
+
+/// Runs `talus sysbench` with `args`; returns the exit code.
+pub fn run(args: &[String]) -> i32 {
+    let cfg = match config::parse(args) {
+        Ok(Some(c)) => c,
+        Ok(None) => {
+            print!("{}{}{}", config::HELP, workloads::help_list(), crate::oltp::engine_opts::HELP);
+            return 0;
+        }
+        Err(e) => {
+            eprintln!("sysbench: {e}");
+            return 2;
+        }
+    };
+    let r = match (cfg.command, cfg.engine) {
+        (Command::Summary, _) => print_summary(&cfg),
+        (_, EngineKind::Talus) => on::<TalusEngine>(&cfg, args),
+        (_, EngineKind::Sqlite) => on::<SqliteEngine>(&cfg, args),
+    };
+    match r {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("sysbench: {e}");
+            1
+        }
+    }
+}
+
+fn on<E: Engine>(cfg: &config::Config, args: &[String]) -> Result<(), String> {
+    match cfg.command {
+        Command::Prepare => phases::prepare::<E>(cfg),
+        Command::Run => phases::run::<E>(cfg, args),
+        Command::Check => phases::check::<E>(cfg),
+        Command::Summary => print_summary(cfg),
+    }
+}
+
+fn print_summary(cfg: &config::Config) -> Result<(), String> {
+    let dir = cfg.results.as_ref().ok_or("summary needs --results=DIR")?;
+    let data = crate::report::load::load(dir)?;
+    if data.sysbench.is_empty() {
+        return Err(format!("no sysbench results under {}", dir.display()));
+    }
+    let (base, rel) = summary::relative(&data.sysbench, cfg.base.as_deref());
+    print!("{}", summary::text(&base, &rel));
+    Ok(())
+}
