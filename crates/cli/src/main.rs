@@ -7,7 +7,6 @@
 //! prints the usage and exits 2.
 #![warn(missing_docs)]
 
-mod args;
 mod build_info;
 mod cache_bench;
 mod db_bench;
@@ -15,6 +14,7 @@ mod dbdir;
 mod fmt;
 mod ibench;
 mod ldb;
+mod options;
 mod procio;
 mod report;
 mod sst_dump;

@@ -177,7 +177,7 @@ fn bad_flags_fail_before_touching_db() {
         ("--steps=l.i0,l.y", "--steps"),
         ("--data_random=1.5", "--data_random"),
         ("--cache_size=-1", "--cache_size"),
-        ("--sync", "--sync"),
+        ("--sync=sometimes", "--sync"),
     ] {
         let o = ibench(&[&format!("--db={}", fresh.display()), flag]);
         assert!(!o.status.success(), "{flag} was accepted");

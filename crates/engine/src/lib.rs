@@ -29,7 +29,7 @@ pub mod iter;
 pub mod key;
 pub mod memtable;
 pub mod options;
-mod options_file;
+pub mod options_file;
 pub mod perf;
 pub mod sst;
 mod sync;

@@ -160,7 +160,7 @@ impl Harness {
             Backend::Sim => {
                 let sim = SimFs::new();
                 // The direct-IO profile runs on 512-byte or 4 KiB logical blocks.
-                let align = if cfg.write_buffer_size % 2 == 0 { 512 } else { 4096 };
+                let align = if cfg.write_buffer_size.is_multiple_of(2) { 512 } else { 4096 };
                 sim.set_direct_io_alignment(align);
                 (Some(sim), None, PathBuf::from(SIM_DB))
             }

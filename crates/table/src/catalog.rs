@@ -61,6 +61,8 @@ pub(crate) struct CatalogInner {
     /// Serializes DDL and guards the next free index id.
     pub ddl: Mutex<u32>,
     pub stats: Counters,
+    /// `WriteOptions` of table writes (DDL is always synced).
+    pub write_options: WriteOptions,
     /// Commit clock: incremented after each table write lands (conflict detection).
     pub clock: AtomicU64,
     /// Begin clocks of open transactions (a multiset), to prune conflict history.
@@ -90,6 +92,12 @@ impl Catalog {
     /// uniqueness checks atomic live in the catalog. Table writes use the engine's default
     /// `WriteOptions` (WAL on, not synced per write); DDL is synced.
     pub fn open(db: Db) -> Result<Catalog> {
+        Catalog::open_with(db, WriteOptions::default())
+    }
+
+    /// [`Catalog::open`] whose table writes (inserts, updates, deletes, commits) use
+    /// `write_options` (`sync`, `disable_wal`); DDL stays synced.
+    pub fn open_with(db: Db, write_options: WriteOptions) -> Result<Catalog> {
         let next = match db.get(NEXT_ID_KEY)? {
             None => FIRST_USER_ID,
             Some(v) => match <[u8; 4]>::try_from(v.as_slice()) {
@@ -142,6 +150,7 @@ impl Catalog {
                 tables: RwLock::new(tables),
                 ddl: Mutex::new(next),
                 stats: Counters::default(),
+                write_options,
                 clock: AtomicU64::new(0),
                 active: Mutex::new(BTreeMap::new()),
                 build_hook: Mutex::new(None),

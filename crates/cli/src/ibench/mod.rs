@@ -68,7 +68,7 @@ pub fn run(args: &[String]) -> i32 {
     let cfg = match config::parse(args) {
         Ok(Some(c)) => c,
         Ok(None) => {
-            print!("{}", config::HELP);
+            print!("{}{}", config::HELP, crate::options::engine_help());
             return 0;
         }
         Err(e) => {

@@ -20,14 +20,15 @@ mod page;
 mod regress;
 mod svg;
 
-use crate::args::{Parsed, Spec};
+use crate::options::{Parsed, Spec};
 
 const HELP: &str = "usage: talus report --results=DIR --out=FILE.html\n";
 
 /// Runs `talus report`; returns the exit code.
 pub fn run(args: &[String]) -> i32 {
-    let p = Parsed::parse(args);
-    if let Err(e) = p.check(&Spec { values: &["results", "out"], flags: &["help"] }) {
+    let mut p = Parsed::parse(args);
+    if let Err(e) = p.check(&Spec { values: &["results", "out"], flags: &["help"], engine: false })
+    {
         eprintln!("report: {e}\n{HELP}");
         return 2;
     }

@@ -86,7 +86,7 @@ pub fn misaligned(what: &str, path: &Path, offset: u64, len: usize, addr: usize)
 
 /// True if `offset`, `len` and `addr` are all multiples of `align`.
 pub fn is_aligned(offset: u64, len: usize, addr: usize, align: usize) -> bool {
-    offset % align as u64 == 0 && len % align == 0 && addr % align == 0
+    offset.is_multiple_of(align as u64) && len.is_multiple_of(align) && addr.is_multiple_of(align)
 }
 
 /// A zeroed heap buffer whose start is aligned to [`DIRECT_IO_ALIGNMENT`] (a `Vec` with room
@@ -158,7 +158,7 @@ impl DirectReader {
         while (got as u64) < end - start {
             let rest = dst.get_mut(got..).unwrap_or(&mut []);
             let n = self.file.read_aligned(start + got as u64, rest)?;
-            if n == 0 || n as u64 % a != 0 {
+            if n == 0 || !(n as u64).is_multiple_of(a) {
                 got += n;
                 break;
             }

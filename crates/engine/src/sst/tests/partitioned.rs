@@ -104,7 +104,7 @@ fn partitioned_tables_answer_as_the_model_under_every_placement() {
             assert_eq!(k.found, model_get(&entries, k.user_key, 700), "{:?}", k.user_key);
         }
     }
-    assert!(cache.usage() <= cache.capacity() + 8 << 10);
+    assert!(cache.usage() <= (cache.capacity() + 8) << 10);
 }
 
 #[test]
@@ -175,7 +175,7 @@ fn partitions_are_cached_like_data_blocks_and_counted_by_role() {
     assert!(cache.usage() > top_usage);
     assert!(
         cache.usage()
-            < top_usage + props.index_size as usize + props.filter_size as usize + 64 << 10
+            < (top_usage + props.index_size as usize + props.filter_size as usize + 64) << 10
     );
 }
 
