@@ -32,6 +32,7 @@ pub mod options;
 pub mod options_file;
 pub mod perf;
 pub mod sst;
+mod statistics;
 mod sync;
 pub mod version;
 pub mod wal;

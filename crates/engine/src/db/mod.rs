@@ -230,7 +230,13 @@ impl Db {
 
     /// Applies a batch atomically. With `sync`, the WAL is fsynced before this returns.
     pub fn write(&self, batch: WriteBatch, opts: &WriteOptions) -> Result<()> {
-        self.inner().write(batch, opts)
+        let t0 = std::time::Instant::now();
+        let r = self.inner().write(batch, opts);
+        crate::statistics::record(
+            crate::statistics::Hist::Write,
+            crate::statistics::micros_since(t0),
+        );
+        r
     }
 
     /// The value of `key`, if any.
@@ -246,9 +252,17 @@ impl Db {
         // reads the newest of them, and a version a flush or compaction dropped (shadowed by a
         // newer one in the same snapshot stripe) is never needed. Writes that land in a newer
         // memtable after the load are not seen: the read sees the prefix up to the switch.
+        let t0 = std::time::Instant::now();
         let sv = inner.super_version.load();
         let seq = inner.read_sequence(opts);
-        inner.get_in(&sv, key.as_ref(), seq, opts.fill_cache)
+        let r = inner.get_in(&sv, key.as_ref(), seq, opts.fill_cache);
+        use crate::statistics::{self as st, Hist, Ticker};
+        st::add(Ticker::KeysRead, 1);
+        if let Ok(Some(v)) = &r {
+            st::add(Ticker::BytesRead, v.len() as u64);
+        }
+        st::record(Hist::Get, st::micros_since(t0));
+        r
     }
 
     /// The values of several keys, read from one consistent view (one sequence number), in
