@@ -38,6 +38,9 @@ pub enum Step {
     CreateIndexes,
     /// Insert `--num_i1` more rows per client with index maintenance.
     LoadI1,
+    /// Insert `--num_i2` more rows per client, deleting `--deletes_per_insert_i2` rows from
+    /// the PK tail per row inserted (the benchmark's second insert step).
+    LoadI2,
     /// Range queries flat out while a background writer inserts this many rows/s per client.
     Query(u32),
 }
@@ -49,6 +52,7 @@ impl Step {
             Step::LoadI0 => "l.i0".into(),
             Step::CreateIndexes => "l.x".into(),
             Step::LoadI1 => "l.i1".into(),
+            Step::LoadI2 => "l.i2".into(),
             Step::Query(r) => format!("q{r}"),
         }
     }
@@ -58,6 +62,7 @@ impl Step {
             "l.i0" => Some(Step::LoadI0),
             "l.x" => Some(Step::CreateIndexes),
             "l.i1" => Some(Step::LoadI1),
+            "l.i2" => Some(Step::LoadI2),
             "q100" => Some(Step::Query(100)),
             "q500" => Some(Step::Query(500)),
             "q1000" => Some(Step::Query(1000)),
@@ -79,6 +84,10 @@ pub struct Config {
     pub num: u64,
     /// Rows per client for l.i1.
     pub num_i1: u64,
+    /// Rows per client for l.i2.
+    pub num_i2: u64,
+    /// Rows l.i2 deletes from the PK tail per row it inserts.
+    pub deletes_per_insert_i2: u64,
     /// Seconds per query step.
     pub seconds: f64,
     /// Clients; each has its own table.
@@ -164,6 +173,8 @@ usage: talus ibench --engine=talus|sqlite --db=DIR [options]
   --steps=l.i0,l.x,l.i1,q100,q500   steps to run, in order (also q1000)
   --num=1000000         rows per client loaded by l.i0 (PK order, no secondary index)
   --num_i1=100000       rows per client inserted by l.i1 (the secondary indexes maintained)
+  --num_i2=10000        rows per client inserted by l.i2, which deletes
+  --deletes_per_insert_i2=2  rows from the PK tail per row inserted
   --secondary_indexes=3 secondary indexes l.x creates (0-3; q steps need at least 1)
   --seconds=60          seconds per query step
   --clients=1           clients; each has its own table
@@ -233,10 +244,9 @@ pub fn parse(args: &[String]) -> Result<Option<Config>, String> {
     let steps_s = p.value("steps").unwrap_or("l.i0,l.x,l.i1,q100,q500");
     let mut steps = Vec::new();
     for s in steps_s.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        steps.push(
-            Step::parse(s)
-                .ok_or_else(|| bad("steps", s, "a list of l.i0, l.x, l.i1, q100, q500, q1000"))?,
-        );
+        steps.push(Step::parse(s).ok_or_else(|| {
+            bad("steps", s, "a list of l.i0, l.x, l.i1, l.i2, q100, q500, q1000")
+        })?);
     }
     if steps.is_empty() {
         return Err(bad("steps", steps_s, "at least one step"));
@@ -275,6 +285,8 @@ pub fn parse(args: &[String]) -> Result<Option<Config>, String> {
         steps,
         num: num(&p, "num", 1_000_000, "a number of rows")?,
         num_i1: num(&p, "num_i1", 100_000, "a number of rows")?,
+        num_i2: num(&p, "num_i2", 10_000, "a number of rows")?,
+        deletes_per_insert_i2: num(&p, "deletes_per_insert_i2", 2, "a number of rows")?,
         seconds: seconds(&p, "seconds", 60.0)?,
         clients: clients as usize,
         results: p.value("results").map(std::path::PathBuf::from),
@@ -336,6 +348,8 @@ pub fn describe(c: &Config) -> Vec<(&'static str, String)> {
         ("steps", steps.join(",")),
         ("num", c.num.to_string()),
         ("num_i1", c.num_i1.to_string()),
+        ("num_i2", c.num_i2.to_string()),
+        ("deletes_per_insert_i2", c.deletes_per_insert_i2.to_string()),
         ("seconds", c.seconds.to_string()),
         ("clients", c.clients.to_string()),
         ("rows_per_commit", c.rows_per_commit.to_string()),

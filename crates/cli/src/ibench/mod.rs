@@ -51,6 +51,7 @@
 
 mod backend;
 mod config;
+mod engine_stats;
 mod metrics;
 mod pagecache;
 mod results;
@@ -136,6 +137,11 @@ fn run_steps(cfg: &Config, args: &[String]) -> Result<(), String> {
         print!("{}", summary.lines());
         if let Some(dir) = &cfg.results {
             results::write_step(dir, &summary, &intervals)?;
+            if let Some(text) = &summary.stats_text {
+                let path = dir.join(format!("{}.stats.txt", summary.step));
+                std::fs::write(&path, text)
+                    .map_err(|e| format!("writing {}: {e}", path.display()))?;
+            }
         }
     }
     backend.close()

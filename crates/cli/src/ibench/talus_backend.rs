@@ -126,6 +126,13 @@ impl IbenchBackend for TalusBackend {
         talus::perf::ReadIoSnapshot::parse(&text).map(|s| s.file_reads)
     }
 
+    fn stats_text(&self) -> Option<String> {
+        let db = self.catalog.db();
+        let stats = db.property("rocksdb.stats")?;
+        let statistics = db.property("rocksdb.options-statistics").unwrap_or_default();
+        Some(format!("{stats}\nSTATISTICS:\n{statistics}"))
+    }
+
     fn disk_size(&self) -> u64 {
         dir_size(self.catalog.db().path())
     }
