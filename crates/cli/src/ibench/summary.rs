@@ -295,7 +295,8 @@ mod tests {
         assert_eq!(get("dev_reads_per_insert"), Some("0.0005"), "read_bytes / 4096 / inserts");
         assert_eq!(get("dev_reads_measured"), Some("0"));
         assert_eq!(get("ips_p95"), Some(""));
-        assert_eq!(c.len(), 9 + 2 * 11 + 16);
+        assert_eq!(c.len(), 9 + 2 * 11 + 16 + 6 + STALL_CAUSES.len());
+        assert_eq!(get("w_amp"), Some(""), "no engine stats: empty");
         assert!(s.lines().starts_with("summary l.i1 engine=talus"));
         assert!(s.lines().contains("r/q=-"));
         let s = Summary { device_reads: Some(7), ips_p95: Some(480.0), ..s };

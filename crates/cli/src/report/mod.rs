@@ -19,6 +19,7 @@ mod load;
 mod page;
 mod regress;
 mod svg;
+mod sweep;
 
 use crate::options::{Parsed, Spec};
 
