@@ -53,8 +53,8 @@ fn partitioned_tables_answer_as_the_model_under_every_placement() {
     assert!(props.filter_partitions > 2, "{props:?}");
     assert!(props.top_level_index_size > 0 && props.top_level_index_size < props.index_size);
     let plain = Arc::new(open(plain, None).unwrap());
-    // A small cache: partitions and data blocks are evicted while readers run.
-    let cache: Arc<dyn Cache<Block>> = Arc::new(LruCache::new(16 << 10, 1, false));
+    // A small cache (one shard): partitions and data blocks are evicted while readers run.
+    let cache: Arc<dyn Cache<Block>> = Arc::new(LruCache::new(16 << 10, 0, false));
     for o in placements(&cache) {
         let r = Arc::new(open_with(bytes.clone(), o));
         assert_eq!(r.properties(), &props);
@@ -104,7 +104,13 @@ fn partitioned_tables_answer_as_the_model_under_every_placement() {
             assert_eq!(k.found, model_get(&entries, k.user_key, 700), "{:?}", k.user_key);
         }
     }
-    assert!(cache.usage() <= (cache.capacity() + 8) << 10);
+    // Blocks held while a read runs (a MultiGet batch holds its data blocks) may leave the
+    // cache over capacity; with every reader gone, the next insert evicts down to it (the LRU's
+    // contract: eviction at insert).
+    assert_eq!(cache.pinned_usage(), 0, "nothing stays held once the readers are gone");
+    let empty = Block::new(vec![0, 0, 0, 0, 1, 0, 0, 0], "t".into(), 0).unwrap();
+    cache.insert_with_priority((u64::MAX, 0), empty, 64, crate::cache::Priority::Low);
+    assert!(cache.usage() <= cache.capacity(), "usage {} > {}", cache.usage(), cache.capacity());
 }
 
 #[test]
@@ -175,7 +181,7 @@ fn partitions_are_cached_like_data_blocks_and_counted_by_role() {
     assert!(cache.usage() > top_usage);
     assert!(
         cache.usage()
-            < (top_usage + props.index_size as usize + props.filter_size as usize + 64) << 10
+            < top_usage + props.index_size as usize + props.filter_size as usize + (64 << 10)
     );
 }
 
