@@ -74,10 +74,13 @@ fn bucket(v: u64) -> usize {
     (lz * 4 + ((v >> (lz - 2)) & 3) as usize).min(BUCKETS - 1)
 }
 
-/// The smallest value of bucket `b`.
+/// The smallest value of bucket `b` (buckets 4 to 7 are never used: 4 is bucket 8).
 fn bucket_low(b: usize) -> u64 {
     if b < 4 {
         return b as u64;
+    }
+    if b < 8 {
+        return 4;
     }
     let lz = b / 4;
     (1u64 << lz) | (((b % 4) as u64) << (lz - 2))
