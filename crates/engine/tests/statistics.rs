@@ -36,10 +36,10 @@ fn keys_written_and_block_cache_lookups_add_up() {
         let i = (j * 7919) % n;
         let mut b = WriteBatch::new();
         b.put(format!("key{i:08}"), vec![b'v'; 50]);
-        if i % 10 == 0 {
+        if i.is_multiple_of(10) {
             b.put(format!("key{i:08}x"), b"second");
         }
-        puts += if i % 10 == 0 { 2 } else { 1 };
+        puts += if i.is_multiple_of(10) { 2 } else { 1 };
         db.write(b, &WriteOptions::default()).unwrap();
     }
     db.compact_range(None, None).unwrap();
