@@ -126,10 +126,25 @@ pub fn parse_internal_key(ikey: &[u8]) -> Option<ParsedKey<'_>> {
     Some(ParsedKey { user_key: user_key(ikey), seq: t >> 8, kind })
 }
 
+/// Orders user keys bytewise. Same result as `a.cmp(b)`; keys that differ in their first
+/// eight bytes (most keys of a block, once their common prefix is short) are told apart by one
+/// big-endian integer comparison instead of a `memcmp` call.
+#[inline(always)]
+pub fn compare_user_keys(a: &[u8], b: &[u8]) -> Ordering {
+    if let (Some(x), Some(y)) = (a.first_chunk::<8>(), b.first_chunk::<8>()) {
+        let (x, y) = (u64::from_be_bytes(*x), u64::from_be_bytes(*y));
+        if x != y {
+            return x.cmp(&y);
+        }
+        return a[8..].cmp(&b[8..]);
+    }
+    a.cmp(b)
+}
+
 /// Orders internal keys: user key ascending, then trailer (sequence, kind) descending.
 #[inline]
 pub fn compare_internal(a: &[u8], b: &[u8]) -> Ordering {
-    match user_key(a).cmp(user_key(b)) {
+    match compare_user_keys(user_key(a), user_key(b)) {
         Ordering::Equal => trailer(b).cmp(&trailer(a)),
         o => o,
     }
@@ -139,6 +154,22 @@ pub fn compare_internal(a: &[u8], b: &[u8]) -> Ordering {
 #[inline]
 pub fn seek_key(user_key: &[u8], seq: SequenceNumber) -> Vec<u8> {
     make_internal_key(user_key, seq, KIND_FOR_SEEK)
+}
+
+/// Calls `f` with [`seek_key`]`(user_key, seq)`, built on the stack when it fits in 64 bytes
+/// (a point read builds one per table it probes).
+#[inline]
+pub fn with_seek_key<R>(user_key: &[u8], seq: SequenceNumber, f: impl FnOnce(&[u8]) -> R) -> R {
+    let n = user_key.len() + TRAILER_LEN;
+    let mut stack = [0u8; 64];
+    match stack.get_mut(..n) {
+        Some(buf) => {
+            buf[..user_key.len()].copy_from_slice(user_key);
+            buf[user_key.len()..].copy_from_slice(&pack_trailer(seq, KIND_FOR_SEEK).to_le_bytes());
+            f(buf)
+        }
+        None => f(&seek_key(user_key, seq)),
+    }
 }
 
 /// An owned internal key with [`compare_internal`] ordering.
@@ -200,6 +231,37 @@ impl std::fmt::Debug for EscapedBytes<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn with_seek_key_matches_seek_key() {
+        for len in [0usize, 1, 55, 56, 57, 200] {
+            let uk = vec![7u8; len];
+            with_seek_key(&uk, 42, |k| assert_eq!(k, seek_key(&uk, 42).as_slice()));
+        }
+    }
+
+    #[test]
+    fn compare_user_keys_is_bytewise() {
+        let keys: [&[u8]; 12] = [
+            b"",
+            b"a",
+            b"abcdefg",
+            b"abcdefgh",
+            b"abcdefgh\x00",
+            b"abcdefgi",
+            b"abcdefgh\xff\x01",
+            b"\xff\xff\xff\xff\xff\xff\xff\xff",
+            b"\x00\x00\x00\x00\x00\x00\x00\x01zz",
+            b"\x00\x00\x00\x00\x00\x00\x00\x01z",
+            b"\x80",
+            b"\x7f\xff\xff\xff\xff\xff\xff\xff\xff",
+        ];
+        for a in keys {
+            for b in keys {
+                assert_eq!(compare_user_keys(a, b), a.cmp(b), "{a:?} vs {b:?}");
+            }
+        }
+    }
 
     #[test]
     fn order_is_user_key_then_newest_first() {

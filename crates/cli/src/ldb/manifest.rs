@@ -329,6 +329,7 @@ mod tests {
             largest_seq: seq,
             num_entries: 2,
             num_deletions: 0,
+            reader: Default::default(),
         }
     }
 

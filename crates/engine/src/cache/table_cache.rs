@@ -1,10 +1,15 @@
 //! [`TableCache`]: open SST readers by file number, bounded by `max_open_files`.
 //!
-//! Readers are opened through the [`Fs`] at `filename::table_path(db_path, n)` and kept in an
-//! [`LruCache`] with charge 1 per reader (one shard, so the bound is exact). Called by the read
-//! path and compaction from any thread; the only lock is the LRU's shard mutex, never held across
-//! IO. Two concurrent `get`s of the same uncached file may both open it; the last insert wins and
-//! both readers are valid.
+//! Readers are opened through the [`Fs`] at `filename::table_path(db_path, n)`. With a bound
+//! (`max_open_files > 0`) they are kept in an [`LruCache`] with charge 1 per reader (one shard,
+//! so the bound is exact); the only lock is the LRU's shard mutex, never held across IO.
+//! Unbounded (`max_open_files = -1`, the default) a reader is kept in its file's
+//! [`ReaderSlot`] (in the [`FileMetaData`] every Version shares), as RocksDB keeps it in the
+//! file descriptor: a read reaches it with one atomic load and no reference count, and it is
+//! closed when the last Version holding the file is dropped. [`TableCache::preload`] opens every
+//! file of a Version (RocksDB's `LoadTableHandlers` at DB open). Called by the read path and
+//! compaction from any thread. Two concurrent first reads of one file may both open it; one
+//! reader is kept and both are valid.
 //!
 //! Index and filter placement (`cache_index_and_filter_blocks`, `pin_l0_...`) is decided when a
 //! reader is opened: [`TableCache::get_at`] passes the file's level, and a reader opened for
@@ -13,8 +18,9 @@
 //! Files are opened with direct IO when `use_direct_reads` (see `fs::direct`), and every
 //! reader counts its reads in the cache's one [`ReadIoStats`] (`talus.stats`, `talus.read-io`).
 
+use std::ops::Deref;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::error::Result;
 use crate::filename;
@@ -22,6 +28,7 @@ use crate::fs::Fs;
 use crate::perf::ReadIoStats;
 use crate::sst::reader::TableReaderOptions;
 use crate::sst::{Block, TableReader};
+use crate::version::{FileMetaData, Version};
 
 use super::{Cache, LruCache, Priority};
 
@@ -42,6 +49,60 @@ pub struct TableCacheOptions {
     pub use_direct_reads: bool,
 }
 
+/// The open reader of one live file when the table cache is unbounded (see the module doc).
+/// Clones share the reader; equality ignores it (it is not part of the file's identity).
+#[derive(Default, Clone)]
+pub struct ReaderSlot(OnceLock<Arc<TableReader>>);
+
+impl ReaderSlot {
+    /// The reader, if the file has been opened.
+    pub fn get(&self) -> Option<&Arc<TableReader>> {
+        self.0.get()
+    }
+}
+
+impl std::fmt::Debug for ReaderSlot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.get().is_some() { "open" } else { "closed" })
+    }
+}
+
+impl PartialEq for ReaderSlot {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for ReaderSlot {}
+
+/// A reader borrowed from its file's slot, or shared out of the LRU.
+pub enum TableRef<'a> {
+    /// Kept in the file's [`ReaderSlot`]: no reference count taken.
+    Slot(&'a Arc<TableReader>),
+    /// From the bounded LRU.
+    Shared(Arc<TableReader>),
+}
+
+impl TableRef<'_> {
+    /// An owned handle (for iterators that outlive the borrow).
+    pub fn to_arc(&self) -> Arc<TableReader> {
+        match self {
+            TableRef::Slot(r) => Arc::clone(r),
+            TableRef::Shared(r) => Arc::clone(r),
+        }
+    }
+}
+
+impl Deref for TableRef<'_> {
+    type Target = TableReader;
+    fn deref(&self) -> &TableReader {
+        match self {
+            TableRef::Slot(r) => r,
+            TableRef::Shared(r) => r,
+        }
+    }
+}
+
 /// Open SST readers by file number, bounded by `max_open_files`.
 pub struct TableCache {
     db_path: PathBuf,
@@ -49,6 +110,8 @@ pub struct TableCache {
     readers: LruCache<TableReader>,
     opts: TableCacheOptions,
     io: Arc<ReadIoStats>,
+    /// `max_open_files = -1`: readers live in their files' slots.
+    unbounded: bool,
 }
 
 impl TableCache {
@@ -70,6 +133,7 @@ impl TableCache {
             db_path,
             fs,
             readers: LruCache::new(cap, 0, false),
+            unbounded: opts.capacity.is_none(),
             opts,
             io: Arc::new(ReadIoStats::default()),
         }
@@ -78,6 +142,48 @@ impl TableCache {
     /// The reads of every reader this cache opened.
     pub fn io_stats(&self) -> &ReadIoStats {
         &self.io
+    }
+
+    /// The reader of live file `f` at `level` (`None`: unknown), opening it if needed; borrowed
+    /// from the file's slot when the cache is unbounded.
+    pub fn reader<'a>(&self, f: &'a FileMetaData, level: Option<usize>) -> Result<TableRef<'a>> {
+        if !self.unbounded {
+            return self.get_at(f.number, level).map(TableRef::Shared);
+        }
+        if let Some(r) = f.reader.0.get() {
+            return Ok(TableRef::Slot(r));
+        }
+        let opened = Arc::new(self.open(f.number, level)?);
+        // A racing first read may have set it meanwhile: then theirs is kept, ours dropped.
+        Ok(TableRef::Slot(f.reader.0.get_or_init(|| opened)))
+    }
+
+    /// Opens the reader of every file of `v` that is not open yet (unbounded cache only;
+    /// RocksDB's `LoadTableHandlers` at DB open), so the first reads do not pay for it. A file
+    /// that fails to open is left closed: the read that needs it reports the error.
+    pub fn preload(&self, v: &Version) {
+        if !self.unbounded {
+            return;
+        }
+        for level in 0..v.num_levels() {
+            for f in v.level_files(level) {
+                let _ = self.reader(f, Some(level));
+            }
+        }
+    }
+
+    fn open(&self, file_number: u64, level: Option<usize>) -> Result<TableReader> {
+        let path = filename::table_path(&self.db_path, file_number);
+        let o = &self.opts;
+        let file = crate::fs::direct::open_random(self.fs.as_ref(), &path, o.use_direct_reads)?;
+        let opts = TableReaderOptions {
+            block_cache: o.block_cache.clone(),
+            cache_index_and_filter_blocks: o.cache_index_and_filter_blocks,
+            pin_index_and_filter: o.pin_l0 && level == Some(0),
+            pin_top_level_index_and_filter: o.pin_top_level_index_and_filter,
+            io_stats: Some(Arc::clone(&self.io)),
+        };
+        TableReader::open_with(file, file_number, path.display().to_string(), opts)
     }
 
     /// The reader of SST `file_number`, opening it if needed (level unknown).
@@ -91,18 +197,7 @@ impl TableCache {
         if let Some(r) = self.readers.lookup_shared(key) {
             return Ok(r);
         }
-        let path = filename::table_path(&self.db_path, file_number);
-        let o = &self.opts;
-        let file = crate::fs::direct::open_random(self.fs.as_ref(), &path, o.use_direct_reads)?;
-        let opts = TableReaderOptions {
-            block_cache: o.block_cache.clone(),
-            cache_index_and_filter_blocks: o.cache_index_and_filter_blocks,
-            pin_index_and_filter: o.pin_l0 && level == Some(0),
-            pin_top_level_index_and_filter: o.pin_top_level_index_and_filter,
-            io_stats: Some(Arc::clone(&self.io)),
-        };
-        let reader =
-            Arc::new(TableReader::open_with(file, file_number, path.display().to_string(), opts)?);
+        let reader = Arc::new(self.open(file_number, level)?);
         self.readers.insert_shared(key, Arc::clone(&reader), 1, Priority::Low);
         Ok(reader)
     }

@@ -89,6 +89,7 @@ fn run_case(input: &str) -> String {
                         largest_seq: seq,
                         num_entries: 1,
                         num_deletions: 0,
+                        reader: Default::default(),
                     };
                     if is_busy {
                         busy.insert(number);
@@ -170,6 +171,7 @@ fn pending_bytes_follow_rocksdb() {
             largest_seq: n,
             num_entries: 1,
             num_deletions: 0,
+            reader: Default::default(),
         })
     };
     assert_eq!(estimate_pending_bytes(&opts, &v), 0);

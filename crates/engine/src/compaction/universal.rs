@@ -167,6 +167,7 @@ mod tests {
                 largest_seq: seq,
                 num_entries: 1,
                 num_deletions: 0,
+                reader: Default::default(),
             }));
         }
         v

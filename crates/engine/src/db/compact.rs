@@ -116,7 +116,7 @@ impl DbInner {
         let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
         if c.level == 0 {
             for f in &c.inputs[0] {
-                children.push(self.table_cache.get(f.number)?.iter_with(false, ra));
+                children.push(self.table_cache.reader(f, Some(0))?.to_arc().iter_with(false, ra));
             }
         } else {
             children.push(level(&c.inputs[0]));
@@ -134,7 +134,7 @@ impl DbInner {
     fn subcompaction_boundaries(&self, c: &Compaction) -> Result<Vec<Vec<u8>>> {
         let mut anchors = Vec::new();
         for f in c.input_files() {
-            let r = self.table_cache.get(f.number)?;
+            let r = self.table_cache.reader(f, None)?;
             let mut prev_end = 0u64;
             for (sep, h) in r.index_entries()? {
                 let end = h.offset + h.size;
@@ -150,7 +150,7 @@ impl DbInner {
     fn merge(&self, c: &Compaction) -> Result<(u64, u64, u64)> {
         let mut tombstones: Vec<RangeTombstone> = Vec::new();
         for f in c.input_files() {
-            let r = self.table_cache.get(f.number)?;
+            let r = self.table_cache.reader(f, None)?;
             tombstones.extend(r.range_tombstones().to_tombstones());
         }
         let bounds = if subcompaction::should_split(c, self.opts.max_subcompactions) {

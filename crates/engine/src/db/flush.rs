@@ -66,6 +66,7 @@ pub(crate) fn file_meta(
         largest_seq: props.largest_seq,
         num_entries: props.num_entries,
         num_deletions: props.num_deletions + props.num_range_deletions,
+        reader: Default::default(),
     }
 }
 

@@ -108,6 +108,7 @@ pub(crate) fn open(path: &Path, opts: Options, access: Access) -> Result<Arc<DbI
         inner.write_options_file();
         inner.delete_obsolete_files();
     }
+    inner.table_cache.preload(&inner.super_version.load().version);
     Ok(inner)
 }
 

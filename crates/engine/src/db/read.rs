@@ -11,7 +11,7 @@ use std::sync::Arc;
 use super::core::{DbInner, SuperVersion};
 use crate::error::Result;
 use crate::iter::db_iter::DbIterator;
-use crate::iter::level::LevelIterator;
+use crate::iter::level::{LevelFiles, LevelIterator};
 use crate::iter::merging::MergingIterator;
 use crate::iter::range_del::{FragmentedTombstones, RangeTombstone};
 use crate::iter::InternalIterator;
@@ -57,7 +57,7 @@ impl DbInner {
         }
         let mut result: Result<Option<Vec<u8>>> = Ok(None);
         sv.version.for_each_file_for_key(key, |level, f| {
-            let reader = match self.table_cache.get_at(f.number, Some(level)) {
+            let reader = match self.table_cache.reader(f, Some(level)) {
                 Ok(r) => r,
                 Err(e) => {
                     result = Err(e);
@@ -87,7 +87,9 @@ impl DbInner {
         opts: &ReadOptions,
         read_seq: SequenceNumber,
     ) -> DbIterator {
-        let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
+        let mut children: Vec<Box<dyn InternalIterator>> = Vec::with_capacity(
+            2 + sv.imms.len() + sv.version.num_levels() + sv.version.level_files(0).len(),
+        );
         let mut tombstones: Vec<RangeTombstone> = Vec::new();
         children.push(sv.mem.iter());
         if sv.mem.has_range_tombstones() {
@@ -99,10 +101,10 @@ impl DbInner {
         }
         let mut open_error = None;
         for f in sv.version.level_files(0) {
-            match self.table_cache.get_at(f.number, Some(0)) {
+            match self.table_cache.reader(f, Some(0)) {
                 Ok(r) => {
                     tombstones.extend(r.range_tombstones().to_tombstones());
-                    children.push(r.iter(opts.fill_cache));
+                    children.push(r.to_arc().iter(opts.fill_cache));
                 }
                 Err(e) => open_error = Some(e),
             }
@@ -116,13 +118,13 @@ impl DbInner {
                 if f.num_deletions == 0 {
                     continue;
                 }
-                match self.table_cache.get_at(f.number, Some(level)) {
+                match self.table_cache.reader(f, Some(level)) {
                     Ok(r) => tombstones.extend(r.range_tombstones().to_tombstones()),
                     Err(e) => open_error = Some(e),
                 }
             }
             children.push(Box::new(LevelIterator::new(
-                files.to_vec(),
+                LevelFiles::Level(Arc::clone(&sv.version), level),
                 self.table_cache.clone(),
                 opts.fill_cache,
             )));
@@ -134,7 +136,7 @@ impl DbInner {
         DbIterator::new(
             merged,
             read_seq,
-            Arc::new(FragmentedTombstones::new(tombstones)),
+            (!tombstones.is_empty()).then(|| Arc::new(FragmentedTombstones::new(tombstones))),
             opts.iterate_lower_bound.clone(),
             opts.iterate_upper_bound.clone(),
         )

@@ -24,9 +24,10 @@ use super::range_del::FragmentedTombstones;
 use super::InternalIterator;
 use crate::error::{Error, Result};
 use crate::key::{
-    append_internal_key, parse_internal_key, user_key, SequenceNumber, ValueKind, KIND_FOR_SEEK,
+    pack_trailer, parse_internal_key, user_key, SequenceNumber, ValueKind, KIND_FOR_SEEK,
     MAX_SEQUENCE,
 };
+use smallvec::SmallVec;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Direction {
@@ -38,17 +39,18 @@ enum Direction {
 pub struct DbIterator {
     inner: Box<dyn InternalIterator>,
     read_seq: SequenceNumber,
-    tombstones: Arc<FragmentedTombstones>,
+    /// `None`: no range tombstone in any source.
+    tombstones: Option<Arc<FragmentedTombstones>>,
     lower: Option<Vec<u8>>,
     upper: Option<Vec<u8>>,
     dir: Direction,
     valid: bool,
     /// Backward: the current user key. Forward: scratch for the key being skipped.
-    saved_key: Vec<u8>,
+    saved_key: SmallVec<[u8; 64]>,
     /// Backward: the current value.
     saved_value: Vec<u8>,
     /// Scratch for building seek targets.
-    seek_buf: Vec<u8>,
+    seek_buf: SmallVec<[u8; 64]>,
     /// A corruption found in the inner stream (sticky).
     err: Option<Error>,
 }
@@ -59,7 +61,7 @@ impl DbIterator {
     pub fn new(
         inner: Box<dyn InternalIterator>,
         read_seq: SequenceNumber,
-        tombstones: Arc<FragmentedTombstones>,
+        tombstones: Option<Arc<FragmentedTombstones>>,
         lower: Option<Vec<u8>>,
         upper: Option<Vec<u8>>,
     ) -> Self {
@@ -71,11 +73,17 @@ impl DbIterator {
             upper,
             dir: Direction::Forward,
             valid: false,
-            saved_key: Vec::new(),
+            saved_key: SmallVec::new(),
             saved_value: Vec::new(),
-            seek_buf: Vec::new(),
+            seek_buf: SmallVec::new(),
             err: None,
         }
+    }
+
+    /// True if a range tombstone visible at the read sequence covers `user_key` at `seq`.
+    #[inline]
+    fn covered(&self, user_key: &[u8], seq: SequenceNumber) -> bool {
+        self.tombstones.as_ref().is_some_and(|t| t.covers(user_key, seq, self.read_seq))
     }
 
     /// True if positioned at a visible entry.
@@ -134,7 +142,8 @@ impl DbIterator {
                 self.upper = other;
                 // The last internal key of `key` has sequence 0 and the lowest kind.
                 self.seek_buf.clear();
-                append_internal_key(&mut self.seek_buf, key, 0, ValueKind::Delete);
+                self.seek_buf.extend_from_slice(key);
+                self.seek_buf.extend_from_slice(&pack_trailer(0, ValueKind::Delete).to_le_bytes());
                 self.inner.seek_for_prev(&self.seek_buf);
             }
         }
@@ -216,7 +225,8 @@ impl DbIterator {
     /// Seeks the inner iterator to the first entry of `user_key` visible at `read_seq`.
     fn seek_inner(&mut self, user_key: &[u8]) {
         self.seek_buf.clear();
-        append_internal_key(&mut self.seek_buf, user_key, self.read_seq, KIND_FOR_SEEK);
+        self.seek_buf.extend_from_slice(user_key);
+        self.seek_buf.extend_from_slice(&pack_trailer(self.read_seq, KIND_FOR_SEEK).to_le_bytes());
         self.inner.seek(&self.seek_buf);
     }
 
@@ -224,7 +234,8 @@ impl DbIterator {
     /// `upper` itself that sort at or before the target are skipped by the backward scan).
     fn seek_for_prev_before(&mut self, upper: &[u8]) {
         self.seek_buf.clear();
-        append_internal_key(&mut self.seek_buf, upper, MAX_SEQUENCE, KIND_FOR_SEEK);
+        self.seek_buf.extend_from_slice(upper);
+        self.seek_buf.extend_from_slice(&pack_trailer(MAX_SEQUENCE, KIND_FOR_SEEK).to_le_bytes());
         self.inner.seek_for_prev(&self.seek_buf);
     }
 
@@ -266,7 +277,7 @@ impl DbIterator {
             if p.seq <= self.read_seq && !(skipping && p.user_key <= self.saved_key.as_slice()) {
                 match p.kind {
                     ValueKind::RangeDelete => {}
-                    ValueKind::Put if !self.tombstones.covers(p.user_key, p.seq, self.read_seq) => {
+                    ValueKind::Put if !self.covered(p.user_key, p.seq) => {
                         self.valid = true;
                         return;
                     }
@@ -308,8 +319,7 @@ impl DbIterator {
                     // The candidate's entries are all behind us: it is the answer.
                     break;
                 }
-                let is_live = p.kind == ValueKind::Put
-                    && !self.tombstones.covers(p.user_key, p.seq, self.read_seq);
+                let is_live = p.kind == ValueKind::Put && !self.covered(p.user_key, p.seq);
                 if is_live {
                     self.saved_key.clear();
                     self.saved_key.extend_from_slice(p.user_key);

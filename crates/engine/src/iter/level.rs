@@ -12,11 +12,36 @@ use crate::cache::TableCache;
 use crate::error::{Error, Result};
 use crate::key::compare_internal;
 use crate::sst::prefetch::Readahead;
-use crate::version::FileMetaData;
+use crate::version::{FileMetaData, Version};
+
+/// The files a [`LevelIterator`] walks: a level of a shared [`Version`] (not copied: a read
+/// iterator over a level of hundreds of files takes one reference count, not hundreds), or a
+/// list of its own (a compaction's inputs).
+pub enum LevelFiles {
+    /// Level `.1` of the version.
+    Level(Arc<Version>, usize),
+    /// These files.
+    List(Vec<Arc<FileMetaData>>),
+}
+
+impl LevelFiles {
+    fn as_slice(&self) -> &[Arc<FileMetaData>] {
+        match self {
+            LevelFiles::Level(v, level) => v.level_files(*level),
+            LevelFiles::List(files) => files,
+        }
+    }
+}
+
+impl From<Vec<Arc<FileMetaData>>> for LevelFiles {
+    fn from(files: Vec<Arc<FileMetaData>>) -> Self {
+        LevelFiles::List(files)
+    }
+}
 
 /// Iterates one level's files in key order.
 pub struct LevelIterator {
-    files: Vec<Arc<FileMetaData>>,
+    files: LevelFiles,
     table_cache: Arc<TableCache>,
     fill_cache: bool,
     readahead: Readahead,
@@ -28,11 +53,12 @@ pub struct LevelIterator {
 impl LevelIterator {
     /// Iterates `files` (sorted, non-overlapping).
     pub fn new(
-        files: Vec<Arc<FileMetaData>>,
+        files: impl Into<LevelFiles>,
         table_cache: Arc<TableCache>,
         fill_cache: bool,
     ) -> Self {
-        let index = files.len();
+        let files = files.into();
+        let index = files.as_slice().len();
         let readahead = Readahead::Auto;
         LevelIterator { files, table_cache, fill_cache, readahead, index, cur: None, err: None }
     }
@@ -46,9 +72,9 @@ impl LevelIterator {
     fn open(&mut self, index: usize) {
         self.index = index;
         self.cur = None;
-        let Some(f) = self.files.get(index) else { return };
-        let it: Box<dyn InternalIterator> = match self.table_cache.get(f.number) {
-            Ok(r) => r.iter_with(self.fill_cache, self.readahead),
+        let Some(f) = self.files.as_slice().get(index) else { return };
+        let it: Box<dyn InternalIterator> = match self.table_cache.reader(f, None) {
+            Ok(r) => r.to_arc().iter_with(self.fill_cache, self.readahead),
             Err(e) => {
                 if self.err.is_none() {
                     self.err = Some(e.duplicate());
@@ -74,9 +100,9 @@ impl LevelIterator {
     fn skip_forward(&mut self) {
         while !self.cur_valid() {
             self.note_error();
-            if self.err.is_some() || self.index + 1 >= self.files.len() {
+            if self.err.is_some() || self.index + 1 >= self.files.as_slice().len() {
                 self.cur = None;
-                self.index = self.files.len();
+                self.index = self.files.as_slice().len();
                 return;
             }
             self.open(self.index + 1);
@@ -89,9 +115,9 @@ impl LevelIterator {
     fn skip_backward(&mut self) {
         while !self.cur_valid() {
             self.note_error();
-            if self.err.is_some() || self.index == 0 || self.index > self.files.len() {
+            if self.err.is_some() || self.index == 0 || self.index > self.files.as_slice().len() {
                 self.cur = None;
-                self.index = self.files.len();
+                self.index = self.files.as_slice().len();
                 return;
             }
             self.open(self.index - 1);
@@ -107,7 +133,7 @@ impl InternalIterator for LevelIterator {
         self.err.is_none() && self.cur_valid()
     }
     fn seek_to_first(&mut self) {
-        if self.files.is_empty() {
+        if self.files.as_slice().is_empty() {
             return;
         }
         self.open(0);
@@ -117,10 +143,10 @@ impl InternalIterator for LevelIterator {
         self.skip_forward();
     }
     fn seek_to_last(&mut self) {
-        if self.files.is_empty() {
+        if self.files.as_slice().is_empty() {
             return;
         }
-        self.open(self.files.len() - 1);
+        self.open(self.files.as_slice().len() - 1);
         if let Some(c) = self.cur.as_mut() {
             c.seek_to_last();
         }
@@ -129,10 +155,11 @@ impl InternalIterator for LevelIterator {
     fn seek(&mut self, target: &[u8]) {
         let i = self
             .files
+            .as_slice()
             .partition_point(|f| compare_internal(f.largest.encoded(), target) == Ordering::Less);
-        if i >= self.files.len() {
+        if i >= self.files.as_slice().len() {
             self.cur = None;
-            self.index = self.files.len();
+            self.index = self.files.as_slice().len();
             return;
         }
         self.open(i);
@@ -143,12 +170,12 @@ impl InternalIterator for LevelIterator {
     }
     fn seek_for_prev(&mut self, target: &[u8]) {
         // Last file whose smallest <= target.
-        let n = self.files.partition_point(|f| {
+        let n = self.files.as_slice().partition_point(|f| {
             compare_internal(f.smallest.encoded(), target) != Ordering::Greater
         });
         if n == 0 {
             self.cur = None;
-            self.index = self.files.len();
+            self.index = self.files.as_slice().len();
             return;
         }
         self.open(n - 1);

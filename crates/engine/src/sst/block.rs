@@ -27,6 +27,9 @@ use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
 use crate::key::compare_internal;
 
+/// Key bytes a [`BlockIter`] holds without allocating (RocksDB's `IterKey` keeps 39).
+const INLINE_KEY: usize = 64;
+
 /// What a block is for: the block cache's per-role statistics and the perf context count by
 /// role, and the high-priority pool of the LRU takes index and filter blocks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -237,7 +240,7 @@ pub enum RestartSeek<'a> {
 }
 
 /// A decoded entry header: `(shared, non_shared, value_len, header_len)`.
-#[inline]
+#[inline(always)]
 fn decode_entry(src: &[u8]) -> Option<(usize, usize, usize, usize)> {
     // Fast path: all three lengths fit in one byte each (LevelDB's DecodeEntry).
     if let Some(&[s, n, v]) = src.get(..3).and_then(|h| <&[u8; 3]>::try_from(h).ok()) {
@@ -249,6 +252,62 @@ fn decode_entry(src: &[u8]) -> Option<(usize, usize, usize, usize)> {
     let (non_shared, b) = get_varint32(src.get(a..)?)?;
     let (value_len, c) = get_varint32(src.get(a + b..)?)?;
     Some((shared as usize, non_shared as usize, value_len as usize, a + b + c))
+}
+
+/// A block cursor's current key: inline up to [`INLINE_KEY`] bytes, on the heap beyond, so
+/// a cursor (two per point read) allocates nothing for the usual key. Built for the entries'
+/// prefix compression: each step keeps `shared` bytes and appends the entry's delta.
+struct KeyBuf {
+    len: usize,
+    inline: [u8; INLINE_KEY],
+    /// Holds the key when `len > INLINE_KEY` (then `heap.len() == len`).
+    heap: Vec<u8>,
+}
+
+impl Default for KeyBuf {
+    fn default() -> Self {
+        KeyBuf { len: 0, inline: [0; INLINE_KEY], heap: Vec::new() }
+    }
+}
+
+impl KeyBuf {
+    #[inline]
+    fn as_slice(&self) -> &[u8] {
+        if self.len <= INLINE_KEY {
+            &self.inline[..self.len]
+        } else {
+            &self.heap
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn clear(&mut self) {
+        self.len = 0;
+    }
+
+    /// Keeps the first `shared` bytes (`shared <= len`) and appends `delta`.
+    #[inline(always)]
+    fn replace_suffix(&mut self, shared: usize, delta: &[u8]) {
+        let new_len = shared + delta.len();
+        if new_len <= INLINE_KEY {
+            if self.len > INLINE_KEY {
+                self.inline[..shared].copy_from_slice(&self.heap[..shared]);
+            }
+            self.inline[shared..new_len].copy_from_slice(delta);
+        } else {
+            if self.len <= INLINE_KEY {
+                self.heap.clear();
+                self.heap.extend_from_slice(&self.inline[..shared]);
+            } else {
+                self.heap.truncate(shared);
+            }
+            self.heap.extend_from_slice(delta);
+        }
+        self.len = new_len;
+    }
 }
 
 impl CacheHandle<Block> {
@@ -267,7 +326,9 @@ pub struct BlockIter {
     next_offset: usize,
     /// Index of the restart block holding `current`.
     restart_index: usize,
-    key: Vec<u8>,
+    /// The current key; inline up to [`INLINE_KEY`] bytes, so a block cursor (two per point
+    /// read) allocates nothing for the usual key.
+    key: KeyBuf,
     value_start: usize,
     value_len: usize,
     err: Option<Error>,
@@ -283,7 +344,7 @@ impl BlockIter {
             current: end,
             next_offset: end,
             restart_index: 0,
-            key: Vec::with_capacity(48),
+            key: KeyBuf::default(),
             value_start: 0,
             value_len: 0,
             err,
@@ -371,8 +432,7 @@ impl BlockIter {
             self.fail("entry value exceeds block");
             return false;
         }
-        self.key.truncate(shared);
-        self.key.extend_from_slice(delta);
+        self.key.replace_suffix(shared, delta);
         self.value_start = self.current + key_end;
         self.value_len = value_len;
         self.next_offset = self.current + val_end;
@@ -410,7 +470,7 @@ impl BlockIter {
             return;
         }
         while self.parse_next() {
-            if cmp(&self.key, target) != Ordering::Less {
+            if cmp(self.key.as_slice(), target) != Ordering::Less {
                 return;
             }
         }
@@ -418,7 +478,7 @@ impl BlockIter {
 
     /// Positions at the first entry whose key is `>= target` bytewise (for meta blocks).
     pub fn seek_bytewise(&mut self, target: &[u8]) {
-        self.seek_impl(target, |a, b| a.cmp(b));
+        self.seek_impl(target, crate::key::compare_user_keys);
     }
 }
 
@@ -452,7 +512,7 @@ impl InternalIterator for BlockIter {
             }
             self.seek_to_last();
         }
-        while self.valid() && compare_internal(&self.key, target) == Ordering::Greater {
+        while self.valid() && compare_internal(self.key.as_slice(), target) == Ordering::Greater {
             self.prev();
         }
     }
@@ -508,7 +568,7 @@ impl InternalIterator for BlockIter {
     }
 
     fn key(&self) -> &[u8] {
-        &self.key
+        self.key.as_slice()
     }
 
     fn value(&self) -> &[u8] {

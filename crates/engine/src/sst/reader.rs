@@ -243,14 +243,25 @@ impl TableReader {
                 return Ok(None);
             }
         }
-        let target = key::seek_key(user_key, seq.min(key::MAX_SEQUENCE));
+        key::with_seek_key(user_key, seq.min(key::MAX_SEQUENCE), |target| {
+            self.get_at(user_key, target, fill_cache)
+        })
+    }
+
+    /// [`TableReader::get`] past the filter: the entry at or after seek key `target`.
+    fn get_at(
+        &self,
+        user_key: &[u8],
+        target: &[u8],
+        fill_cache: bool,
+    ) -> Result<Option<(ValueKind, SequenceNumber, Vec<u8>)>> {
         let mut index = IndexIter::new(self, fill_cache);
-        index.seek(self, &target);
+        index.seek(self, target);
         while index.valid() {
             let handle = self.decode_handle(index.value(), index.block_offset())?;
             let block = self.data_block(handle, fill_cache)?;
             let mut it = block.iter();
-            it.seek(&target);
+            it.seek(target);
             if it.valid() {
                 let p = key::parse_internal_key(it.key()).ok_or_else(|| {
                     Error::corruption(&self.file_name, handle.offset, "malformed internal key")

@@ -142,6 +142,7 @@ fn decode_new_file(d: &mut Decoder<'_>) -> Option<(usize, FileMetaData)> {
         largest_seq: d.varint64()?,
         num_entries: d.varint64()?,
         num_deletions: d.varint64()?,
+        reader: Default::default(),
     };
     Some((level, meta))
 }
@@ -188,6 +189,7 @@ mod tests {
                 largest_seq: rng.gen_range(1000..1 << 40),
                 num_entries: rng.gen_range(0..1 << 20),
                 num_deletions: rng.gen_range(0..1000),
+                reader: Default::default(),
             };
             e.new_files.push((rng.gen_range(0..7), f));
         }

@@ -9,6 +9,7 @@
 
 use std::sync::Arc;
 
+use crate::cache::table_cache::ReaderSlot;
 use crate::key::{InternalKey, SequenceNumber};
 
 mod builder;
@@ -37,6 +38,10 @@ pub struct FileMetaData {
     pub num_entries: u64,
     /// Point and range deletions.
     pub num_deletions: u64,
+    /// The file's open reader, kept here while the table cache is unbounded
+    /// (`max_open_files = -1`, as RocksDB keeps it in the file's descriptor): a read finds it
+    /// with one atomic load instead of a table-cache lookup. Not part of the file's identity.
+    pub reader: ReaderSlot,
 }
 
 /// An immutable snapshot of the tree's files. Level 0 is ordered newest first (by largest

@@ -158,7 +158,7 @@ impl DbInner {
         if batch.is_empty() {
             return 0;
         }
-        let reader = match self.table_cache.get_at(f.number, Some(level)) {
+        let reader = match self.table_cache.reader(f, Some(level)) {
             Ok(r) => r,
             Err(e) => return settle_all_with_error(pending, batch, e, answers),
         };

@@ -113,7 +113,13 @@ fn build(
         1 => sources.pop().unwrap_or_else(|| Box::new(EmptyIterator::default())),
         _ => Box::new(MergingIterator::new(sources)),
     };
-    DbIterator::new(inner, read_seq, Arc::new(FragmentedTombstones::new(tombstones)), lower, upper)
+    DbIterator::new(
+        inner,
+        read_seq,
+        Some(Arc::new(FragmentedTombstones::new(tombstones))),
+        lower,
+        upper,
+    )
 }
 
 fn random_ops(rng: &mut StdRng, n: usize) -> Vec<Op> {
@@ -245,13 +251,7 @@ fn newest_version_wins_and_invisible_versions_are_skipped() {
 #[test]
 fn inner_error_invalidates_and_is_reported() {
     let err = Error::corruption("000009.sst", 4096, "checksum mismatch");
-    let mut it = DbIterator::new(
-        Box::new(EmptyIterator::with_error(err)),
-        10,
-        Arc::new(FragmentedTombstones::default()),
-        None,
-        None,
-    );
+    let mut it = DbIterator::new(Box::new(EmptyIterator::with_error(err)), 10, None, None, None);
     it.seek_to_first();
     assert!(!it.valid());
     assert!(it.status().expect_err("error").is_corruption());
@@ -265,13 +265,8 @@ fn undecodable_key_is_corruption() {
     let entries =
         vec![(make_internal_key(b"a", 1, ValueKind::Put), b"x".to_vec()), (bad, b"y".to_vec())];
     for backward in [false, true] {
-        let mut it = DbIterator::new(
-            Box::new(VecIterator::new(entries.clone())),
-            10,
-            Arc::new(FragmentedTombstones::default()),
-            None,
-            None,
-        );
+        let mut it =
+            DbIterator::new(Box::new(VecIterator::new(entries.clone())), 10, None, None, None);
         if backward {
             it.seek_to_last();
         } else {
@@ -289,13 +284,7 @@ fn undecodable_key_is_corruption() {
 fn key_shorter_than_a_trailer_is_corruption() {
     for backward in [false, true] {
         let entries = vec![(b"tiny".to_vec(), b"z".to_vec())];
-        let mut it = DbIterator::new(
-            Box::new(VecIterator::new(entries)),
-            10,
-            Arc::new(FragmentedTombstones::default()),
-            None,
-            None,
-        );
+        let mut it = DbIterator::new(Box::new(VecIterator::new(entries)), 10, None, None, None);
         if backward {
             it.seek_for_prev(b"zzz");
         } else {
@@ -399,7 +388,7 @@ fn inner_failure_mid_scan_never_yields_wrong_keys() {
         let mut it = DbIterator::new(
             Box::new(inner),
             read_seq,
-            Arc::new(FragmentedTombstones::new(tombstones)),
+            Some(Arc::new(FragmentedTombstones::new(tombstones))),
             None,
             None,
         );
