@@ -42,8 +42,8 @@ use std::time::{Duration, Instant};
 
 use talus::cache::{AutoHyperClockCache, Cache, CacheHandle, HyperClockCache, LruCache, Priority};
 
-use crate::args::{Parsed, Spec};
 use crate::db_bench::histogram::Histogram;
+use crate::options::{Parsed, Spec};
 use workload::{hash_value, Op, Rng, Workload};
 
 const SPEC: Spec<'static> = Spec {
@@ -67,6 +67,7 @@ const SPEC: Spec<'static> = Spec {
         "seed",
     ],
     flags: &["skewed", "populate_cache", "lean", "histograms", "help"],
+    engine: false,
 };
 
 /// Which cache a `--cache_type` names.
@@ -109,7 +110,7 @@ type Value = Vec<u8>;
 
 /// Runs `cache_bench`; returns the exit code.
 pub fn run(args: &[String]) -> i32 {
-    let p = Parsed::parse(args);
+    let mut p = Parsed::parse(args);
     if p.flag("help") {
         println!(
             "usage: talus cache_bench [--{}=N ...] [--skewed] [--populate_cache=false] [--lean]",
@@ -135,27 +136,24 @@ fn parse(p: &Parsed) -> Result<Flags, String> {
     let small = |name: &str, default: u64| -> Result<u32, String> {
         u32::try_from(num(name, default)?).map_err(|_| format!("{name} is too large"))
     };
-    let real = |name: &str, default: f64| -> Result<f64, String> {
-        match p.value(name) {
-            None => Ok(default),
-            Some(v) => v.parse::<f64>().map_err(|_| format!("{name} has an invalid value")),
-        }
-    };
-    let boolean = |name: &str, default: bool| match p.value(name) {
-        Some(v) => v == "true" || v == "1" || v == "yes",
-        None if p.flag(name) => true,
-        None => default,
-    };
+    let real = |name: &str, default: f64| p.get_or(name, default, "a number");
+    let boolean = |name: &str, default: bool| p.flag_or(name, default);
     let cache_type = p.value("cache_type").unwrap_or("lru_cache").to_string();
     let kind = match cache_type.as_str() {
         "lru_cache" => Kind::Lru,
         "hyper_clock_cache" | "fixed_hyper_clock_cache" | "clock_cache" => Kind::FixedClock,
         "auto_hyper_clock_cache" => Kind::AutoClock,
-        other => return Err(format!("Cache type not supported: {other}")),
+        other => {
+            return Err(crate::options::bad(
+                "cache_type",
+                other,
+                "lru_cache, hyper_clock_cache or auto_hyper_clock_cache",
+            ))
+        }
     };
     let num_shard_bits = match p.value("num_shard_bits") {
         None | Some("-1") => None,
-        Some(v) => Some(v.parse::<u32>().map_err(|_| "num_shard_bits has an invalid value")?),
+        Some(_) => p.get::<u32>("num_shard_bits", "-1 or a shard bit count")?,
     };
     let f = Flags {
         kind,

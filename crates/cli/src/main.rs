@@ -7,7 +7,6 @@
 //! prints the usage and exits 2.
 #![warn(missing_docs)]
 
-mod args;
 mod build_info;
 mod cache_bench;
 mod db_bench;
@@ -16,6 +15,7 @@ mod fmt;
 mod ibench;
 mod ldb;
 mod oltp;
+mod options;
 mod procio;
 mod report;
 mod sst_dump;

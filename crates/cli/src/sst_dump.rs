@@ -17,13 +17,14 @@ use talus::fs::{Fs, StdFs};
 use talus::key::{parse_internal_key, seek_key, MAX_SEQUENCE};
 use talus::sst::{TableProperties, TableReader};
 
-use crate::args::{Parsed, Spec};
 use crate::fmt::{decode_input, write_escaped, write_hex, write_internal_key};
+use crate::options::{Parsed, Spec};
 use crate::table::{open_table, walk_entries};
 
 const SPEC: Spec<'static> = Spec {
     values: &["file", "command", "from", "to", "read_num"],
     flags: &["output_hex", "input_key_hex", "show_properties", "help"],
+    engine: false,
 };
 
 /// What to do with each file.
@@ -81,7 +82,7 @@ pub fn usage(w: &mut dyn Write) -> io::Result<()> {
     )
 }
 
-fn parse_job(p: &Parsed) -> Result<Job, String> {
+fn parse_job(p: &mut Parsed) -> Result<Job, String> {
     p.check(&SPEC)?;
     if let Some(extra) = p.positional.first() {
         return Err(format!("Unrecognized argument '{extra}'"));
@@ -126,11 +127,11 @@ pub fn run(args: &[String]) -> i32 {
 
 /// Runs `sst_dump` with explicit streams; returns the exit code.
 pub fn run_io(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
-    let p = Parsed::parse(args);
+    let mut p = Parsed::parse(args);
     if p.flag("help") {
         return if usage(out).is_ok() { 0 } else { 1 };
     }
-    let job = match parse_job(&p) {
+    let job = match parse_job(&mut p) {
         Ok(j) => j,
         Err(e) => {
             let _ = writeln!(err, "{e}");
@@ -366,13 +367,14 @@ mod tests {
 
     #[test]
     fn parses_rocksdb_syntax() {
-        let p = Parsed::parse(&["--file=/x/1.sst", "--command=scan", "--output_hex", "--from=a"]);
-        let j = parse_job(&p).unwrap();
+        let mut p =
+            Parsed::parse(&["--file=/x/1.sst", "--command=scan", "--output_hex", "--from=a"]);
+        let j = parse_job(&mut p).unwrap();
         assert_eq!((j.cmd, j.hex, j.from.as_deref()), (Cmd::Scan, true, Some(&b"a"[..])));
-        let j = parse_job(&Parsed::parse(&["--file=f"])).unwrap();
+        let j = parse_job(&mut Parsed::parse(&["--file=f"])).unwrap();
         assert_eq!(j.cmd, Cmd::Check, "check is the default");
-        let p = Parsed::parse(&["--file=f", "--input_key_hex", "--to=0x6B31", "--read_num=5"]);
-        let j = parse_job(&p).unwrap();
+        let mut p = Parsed::parse(&["--file=f", "--input_key_hex", "--to=0x6B31", "--read_num=5"]);
+        let j = parse_job(&mut p).unwrap();
         assert_eq!((j.to.as_deref(), j.read_num), (Some(&b"k1"[..]), Some(5)));
     }
 

@@ -177,7 +177,7 @@ fn bad_flags_fail_before_touching_db() {
         ("--steps=l.i0,l.y", "--steps"),
         ("--data_random=1.5", "--data_random"),
         ("--cache_size=-1", "--cache_size"),
-        ("--sync", "--sync"),
+        ("--sync=sometimes", "--sync"),
     ] {
         let o = ibench(&[&format!("--db={}", fresh.display()), flag]);
         assert!(!o.status.success(), "{flag} was accepted");
@@ -201,4 +201,65 @@ fn bad_flags_fail_before_touching_db() {
     // Without l.i0 the database must exist.
     let o = ibench(&[&format!("--db={}", fresh.display()), "--steps=q100"]);
     assert!(!o.status.success() && !fresh.exists());
+}
+
+/// Per-step stats files and parsed columns, l.i2, and --sync / --disable_wal reaching the
+/// talus engine (seen in the statistics of the stats file: WAL syncs and WAL bytes).
+#[test]
+fn talus_step_stats_l_i2_and_write_options() {
+    let dir = tempfile::tempdir().unwrap();
+    let row = |res: &Path, step: &str| -> BTreeMap<String, String> {
+        let text = std::fs::read_to_string(res.join("summary.csv")).unwrap();
+        let mut lines = text.lines();
+        let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+        let line = lines.find(|l| l.starts_with(&format!("{step},"))).unwrap();
+        head.iter().map(|h| h.to_string()).zip(line.split(',').map(str::to_string)).collect()
+    };
+    let ticker = |text: &str, name: &str| -> u64 {
+        let l = text.lines().find(|l| l.starts_with(&format!("{name} COUNT : "))).unwrap();
+        l.rsplit(' ').next().unwrap().parse().unwrap()
+    };
+    for mode in ["--sync", "--disable_wal", "--sync=false"] {
+        let db = dir.path().join(format!("db{mode}"));
+        let res = dir.path().join(format!("res{mode}"));
+        let o = ibench(&[
+            &format!("--db={}", db.display()),
+            &format!("--results={}", res.display()),
+            "--steps=l.i0,l.x,l.i1,l.i2",
+            "--num=3000",
+            "--num_i1=2000",
+            "--num_i2=300",
+            "--deletes_per_insert_i2=3",
+            "--rows_per_commit=100",
+            "--write_buffer_size=65536",
+            "--max_bytes_for_level_base=262144",
+            "--target_file_size_base=65536",
+            "--max_subcompactions=2",
+            "--intra_l0_compaction=no",
+            mode,
+        ]);
+        assert!(o.status.success(), "{mode}: {}", text(&o.stderr));
+        for step in ["l.i0", "l.x", "l.i1", "l.i2"] {
+            let stats = std::fs::read_to_string(res.join(format!("{step}.stats.txt"))).unwrap();
+            assert!(stats.contains("** Compaction Stats") && stats.contains("STATISTICS:"));
+        }
+        let i1 = row(&res, "l.i1");
+        assert!(i1["w_amp"].parse::<f64>().unwrap() >= 1.0, "{i1:?}");
+        assert!(!i1["l0_base_avg_sec"].is_empty() && !i1["stall_pct"].is_empty(), "{i1:?}");
+        assert!(i1["peak_vsz_kb"].parse::<u64>().unwrap() >= i1["rss_kb"].parse::<u64>().unwrap());
+        assert!(i1.contains_key("stalls_level0_slowdown"));
+        let i2 = row(&res, "l.i2");
+        assert_eq!((i2["inserts"].as_str(), i2["deletes"].as_str()), ("300", "900"));
+        let last = std::fs::read_to_string(res.join("l.i2.stats.txt")).unwrap();
+        let (synced, wal) =
+            (ticker(&last, "rocksdb.wal.synced"), ticker(&last, "rocksdb.wal.bytes"));
+        match mode {
+            "--sync" => assert!(synced >= 50, "{synced} syncs"),
+            "--disable_wal" => assert!(wal < 64 << 10, "row writes skipped the WAL: {wal} bytes"),
+            _ => assert!(synced < 20 && wal > 256 << 10, "{synced} syncs, {wal} WAL bytes"),
+        }
+        let run = std::fs::read_to_string(res.join("run.json")).unwrap();
+        assert!(run.contains("\"max_subcompactions\": \"2\""), "{run}");
+        assert!(run.contains("\"intra_l0_compaction\": \"false\""), "{run}");
+    }
 }

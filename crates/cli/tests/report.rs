@@ -301,3 +301,69 @@ fn report_of_sysbench_and_tpcc_runs() {
     }
     eprintln!("oltp report test: {width}px wide screenshot, blue {blue} red {red}");
 }
+
+/// The configuration sweep in one command (bench/ibench_configs.sh) and its report page: one
+/// table per step with a row per configuration and ratios to `base`, one line per
+/// configuration in the interval charts, checked in headless Chromium.
+#[test]
+fn configuration_sweep_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let configs = dir.path().join("configs.txt");
+    std::fs::write(
+        &configs,
+        "# a comment\nbase\nc5_subcomp4 --max_subcompactions=4\nc3 --intra_l0_compaction=false\n",
+    )
+    .unwrap();
+    let out = dir.path().join("sweep");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/ibench_configs.sh");
+    let o = std::process::Command::new("bash")
+        .arg(&script)
+        .arg(&configs)
+        .arg(&out)
+        .args([
+            "--steps=l.i0,l.x,l.i1",
+            "--num=3000",
+            "--num_i1=3000",
+            "--rows_per_commit=100",
+            "--write_buffer_size=65536",
+            "--target_file_size_base=65536",
+            "--max_bytes_for_level_base=262144",
+        ])
+        .env("TALUS", env!("CARGO_BIN_EXE_talus"))
+        .output()
+        .unwrap();
+    let msg = ok(&o, "ibench_configs.sh");
+    assert!(msg.contains("== c5_subcomp4: --max_subcompactions=4"), "{msg}");
+    for name in ["base", "c5_subcomp4", "c3"] {
+        assert!(out.join(name).join("l.i1.stats.txt").is_file(), "{name}");
+        assert!(!out.join("db").join(name).exists(), "{name}: database left behind");
+    }
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    let sweep = &html[html.find("<h2 id=\"sweep\">").expect("sweep section")..];
+    let sweep = &sweep[..sweep.find("<h2 id=\"step-").unwrap_or(sweep.len())];
+    let tables = tags(sweep, "table");
+    assert_eq!(tables.len(), 3, "one table per step");
+    for t in ["l.i0", "l.x", "l.i1"] {
+        assert!(sweep.contains(&format!("<h3>{t}</h3>")), "{t}");
+    }
+    for name in ["base", "c5_subcomp4", "c3"] {
+        assert_eq!(sweep.matches(&format!("<td class=\"name\">{name}</td>")).count(), 3, "{name}");
+    }
+    assert!(sweep.contains("L0-&gt;base Avg(sec)") && sweep.contains("(1.00)"));
+    // The l.i1 interval charts: one line per configuration.
+    let i1 = &html[html.find("<h2 id=\"step-l.i1\">").unwrap()..];
+    for name in ["base", "c5_subcomp4", "c3"] {
+        assert!(i1.contains(&format!(">{name}</text>")), "{name} has no line in the l.i1 charts");
+    }
+    let Some(bin) = chromium() else {
+        assert!(std::env::var_os("CI").is_none(), "CI needs chromium (.ci/run installs it)");
+        eprintln!("sweep report test: no chromium binary, skipped the browser check");
+        return;
+    };
+    let (px, width) = screenshot(&bin, &out.join("report.html"), dir.path(), 2400);
+    let colors: Vec<usize> =
+        ["#1f77b4", "#d62728", "#2ca02c"].iter().map(|c| count_color(&px, c)).collect();
+    assert!(colors.iter().all(|&n| n > 500), "one color per configuration on screen: {colors:?}");
+    let rows = px.len() / 4 / width;
+    assert!(non_white(&px) * 50 > width * rows, "page is nearly blank");
+}

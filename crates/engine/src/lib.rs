@@ -41,10 +41,11 @@ pub mod key;
 #[doc(hidden)]
 pub mod memtable;
 pub mod options;
-mod options_file;
+pub mod options_file;
 pub mod perf;
 #[doc(hidden)]
 pub mod sst;
+mod statistics;
 mod sync;
 #[doc(hidden)]
 pub mod version;

@@ -248,6 +248,11 @@ pub struct Options {
     pub block_cache_strict_capacity_limit: bool,
     /// Open SST readers kept in the table cache; -1 for unbounded.
     pub max_open_files: i64,
+    /// Count RocksDB's tickers and histograms (`rocksdb.options-statistics`): the read-path
+    /// tickers and the get/write latency histograms, which cost two clock reads per operation,
+    /// are only counted once a database of the process was opened with this (RocksDB: a
+    /// `Statistics` object in the options; none by default).
+    pub statistics: bool,
     /// Background threads for flushes and compactions (2).
     pub max_background_jobs: usize,
     /// WAL recovery mode.
@@ -362,6 +367,7 @@ impl Default for Options {
             block_cache_num_shard_bits: 6,
             block_cache_strict_capacity_limit: false,
             max_open_files: -1,
+            statistics: false,
             max_background_jobs: 2,
             wal_recovery_mode: WalRecoveryMode::PointInTimeRecovery,
             fs: Arc::new(StdFs),

@@ -260,11 +260,22 @@ impl fmt::Display for PerfContext {
 /// Records a block cache hit of a block with `role`.
 #[inline]
 pub(crate) fn cache_hit(role: BlockRole) {
+    use crate::statistics::{add as tick, Ticker};
     add(Counter::block_cache_hit_count, 1);
+    tick(Ticker::BlockCacheHit, 1);
     match role {
-        BlockRole::Data => add(Counter::block_cache_data_hit_count, 1),
-        BlockRole::Index => add(Counter::block_cache_index_hit_count, 1),
-        BlockRole::Filter => add(Counter::block_cache_filter_hit_count, 1),
+        BlockRole::Data => {
+            add(Counter::block_cache_data_hit_count, 1);
+            tick(Ticker::DataHit, 1);
+        }
+        BlockRole::Index => {
+            add(Counter::block_cache_index_hit_count, 1);
+            tick(Ticker::IndexHit, 1);
+        }
+        BlockRole::Filter => {
+            add(Counter::block_cache_filter_hit_count, 1);
+            tick(Ticker::FilterHit, 1);
+        }
         BlockRole::Other => {}
     }
 }
@@ -272,11 +283,22 @@ pub(crate) fn cache_hit(role: BlockRole) {
 /// Records a block cache miss of a block with `role`.
 #[inline]
 pub(crate) fn cache_miss(role: BlockRole) {
+    use crate::statistics::{add as tick, Ticker};
     add(Counter::block_cache_miss_count, 1);
+    tick(Ticker::BlockCacheMiss, 1);
     match role {
-        BlockRole::Data => add(Counter::block_cache_data_miss_count, 1),
-        BlockRole::Index => add(Counter::block_cache_index_miss_count, 1),
-        BlockRole::Filter => add(Counter::block_cache_filter_miss_count, 1),
+        BlockRole::Data => {
+            add(Counter::block_cache_data_miss_count, 1);
+            tick(Ticker::DataMiss, 1);
+        }
+        BlockRole::Index => {
+            add(Counter::block_cache_index_miss_count, 1);
+            tick(Ticker::IndexMiss, 1);
+        }
+        BlockRole::Filter => {
+            add(Counter::block_cache_filter_miss_count, 1);
+            tick(Ticker::FilterMiss, 1);
+        }
         BlockRole::Other => {}
     }
 }
@@ -319,6 +341,7 @@ pub(crate) fn bloom_checked(may_contain: bool) {
         add(Counter::bloom_sst_hit_count, 1);
     } else {
         add(Counter::bloom_filter_useful, 1);
+        crate::statistics::add(crate::statistics::Ticker::BloomUseful, 1);
     }
 }
 

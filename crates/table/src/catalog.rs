@@ -57,6 +57,12 @@ impl Catalog {
     /// uniqueness checks atomic live in the catalog. Table writes use the engine's default
     /// `WriteOptions` (WAL on, not synced per write); DDL is synced.
     pub fn open(db: Db) -> Result<Catalog> {
+        Catalog::open_with(db, WriteOptions::default())
+    }
+
+    /// [`Catalog::open`] whose table writes (inserts, updates, deletes, commits) use
+    /// `write_options` (`sync`, `disable_wal`); DDL stays synced.
+    pub fn open_with(db: Db, write_options: WriteOptions) -> Result<Catalog> {
         let next = match db.get(NEXT_ID_KEY)? {
             None => FIRST_USER_ID,
             Some(v) => match <[u8; 4]>::try_from(v.as_slice()) {
@@ -109,6 +115,7 @@ impl Catalog {
                 tables: RwLock::new(tables),
                 ddl: Mutex::new(next),
                 stats: Counters::default(),
+                write_options,
                 clock: AtomicU64::new(0),
                 active: Mutex::new(BTreeMap::new()),
                 build_hook: Mutex::new(None),

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
-use talus::Db;
+use talus::{Db, WriteOptions};
 
 use crate::keycodec::{prefix_successor, put_index_id};
 use crate::meta::TableMeta;
@@ -43,6 +43,8 @@ pub(crate) struct CatalogInner {
     /// Serializes DDL and guards the next free index id.
     pub ddl: Mutex<u32>,
     pub stats: Counters,
+    /// `WriteOptions` of table writes (DDL is always synced).
+    pub write_options: WriteOptions,
     /// Commit clock: incremented after each table write lands (conflict detection).
     pub clock: AtomicU64,
     /// Begin clocks of open transactions (a multiset), to prune conflict history.

@@ -16,7 +16,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use parking_lot::{Mutex, MutexGuard};
-use talus::{Db, ReadOptions, WriteBatch, WriteOptions};
+use talus::{Db, ReadOptions, WriteBatch};
 
 use crate::error::{Result, TableError};
 use crate::keycodec::{encode_value, put_index_id};
@@ -427,7 +427,7 @@ pub(crate) fn commit_ops(
         return Ok(results);
     }
     let batch = std::mem::take(&mut ctx.batch);
-    cat.db.write(batch, &WriteOptions::default())?;
+    cat.db.write(batch, &cat.write_options)?;
     let clock = cat.clock.fetch_add(1, Ordering::AcqRel) + 1;
     // With no transaction open, no history is needed: one that begins later reads a clock at
     // or past `clock` (it takes the clock under the `active` lock, after our increment).

@@ -4,7 +4,7 @@
 use super::*;
 
 fn flags(args: &[&str]) -> Result<Flags, String> {
-    let p = Parsed::parse(args);
+    let mut p = Parsed::parse(args);
     p.check(&SPEC)?;
     parse(&p)
 }

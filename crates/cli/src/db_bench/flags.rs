@@ -1,7 +1,10 @@
 //! db_bench's command-line flags, by RocksDB's names and defaults.
 //!
-//! Syntax is gflags': `--flag=value`; a boolean also accepts a bare `--flag` (true), `--noflag`
-//! (false), and the values `1|0|true|false`. An unknown flag, a missing or malformed value, or a
+//! Syntax is gflags' through the one options layer ([`crate::options`]): `--flag=value` (or
+//! `-flag=value`); a boolean also accepts a bare `--flag` (true), `--noflag` (false), and
+//! `true/false/1/0/yes/no/t/f/y/n`. Every engine option by RocksDB's name that has no db_bench
+//! flag here, `--options_file` and `--options` are accepted too and applied to the talus engine
+//! after the flags ([`Flags::engine_extra`]). An unknown flag, a missing or malformed value, or a
 //! value out of range is an error that names the flag; [`parse`] checks everything before the
 //! caller touches the database directory. `--undefok=a,b` lets the named flags be unknown, as
 //! gflags does. Flags that RocksDB's `tools/benchmark.sh` always passes but that do not apply to
@@ -13,12 +16,10 @@ pub trait FlagValue: Sized {
     fn parse_flag(name: &str, value: Option<&str>) -> Result<Self, String>;
 }
 
+use crate::options::{bad, Parsed, Spec};
+
 fn need<'a>(name: &str, value: Option<&'a str>) -> Result<&'a str, String> {
     value.ok_or_else(|| format!("flag --{name} needs a value (--{name}=VALUE)"))
-}
-
-fn bad(name: &str, value: &str, what: &str) -> String {
-    format!("invalid value {value:?} for flag --{name}: expected {what}")
 }
 
 impl FlagValue for i64 {
@@ -47,13 +48,10 @@ impl FlagValue for f64 {
 
 impl FlagValue for bool {
     fn parse_flag(name: &str, value: Option<&str>) -> Result<Self, String> {
-        match value.map(|s| s.to_ascii_lowercase()) {
+        match value {
             None => Ok(true),
-            Some(s) => match s.as_str() {
-                "1" | "true" | "t" | "yes" | "y" => Ok(true),
-                "0" | "false" | "f" | "no" | "n" => Ok(false),
-                _ => Err(bad(name, &s, "a boolean (1, 0, true or false)")),
-            },
+            Some(s) => crate::options::gflags::parse_bool(s)
+                .ok_or_else(|| bad(name, s, "a boolean (true/false, 1/0, yes/no, t/f, y/n)")),
         }
     }
 }
@@ -70,11 +68,14 @@ macro_rules! define_flags {
         #[derive(Debug, Clone)]
         pub struct Flags {
             $( #[doc = $help] pub $name: $ty, )*
+            /// Engine options by RocksDB's name that have no flag above, with `--options_file`,
+            /// `--options` and `--ignore_unknown_options`, as given (talus engine only).
+            pub engine_extra: Vec<(String, String)>,
         }
 
         impl Default for Flags {
             fn default() -> Self {
-                Flags { $( $name: $default, )* }
+                Flags { $( $name: $default, )* engine_extra: Vec::new() }
             }
         }
 
@@ -90,13 +91,6 @@ macro_rules! define_flags {
                 }
             }
 
-            /// True if `name` is a boolean flag (so `--noNAME` means false).
-            fn is_bool(name: &str) -> bool {
-                match name {
-                    $( stringify!($name) => stringify!($ty) == "bool", )*
-                    _ => false,
-                }
-            }
 
             /// `(name, default, help)` for every flag, in declaration order.
             pub const TABLE: &'static [(&'static str, &'static str, &'static str)] =
@@ -150,6 +144,11 @@ define_flags! {
     bloom_bits: i64 = -1; "Bloom filter bits per key (-1 or 0: no filter)"
     block_size: i64 = 4096; "Data block size in bytes"
     compression_type: String = "snappy".to_string(); "Block compression: none, snappy, lz4 or zstd"
+    compression_per_level: String = String::new(); "Compression by level, comma- or colon-separated (none,none,lz4,...; RocksDB's kXxx names too); empty: --compression_type everywhere"
+    bottommost_compression: String = String::new(); "Compression of the last level (empty or kDisableCompressionOption: as its level)"
+    compression_level: i64 = 32767; "Compression level (32767: the library default; Talus supports only that)"
+    min_level_to_compress: i64 = -1; "Levels below this one are not compressed (-1: all levels compressed)"
+    estimated_entry_charge: i64 = -1; "hyper_clock_cache: expected charge of one entry (-1: --block_size, as RocksDB's db_bench; 0: the automatic cache)"
     write_buffer_size: i64 = 67108864; "Bytes in one memtable"
     max_write_buffer_number: i64 = 2; "Memtables (active + immutable) before writes stop"
     level0_file_num_compaction_trigger: i64 = 4; "L0 files that trigger an L0 compaction"
@@ -199,7 +198,6 @@ pub const NOOP_FLAGS: &[(&str, &str)] = &[
     ("report_interval_seconds", "no report file; use --stats_interval_seconds"),
     ("report_file", "no report file; use --stats_interval_seconds"),
     ("memtablerep", "the memtable is always a skiplist"),
-    ("min_level_to_compress", "every level uses --compression_type"),
     ("cache_low_pri_pool_ratio", "the LRU cache has no low-priority pool"),
     ("max_background_flushes", "use --max_background_jobs"),
     ("max_background_compactions", "use --max_background_jobs"),
@@ -244,34 +242,44 @@ pub fn parse(args: &[String]) -> Result<Flags, String> {
             undefok.extend(v.split(',').filter(|s| !s.is_empty()).map(str::to_string));
         }
     }
+    // gflags takes `-flag` as `--flag`; names in --undefok may be anything.
+    let mut words = Vec::with_capacity(args.len());
     for a in args {
-        let body = a
-            .strip_prefix("--")
-            .or_else(|| a.strip_prefix('-'))
-            .ok_or_else(|| format!("unexpected argument {a:?}: flags look like --name=value"))?;
-        let (name, value) = match body.split_once('=') {
-            Some((n, v)) => (n, Some(v)),
-            None => (body, None),
+        let word = match a.strip_prefix("--") {
+            Some(_) => a.clone(),
+            None => match a.strip_prefix('-') {
+                Some(rest) => format!("--{rest}"),
+                None => {
+                    return Err(format!("unexpected argument {a:?}: flags look like --name=value"))
+                }
+            },
         };
-        if name == "undefok" {
+        let name = word[2..].split('=').next().unwrap_or("");
+        if name == "undefok" || undefok.iter().any(|n| n == name) {
             continue;
         }
-        if flags.set(name, value)? {
+        words.push(word);
+    }
+    let bools: Vec<&str> = Flags::TABLE
+        .iter()
+        .filter(|(_, default, _)| matches!(*default, "true" | "false"))
+        .map(|(n, _, _)| *n)
+        .collect();
+    let values: Vec<&str> = Flags::TABLE
+        .iter()
+        .map(|(n, _, _)| *n)
+        .filter(|n| !bools.contains(n))
+        .chain(NOOP_FLAGS.iter().map(|(n, _)| *n))
+        .collect();
+    let mut p = Parsed::parse(&words);
+    p.check(&Spec { values: &values, flags: &bools, engine: true })?;
+    for name in p.names() {
+        let value = p.value(name);
+        if flags.set(name, value)? || NOOP_FLAGS.iter().any(|(n, _)| n == name) {
             continue;
         }
-        if let Some(pos) = name.strip_prefix("no") {
-            if value.is_none() && Flags::is_bool(pos) {
-                flags.set(pos, Some("false"))?;
-                continue;
-            }
-        }
-        if NOOP_FLAGS.iter().any(|(n, _)| *n == name) {
-            continue;
-        }
-        if undefok.iter().any(|n| n == name) {
-            continue;
-        }
-        return Err(format!("unknown command line flag '{name}'"));
+        // An engine option by RocksDB's name (checked by `Parsed::check`).
+        flags.engine_extra.push((name.clone(), value.unwrap_or("true").to_string()));
     }
     if !flags.help {
         validate(&flags)?;
@@ -353,6 +361,14 @@ pub fn validate(f: &Flags) -> Result<(), String> {
     if f.target_file_size_base == 0 {
         return Err("invalid value 0 for flag --target_file_size_base: must be positive".into());
     }
+    for c in compression_list(&f.compression_per_level).chain(
+        Some(f.bottommost_compression.as_str())
+            .filter(|c| !c.is_empty() && *c != "kDisableCompressionOption"),
+    ) {
+        crate::options::engine::compression("compression_per_level", c)?;
+    }
+    range("min_level_to_compress", f.min_level_to_compress, -1, 64)?;
+    range("estimated_entry_charge", f.estimated_entry_charge, -1, 1 << 30)?;
     talus::CompressionType::parse(&f.compression_type).map_err(|_| {
         format!(
             "invalid value {:?} for flag --compression_type: expected none, snappy, lz4 or zstd",
@@ -384,6 +400,11 @@ pub fn validate(f: &Flags) -> Result<(), String> {
     Ok(())
 }
 
+/// The entries of `--compression_per_level` (comma- or colon-separated).
+pub fn compression_list(s: &str) -> impl Iterator<Item = &str> {
+    s.split([',', ':']).map(str::trim).filter(|c| !c.is_empty())
+}
+
 /// The `--help` text: every flag with its default, then the accepted no-op flags.
 pub fn help_text() -> String {
     let mut s = String::from("usage: talus db_bench [--flag=value ...]\n\nflags:\n");
@@ -395,7 +416,8 @@ pub fn help_text() -> String {
     for (name, why) in NOOP_FLAGS {
         s.push_str(&format!("  --{name}: {why}\n"));
     }
-    s.push_str("\n--undefok=a,b lets the named flags be unknown, as in gflags.\n");
+    s.push_str("\n--undefok=a,b lets the named flags be unknown, as in gflags.\n\n");
+    s.push_str(&crate::options::engine_help());
     s
 }
 
@@ -437,6 +459,8 @@ mod tests {
             (&["--compression_type=foo"][..], "--compression_type"),
             (&["--benchmarks=fillseq,nosuch"][..], "nosuch"),
             (&["--nosuchflag=1"][..], "nosuchflag"),
+            (&["--compression_per_level=lz4,brotli"][..], "brotli"),
+            (&["--block_restart_interval=x"][..], "--block_restart_interval"),
             (&["--histogram=maybe"][..], "--histogram"),
             (&["--cache_type=no_such_cache"][..], "--cache_type"),
             (&["--engine=leveldb"][..], "--engine"),

@@ -29,6 +29,10 @@ pub trait IbenchBackend: Send + Sync {
     }
     /// Bytes the database takes on disk.
     fn disk_size(&self) -> u64;
+    /// The engine's stats text (RocksDB's `rocksdb.stats` and `STATISTICS:`), if it has one.
+    fn stats_text(&self) -> Option<String> {
+        None
+    }
     /// Flushes what the engine buffers and closes it.
     fn close(&self) -> BResult<()>;
 }

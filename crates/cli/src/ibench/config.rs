@@ -8,7 +8,7 @@
 //! With `--engine=talus`, `--sync` and `--disable_wal` are refused: talus-table row writes take
 //! no `WriteOptions`, so they could not reach the engine.
 
-use crate::args::{Parsed, Spec};
+use crate::options::{bad, Parsed, Spec};
 
 /// Which engine the benchmark drives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,6 +38,9 @@ pub enum Step {
     CreateIndexes,
     /// Insert `--num_i1` more rows per client with index maintenance.
     LoadI1,
+    /// Insert `--num_i2` more rows per client, deleting `--deletes_per_insert_i2` rows from
+    /// the PK tail per row inserted (the benchmark's second insert step).
+    LoadI2,
     /// Range queries flat out while a background writer inserts this many rows/s per client.
     Query(u32),
 }
@@ -49,6 +52,7 @@ impl Step {
             Step::LoadI0 => "l.i0".into(),
             Step::CreateIndexes => "l.x".into(),
             Step::LoadI1 => "l.i1".into(),
+            Step::LoadI2 => "l.i2".into(),
             Step::Query(r) => format!("q{r}"),
         }
     }
@@ -58,6 +62,7 @@ impl Step {
             "l.i0" => Some(Step::LoadI0),
             "l.x" => Some(Step::CreateIndexes),
             "l.i1" => Some(Step::LoadI1),
+            "l.i2" => Some(Step::LoadI2),
             "q100" => Some(Step::Query(100)),
             "q500" => Some(Step::Query(500)),
             "q1000" => Some(Step::Query(1000)),
@@ -70,7 +75,7 @@ impl Step {
 pub const MAX_SECONDARY_INDEXES: usize = 3;
 
 /// Everything the benchmark was asked to do.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Config {
     /// Engine under test.
     pub engine: EngineKind,
@@ -82,6 +87,10 @@ pub struct Config {
     pub num: u64,
     /// Rows per client for l.i1.
     pub num_i1: u64,
+    /// Rows per client for l.i2.
+    pub num_i2: u64,
+    /// Rows l.i2 deletes from the PK tail per row it inserts.
+    pub deletes_per_insert_i2: u64,
     /// Seconds per query step.
     pub seconds: f64,
     /// Clients; each has its own table.
@@ -108,26 +117,13 @@ pub struct Config {
     pub delete_per_insert: bool,
     /// Seed for the row and query generators.
     pub seed: u64,
-    /// Block cache (talus) or page cache (sqlite) bytes.
+    /// Block cache (talus) or page cache (sqlite) bytes (`--cache_size`).
     pub cache_size: u64,
-    /// Compression (`none`, `snappy`, `lz4`, `zstd`).
-    pub compression_type: talus::CompressionType,
-    /// Memtable size.
-    pub write_buffer_size: u64,
-    /// Memtables before writes stall.
-    pub max_write_buffer_number: u64,
-    /// Leveled or universal.
-    pub compaction_style: talus::CompactionStyle,
-    /// Background flush + compaction threads.
-    pub max_background_jobs: u64,
-    /// Bloom filter bits per key (0 = none).
-    pub bloom_bits: u64,
-    /// Data block size.
-    pub block_size: u64,
-    /// SST target size.
-    pub target_file_size_base: u64,
-    /// L1 target size.
-    pub max_bytes_for_level_base: u64,
+    /// The talus engine's options: Talus's defaults, then `--options_file`, `--options` and
+    /// every engine option given (see [`crate::options`]).
+    pub db_options: talus::Options,
+    /// Engine options given on the command line (`name`, `value`), for run.json.
+    pub engine_args: Vec<(String, String)>,
     /// fsync each commit.
     pub sync: bool,
     /// Skip the WAL (talus).
@@ -141,18 +137,9 @@ pub struct Config {
     /// (`posix_fadvise(POSIX_FADV_DONTNEED)`) after measuring what it held (0: off); see
     /// [`super::pagecache`].
     pub drop_page_cache_ms: u64,
-    /// `use_direct_reads` (talus).
-    pub use_direct_reads: bool,
-    /// `use_direct_io_for_flush_and_compaction` (talus).
-    pub use_direct_io_for_flush_and_compaction: bool,
-    /// Partitioned index and filters: `kTwoLevelIndexSearch` + `partition_filters` (talus).
+    /// Partitioned index and filters: `kTwoLevelIndexSearch` + `partition_filters` (talus;
+    /// also settable as `--index_type=kTwoLevelIndexSearch --partition_filters`).
     pub partition_index_and_filters: bool,
-    /// `cache_index_and_filter_blocks` (talus).
-    pub cache_index_and_filter_blocks: bool,
-    /// `metadata_block_size` (talus).
-    pub metadata_block_size: u64,
-    /// `compaction_readahead_size` (talus).
-    pub compaction_readahead_size: u64,
 }
 
 const VALUES: &[&str] = &[
@@ -161,6 +148,7 @@ const VALUES: &[&str] = &[
     "steps",
     "num",
     "num_i1",
+    "num_i2",
     "seconds",
     "clients",
     "results",
@@ -173,53 +161,13 @@ const VALUES: &[&str] = &[
     "data_random",
     "interval",
     "seed",
-    "cache_size",
-    "compression_type",
-    "write_buffer_size",
-    "max_write_buffer_number",
-    "compaction_style",
-    "max_background_jobs",
-    "bloom_bits",
-    "block_size",
-    "target_file_size_base",
-    "max_bytes_for_level_base",
     "sort_memory_bytes",
     "secondary_indexes",
     "drop_page_cache_ms",
-    "metadata_block_size",
-    "compaction_readahead_size",
+    "deletes_per_insert_i2",
 ];
-const FLAGS: &[&str] = &[
-    "delete_per_insert",
-    "sync",
-    "disable_wal",
-    "help",
-    "use_direct_reads",
-    "use_direct_io_for_flush_and_compaction",
-    "partition_index_and_filters",
-    "cache_index_and_filter_blocks",
-];
-
-/// The options that only the talus engine uses (warned about with sqlite when given).
-pub const TALUS_ONLY: &[&str] = &[
-    "compression_type",
-    "write_buffer_size",
-    "max_write_buffer_number",
-    "compaction_style",
-    "max_background_jobs",
-    "bloom_bits",
-    "block_size",
-    "target_file_size_base",
-    "max_bytes_for_level_base",
-    "disable_wal",
-    "sort_memory_bytes",
-    "use_direct_reads",
-    "use_direct_io_for_flush_and_compaction",
-    "partition_index_and_filters",
-    "cache_index_and_filter_blocks",
-    "metadata_block_size",
-    "compaction_readahead_size",
-];
+const FLAGS: &[&str] =
+    &["delete_per_insert", "sync", "disable_wal", "help", "partition_index_and_filters"];
 
 /// The `--help` text.
 pub const HELP: &str = "\
@@ -228,6 +176,8 @@ usage: talus ibench --engine=talus|sqlite --db=DIR [options]
   --steps=l.i0,l.x,l.i1,q100,q500   steps to run, in order (also q1000)
   --num=1000000         rows per client loaded by l.i0 (PK order, no secondary index)
   --num_i1=100000       rows per client inserted by l.i1 (the secondary indexes maintained)
+  --num_i2=10000        rows per client inserted by l.i2, which deletes
+  --deletes_per_insert_i2=2  rows from the PK tail per row inserted
   --secondary_indexes=3 secondary indexes l.x creates (0-3; q steps need at least 1)
   --seconds=60          seconds per query step
   --clients=1           clients; each has its own table
@@ -237,20 +187,12 @@ usage: talus ibench --engine=talus|sqlite --db=DIR [options]
   --delete_per_insert   l.i1 and q steps delete as many rows from the PK tail as they insert
   --drop_page_cache_ms=0  every N ms measure, then drop (POSIX_FADV_DONTNEED), the page cache
                         of the files under --db (both engines; bounds SQLite's OS cache)
-engine options (RocksDB names, Talus defaults):
-  --cache_size=33554432 --compression_type=lz4 --write_buffer_size=67108864
-  --max_write_buffer_number=2 --compaction_style=level|universal|0|1 --max_background_jobs=2
-  --bloom_bits=10 --block_size=4096 --target_file_size_base=67108864
-  --max_bytes_for_level_base=268435456 --sync --disable_wal --sort_memory_bytes=67108864
-  --use_direct_reads --use_direct_io_for_flush_and_compaction --partition_index_and_filters
-  --cache_index_and_filter_blocks --metadata_block_size=4096 --compaction_readahead_size=2097152
-with --engine=sqlite only --cache_size (page cache bytes) and --sync apply; with
---engine=talus, --sync and --disable_wal are refused (talus-table writes take no WriteOptions).
+--sync / --disable_wal: the WriteOptions of every row write (talus: through talus-table;
+sqlite: synchronous=FULL for --sync)   --partition_index_and_filters
+--sort_memory_bytes=67108864 (l.x's external sort)
+every talus engine option by RocksDB's name (Talus's defaults) is accepted: see below.
+with --engine=sqlite only --cache_size (page cache bytes) and --sync apply.
 ";
-
-fn bad(name: &str, v: &str, what: &str) -> String {
-    format!("invalid value {v:?} for flag --{name}: expected {what}")
-}
 
 fn num<T: std::str::FromStr>(p: &Parsed, name: &str, default: T, what: &str) -> Result<T, String> {
     match p.value(name) {
@@ -285,8 +227,8 @@ fn seconds(p: &Parsed, name: &str, default: f64) -> Result<f64, String> {
 
 /// Parses and validates `args`; `Ok(None)` means `--help` was asked for.
 pub fn parse(args: &[String]) -> Result<Option<Config>, String> {
-    let p = Parsed::parse(args);
-    p.check(&Spec { values: VALUES, flags: FLAGS })?;
+    let mut p = Parsed::parse(args);
+    p.check(&Spec { values: VALUES, flags: FLAGS, engine: true })?;
     if let Some(w) = p.positional.first() {
         return Err(format!("unexpected argument {w:?} (options are --name=value)"));
     }
@@ -305,10 +247,9 @@ pub fn parse(args: &[String]) -> Result<Option<Config>, String> {
     let steps_s = p.value("steps").unwrap_or("l.i0,l.x,l.i1,q100,q500");
     let mut steps = Vec::new();
     for s in steps_s.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        steps.push(
-            Step::parse(s)
-                .ok_or_else(|| bad("steps", s, "a list of l.i0, l.x, l.i1, q100, q500, q1000"))?,
-        );
+        steps.push(Step::parse(s).ok_or_else(|| {
+            bad("steps", s, "a list of l.i0, l.x, l.i1, l.i2, q100, q500, q1000")
+        })?);
     }
     if steps.is_empty() {
         return Err(bad("steps", steps_s, "at least one step"));
@@ -317,16 +258,21 @@ pub fn parse(args: &[String]) -> Result<Option<Config>, String> {
     if !(0.0..=1.0).contains(&data_random) {
         return Err(bad("data_random", &data_random.to_string(), "a fraction in [0, 1]"));
     }
-    let compression_type = {
-        let v = p.value("compression_type").unwrap_or("lz4");
-        talus::CompressionType::parse(v)
-            .map_err(|_| bad("compression_type", v, "none, snappy, lz4 or zstd"))?
-    };
-    let compaction_style = match p.value("compaction_style").unwrap_or("level") {
-        "level" | "0" => talus::CompactionStyle::Level,
-        "universal" | "1" => talus::CompactionStyle::Universal,
-        v => return Err(bad("compaction_style", v, "level, universal, 0 or 1")),
-    };
+    let base = talus::Options { create_if_missing: true, ..talus::Options::default() };
+    let mut db_options = crate::options::engine_options(&p, base, &[])?;
+    if p.flag("partition_index_and_filters") {
+        db_options.index_type = talus::IndexType::TwoLevelIndexSearch;
+        db_options.partition_filters = true;
+    }
+    let engine_args: Vec<(String, String)> = p
+        .names()
+        .iter()
+        .filter(|n| {
+            crate::options::engine::find(n).is_some()
+                || crate::options::LAYER_FLAGS.contains(&n.as_str())
+        })
+        .map(|n| (n.clone(), p.value(n).unwrap_or("true").to_string()))
+        .collect();
     let clients = positive(&p, "clients", 1)?;
     if clients > 1024 {
         return Err(bad("clients", &clients.to_string(), "at most 1024"));
@@ -342,6 +288,8 @@ pub fn parse(args: &[String]) -> Result<Option<Config>, String> {
         steps,
         num: num(&p, "num", 1_000_000, "a number of rows")?,
         num_i1: num(&p, "num_i1", 100_000, "a number of rows")?,
+        num_i2: num(&p, "num_i2", 10_000, "a number of rows")?,
+        deletes_per_insert_i2: num(&p, "deletes_per_insert_i2", 2, "a number of rows")?,
         seconds: seconds(&p, "seconds", 60.0)?,
         clients: clients as usize,
         results: p.value("results").map(std::path::PathBuf::from),
@@ -355,27 +303,15 @@ pub fn parse(args: &[String]) -> Result<Option<Config>, String> {
         interval: seconds(&p, "interval", 1.0)?,
         delete_per_insert: p.flag("delete_per_insert"),
         seed: num(&p, "seed", 0, "an unsigned integer")?,
-        cache_size: num(&p, "cache_size", 32 << 20, "a size in bytes")?,
-        compression_type,
-        write_buffer_size: positive(&p, "write_buffer_size", 64 << 20)?,
-        max_write_buffer_number: positive(&p, "max_write_buffer_number", 2)?,
-        compaction_style,
-        max_background_jobs: positive(&p, "max_background_jobs", 2)?,
-        bloom_bits: num(&p, "bloom_bits", 10, "bits per key")?,
-        block_size: positive(&p, "block_size", 4096)?,
-        target_file_size_base: positive(&p, "target_file_size_base", 64 << 20)?,
-        max_bytes_for_level_base: positive(&p, "max_bytes_for_level_base", 256 << 20)?,
+        cache_size: db_options.block_cache_capacity as u64,
+        db_options,
+        engine_args,
         sync: p.flag("sync"),
         disable_wal: p.flag("disable_wal"),
         sort_memory_bytes: positive(&p, "sort_memory_bytes", 64 << 20)?,
         secondary_indexes: num(&p, "secondary_indexes", 3usize, "0, 1, 2 or 3")?,
         drop_page_cache_ms: num(&p, "drop_page_cache_ms", 0, "milliseconds")?,
-        use_direct_reads: p.flag("use_direct_reads"),
-        use_direct_io_for_flush_and_compaction: p.flag("use_direct_io_for_flush_and_compaction"),
         partition_index_and_filters: p.flag("partition_index_and_filters"),
-        cache_index_and_filter_blocks: p.flag("cache_index_and_filter_blocks"),
-        metadata_block_size: positive(&p, "metadata_block_size", 4096)?,
-        compaction_readahead_size: num(&p, "compaction_readahead_size", 2 << 20, "bytes")?,
     };
     if cfg.secondary_indexes > MAX_SECONDARY_INDEXES {
         return Err(bad("secondary_indexes", &cfg.secondary_indexes.to_string(), "0, 1, 2 or 3"));
@@ -387,26 +323,23 @@ pub fn parse(args: &[String]) -> Result<Option<Config>, String> {
             "at least 1 with a query step (q100, q500, q1000 query the secondary indexes)",
         ));
     }
-    if cfg.engine == EngineKind::Talus {
-        // talus-table's row writes take no WriteOptions, so these could not reach the engine;
-        // refusing beats measuring something other than what was asked for.
-        for (name, on) in [("sync", cfg.sync), ("disable_wal", cfg.disable_wal)] {
-            if on {
-                return Err(format!(
-                    "flag --{name} is not supported with --engine=talus yet (talus-table writes \
-                     take no WriteOptions)"
-                ));
-            }
-        }
-    }
     if cfg.engine == EngineKind::Sqlite {
-        for name in TALUS_ONLY {
-            if p.value(name).is_some() || p.flag(name) {
+        for (name, _) in cfg.engine_args.iter().filter(|(n, _)| n != "cache_size") {
+            eprintln!("ibench: --{name} does not apply to --engine=sqlite (recorded only)");
+        }
+        for name in ["disable_wal", "sort_memory_bytes", "partition_index_and_filters"] {
+            if p.has(name) {
                 eprintln!("ibench: --{name} does not apply to --engine=sqlite (recorded only)");
             }
         }
     }
     Ok(Some(cfg))
+}
+
+impl std::fmt::Debug for Config {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_map().entries(describe(self)).finish()
+    }
 }
 
 /// The options as (name, value) pairs, for run.json.
@@ -418,6 +351,8 @@ pub fn describe(c: &Config) -> Vec<(&'static str, String)> {
         ("steps", steps.join(",")),
         ("num", c.num.to_string()),
         ("num_i1", c.num_i1.to_string()),
+        ("num_i2", c.num_i2.to_string()),
+        ("deletes_per_insert_i2", c.deletes_per_insert_i2.to_string()),
         ("seconds", c.seconds.to_string()),
         ("clients", c.clients.to_string()),
         ("rows_per_commit", c.rows_per_commit.to_string()),
@@ -431,29 +366,39 @@ pub fn describe(c: &Config) -> Vec<(&'static str, String)> {
         ("delete_per_insert", c.delete_per_insert.to_string()),
         ("seed", c.seed.to_string()),
         ("cache_size", c.cache_size.to_string()),
-        ("compression_type", c.compression_type.name().into()),
-        ("write_buffer_size", c.write_buffer_size.to_string()),
-        ("max_write_buffer_number", c.max_write_buffer_number.to_string()),
-        ("compaction_style", format!("{:?}", c.compaction_style).to_lowercase()),
-        ("max_background_jobs", c.max_background_jobs.to_string()),
-        ("bloom_bits", c.bloom_bits.to_string()),
-        ("block_size", c.block_size.to_string()),
-        ("target_file_size_base", c.target_file_size_base.to_string()),
-        ("max_bytes_for_level_base", c.max_bytes_for_level_base.to_string()),
+        ("compression_type", c.db_options.compression.name().into()),
+        ("write_buffer_size", c.db_options.write_buffer_size.to_string()),
+        ("max_write_buffer_number", c.db_options.max_write_buffer_number.to_string()),
+        ("compaction_style", format!("{:?}", c.db_options.compaction_style).to_lowercase()),
+        ("max_background_jobs", c.db_options.max_background_jobs.to_string()),
+        ("max_subcompactions", c.db_options.max_subcompactions.to_string()),
+        ("intra_l0_compaction", c.db_options.intra_l0_compaction.to_string()),
+        (
+            "level0_file_num_compaction_trigger",
+            c.db_options.level0_file_num_compaction_trigger.to_string(),
+        ),
+        ("level0_slowdown_writes_trigger", c.db_options.level0_slowdown_writes_trigger.to_string()),
+        ("level0_stop_writes_trigger", c.db_options.level0_stop_writes_trigger.to_string()),
+        ("cache_type", c.db_options.cache_type.name().into()),
+        ("estimated_entry_charge", c.db_options.estimated_entry_charge.to_string()),
+        ("bloom_bits", c.db_options.bloom_bits_per_key.to_string()),
+        ("block_size", c.db_options.block_size.to_string()),
+        ("target_file_size_base", c.db_options.target_file_size_base.to_string()),
+        ("max_bytes_for_level_base", c.db_options.max_bytes_for_level_base.to_string()),
         ("sync", c.sync.to_string()),
         ("disable_wal", c.disable_wal.to_string()),
         ("sort_memory_bytes", c.sort_memory_bytes.to_string()),
         ("secondary_indexes", c.secondary_indexes.to_string()),
         ("drop_page_cache_ms", c.drop_page_cache_ms.to_string()),
-        ("use_direct_reads", c.use_direct_reads.to_string()),
+        ("use_direct_reads", c.db_options.use_direct_reads.to_string()),
         (
             "use_direct_io_for_flush_and_compaction",
-            c.use_direct_io_for_flush_and_compaction.to_string(),
+            c.db_options.use_direct_io_for_flush_and_compaction.to_string(),
         ),
         ("partition_index_and_filters", c.partition_index_and_filters.to_string()),
-        ("cache_index_and_filter_blocks", c.cache_index_and_filter_blocks.to_string()),
-        ("metadata_block_size", c.metadata_block_size.to_string()),
-        ("compaction_readahead_size", c.compaction_readahead_size.to_string()),
+        ("cache_index_and_filter_blocks", c.db_options.cache_index_and_filter_blocks.to_string()),
+        ("metadata_block_size", c.db_options.metadata_block_size.to_string()),
+        ("compaction_readahead_size", c.db_options.compaction_readahead_size.to_string()),
     ]
 }
 
@@ -487,7 +432,6 @@ mod tests {
             ("--interval=0", "--interval"),
             ("--clients=0", "--clients"),
             ("--compaction_style=fifo", "--compaction_style"),
-            ("--sync", "--sync"),
             ("--secondary_indexes=4", "--secondary_indexes"),
             ("--drop_page_cache_ms=x", "--drop_page_cache_ms"),
         ] {

@@ -51,6 +51,7 @@
 
 mod backend;
 mod config;
+mod engine_stats;
 mod metrics;
 mod pagecache;
 mod results;
@@ -70,7 +71,7 @@ pub fn run(args: &[String]) -> i32 {
     let cfg = match config::parse(args) {
         Ok(Some(c)) => c,
         Ok(None) => {
-            print!("{}", config::HELP);
+            print!("{}{}", config::HELP, crate::options::engine_help());
             return 0;
         }
         Err(e) => {
@@ -138,6 +139,11 @@ fn run_steps(cfg: &Config, args: &[String]) -> Result<(), String> {
         print!("{}", summary.lines());
         if let Some(dir) = &cfg.results {
             results::write_step(dir, &summary, &intervals)?;
+            if let Some(text) = &summary.stats_text {
+                let path = dir.join(format!("{}.stats.txt", summary.step));
+                std::fs::write(&path, text)
+                    .map_err(|e| format!("writing {}: {e}", path.display()))?;
+            }
         }
     }
     backend.close()

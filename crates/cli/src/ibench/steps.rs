@@ -34,22 +34,36 @@ pub fn run_step(
     if let Some(p) = pagecache {
         p.take();
     }
+    // Peak RSS of this step, not of the process: reset VmHWM (Linux 4.0+; where it fails the
+    // column is the process peak).
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+    let peak_vsz = std::sync::atomic::AtomicU64::new(vsz_kb());
     let before = ProcSnap::now();
     let reads_before = backend.point_reads();
     let dev_before = backend.device_reads();
     let start = Instant::now();
     let (intervals, windows) = std::thread::scope(|s| {
         let reporter = s.spawn(|| report_intervals(cfg, &step.name(), &counters, &finished, start));
+        s.spawn(|| {
+            while !finished.load(Relaxed) {
+                peak_vsz.fetch_max(vsz_kb(), Relaxed);
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        });
         let mut workers = Vec::new();
         for c in 0..cfg.clients {
             let counters = &counters;
             match step {
                 Step::LoadI0 => workers.push(s.spawn(move || {
                     backend.create_table(c)?;
-                    load(cfg, backend, c, cfg.num, false, salt, counters)
+                    load(cfg, backend, c, cfg.num, 0, salt, counters)
                 })),
                 Step::LoadI1 => workers.push(s.spawn(move || {
-                    load(cfg, backend, c, cfg.num_i1, cfg.delete_per_insert, salt, counters)
+                    let d = u64::from(cfg.delete_per_insert);
+                    load(cfg, backend, c, cfg.num_i1, d, salt, counters)
+                })),
+                Step::LoadI2 => workers.push(s.spawn(move || {
+                    load(cfg, backend, c, cfg.num_i2, cfg.deletes_per_insert_i2, salt, counters)
                 })),
                 Step::CreateIndexes => {
                     workers.push(s.spawn(move || backend.create_indexes(c, cfg.secondary_indexes)))
@@ -84,6 +98,8 @@ pub fn run_step(
     }
     let after = ProcSnap::now();
     let io = after.io.since(&before.io);
+    let stats_text = backend.stats_text();
+    let engine_stats = stats_text.as_deref().map(super::engine_stats::parse).unwrap_or_default();
     let summary = Summary {
         step: step.name(),
         engine: cfg.engine.name().into(),
@@ -106,6 +122,9 @@ pub fn run_step(
         db_bytes: backend.disk_size(),
         peak_rss_kb: peak_rss_kb(),
         rss_kb: rss_kb(),
+        peak_vsz_kb: peak_vsz.load(Relaxed).max(vsz_kb()),
+        stats_text,
+        engine_stats,
         ips_p95: p95_from_below(&windows),
         device_reads: match (dev_before, backend.device_reads()) {
             (Some(a), Some(b)) => Some(b.saturating_sub(a)),
@@ -117,6 +136,16 @@ pub fn run_step(
         }),
     };
     Ok((summary, intervals))
+}
+
+/// Virtual size of the process now (VmSize), KiB.
+fn vsz_kb() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmSize:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
 }
 
 /// Where the next row ids come from and which old rows a write deletes.
@@ -140,13 +169,13 @@ impl IdRange {
         &mut self,
         gen: &mut RowGen,
         k: u64,
-        deletes: bool,
+        deletes_per_insert: u64,
     ) -> (Vec<Purchase>, std::ops::Range<i64>) {
         let now = now_micros();
         let rows = (0..k as i64).map(|i| gen.row(self.next + i, now)).collect();
         self.next += k as i64;
-        let del = if deletes {
-            let end = (self.lo + k as i64).min(self.next - k as i64);
+        let del = if deletes_per_insert > 0 {
+            let end = (self.lo + (k * deletes_per_insert) as i64).min(self.next - k as i64);
             let r = self.lo..end.max(self.lo);
             self.lo = r.end;
             r
@@ -175,7 +204,7 @@ fn load(
     backend: &dyn IbenchBackend,
     client: usize,
     n: u64,
-    deletes: bool,
+    deletes_per_insert: u64,
     salt: u64,
     counters: &StepCounters,
 ) -> Result<(), String> {
@@ -185,7 +214,7 @@ fn load(
     let mut done = 0;
     while done < n && !counters.stopped() {
         let k = (cfg.rows_per_commit as u64).min(n - done);
-        let (rows, del) = ids.batch(&mut gen, k, deletes);
+        let (rows, del) = ids.batch(&mut gen, k, deletes_per_insert);
         timed_write(s.as_mut(), &rows, del, counters)?;
         done += k;
     }
@@ -215,7 +244,7 @@ fn paced_writer(
             std::thread::sleep((due - now).min(Duration::from_millis(50)));
             continue;
         }
-        let (rows, del) = ids.batch(&mut gen, batch, cfg.delete_per_insert);
+        let (rows, del) = ids.batch(&mut gen, batch, u64::from(cfg.delete_per_insert));
         timed_write(s.as_mut(), &rows, del, counters)?;
         written += batch;
     }

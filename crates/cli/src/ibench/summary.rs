@@ -73,6 +73,12 @@ pub struct Summary {
     pub peak_rss_kb: u64,
     /// RSS (VmRSS) at the end, KiB.
     pub rss_kb: u64,
+    /// Peak virtual size during the step (VmSize sampled every 50 ms), KiB.
+    pub peak_vsz_kb: u64,
+    /// The engine's stats text after the step (saved as `<step>.stats.txt`).
+    pub stats_text: Option<String>,
+    /// Columns parsed from it.
+    pub engine_stats: super::engine_stats::EngineStats,
     /// 95th percentile, from below, of the inserts/s of the step's 10-second windows (the rate
     /// 95% of the windows reached; the post's `ipsP95`); `None` if no window was complete.
     pub ips_p95: Option<f64>,
@@ -102,6 +108,19 @@ pub fn p95_from_below(windows: &[f64]) -> Option<f64> {
 fn per(x: f64, n: u64) -> Option<f64> {
     (n > 0).then(|| x / n as f64)
 }
+
+/// Stall causes as `Stalls(count)` names them (spaces as `_`), for the `stalls_*` columns
+/// (cumulative since the database was opened).
+pub const STALL_CAUSES: [&str; 8] = [
+    "level0_slowdown",
+    "level0_slowdown_with_compaction",
+    "level0_numfiles",
+    "level0_numfiles_with_compaction",
+    "stop_for_pending_compaction_bytes",
+    "slowdown_for_pending_compaction_bytes",
+    "memtable_compaction",
+    "memtable_slowdown",
+];
 
 fn opt(v: Option<f64>, digits: usize) -> String {
     v.map(|x| format!("{x:.digits$}")).unwrap_or_default()
@@ -165,6 +184,21 @@ impl Summary {
             ("kb_rchar_per_insert".into(), opt(per(kb(self.rchar), i), 3)),
             ("kb_wchar_per_insert".into(), opt(per(kb(self.wchar), i), 3)),
             ("rss_kb".into(), self.rss_kb.to_string()),
+            ("peak_vsz_kb".into(), self.peak_vsz_kb.to_string()),
+            ("w_amp".into(), opt(self.engine_stats.w_amp, 2)),
+            ("comp_write_gb".into(), opt(self.engine_stats.comp_write_gb, 3)),
+            ("l0_base_avg_sec".into(), opt(self.engine_stats.l0_base_avg_sec, 3)),
+            (
+                "l0_base_count".into(),
+                self.engine_stats.l0_base_count.map(|c| c.to_string()).unwrap_or_default(),
+            ),
+            ("stall_pct".into(), opt(self.engine_stats.stall_pct, 1)),
+        ]);
+        for cause in STALL_CAUSES {
+            let n = self.engine_stats.stalls.iter().find(|(c, _)| c == cause).map(|(_, n)| *n);
+            c.push((format!("stalls_{cause}"), n.map(|n| n.to_string()).unwrap_or_default()));
+        }
+        c.extend([
             (
                 "page_cache_max_kb".into(),
                 self.page_cache.map(|p| (p.0 >> 10).to_string()).unwrap_or_default(),
@@ -261,7 +295,8 @@ mod tests {
         assert_eq!(get("dev_reads_per_insert"), Some("0.0005"), "read_bytes / 4096 / inserts");
         assert_eq!(get("dev_reads_measured"), Some("0"));
         assert_eq!(get("ips_p95"), Some(""));
-        assert_eq!(c.len(), 9 + 2 * 11 + 16);
+        assert_eq!(c.len(), 9 + 2 * 11 + 16 + 6 + STALL_CAUSES.len());
+        assert_eq!(get("w_amp"), Some(""), "no engine stats: empty");
         assert!(s.lines().starts_with("summary l.i1 engine=talus"));
         assert!(s.lines().contains("r/q=-"));
         let s = Summary { device_reads: Some(7), ips_p95: Some(480.0), ..s };

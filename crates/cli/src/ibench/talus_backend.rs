@@ -29,31 +29,8 @@ fn err(what: &str, e: impl std::fmt::Display) -> String {
 
 /// The engine options for `cfg` (no IO).
 pub fn options(cfg: &Config) -> Options {
-    Options {
-        create_if_missing: true,
-        write_buffer_size: cfg.write_buffer_size as usize,
-        max_write_buffer_number: cfg.max_write_buffer_number as usize,
-        compaction_style: cfg.compaction_style,
-        max_background_jobs: cfg.max_background_jobs as usize,
-        bloom_bits_per_key: cfg.bloom_bits.min(u32::MAX as u64) as u32,
-        block_size: cfg.block_size as usize,
-        target_file_size_base: cfg.target_file_size_base,
-        max_bytes_for_level_base: cfg.max_bytes_for_level_base,
-        compression: cfg.compression_type,
-        block_cache_capacity: cfg.cache_size as usize,
-        use_direct_reads: cfg.use_direct_reads,
-        use_direct_io_for_flush_and_compaction: cfg.use_direct_io_for_flush_and_compaction,
-        index_type: if cfg.partition_index_and_filters {
-            talus::IndexType::TwoLevelIndexSearch
-        } else {
-            talus::IndexType::BinarySearch
-        },
-        partition_filters: cfg.partition_index_and_filters,
-        cache_index_and_filter_blocks: cfg.cache_index_and_filter_blocks,
-        metadata_block_size: cfg.metadata_block_size as usize,
-        compaction_readahead_size: cfg.compaction_readahead_size as usize,
-        ..Options::default()
-    }
+    // Every step saves the statistics text beside its results (`<step>.stats.txt`).
+    Options { statistics: true, ..cfg.db_options.clone() }
 }
 
 fn table_def(client: usize) -> TableDef {
@@ -97,11 +74,15 @@ impl TalusBackend {
     /// Opens (creating if missing) the database in `cfg.db`.
     pub fn open(cfg: &Config) -> BResult<TalusBackend> {
         let db = Db::open(&cfg.db, options(cfg)).map_err(|e| err("open", e))?;
-        let catalog = Catalog::open(db).map_err(|e| err("open catalog", e))?;
+        let catalog = Catalog::open_with(
+            db,
+            talus::WriteOptions { sync: cfg.sync, disable_wal: cfg.disable_wal },
+        )
+        .map_err(|e| err("open catalog", e))?;
         Ok(TalusBackend {
             catalog,
             sort_memory_bytes: cfg.sort_memory_bytes as usize,
-            direct_reads: cfg.use_direct_reads,
+            direct_reads: cfg.db_options.use_direct_reads,
         })
     }
 }
@@ -144,6 +125,13 @@ impl IbenchBackend for TalusBackend {
         }
         let text = self.catalog.db().property("talus.read-io")?;
         talus::perf::ReadIoSnapshot::parse(&text).map(|s| s.file_reads)
+    }
+
+    fn stats_text(&self) -> Option<String> {
+        let db = self.catalog.db();
+        let stats = db.property("rocksdb.stats")?;
+        let statistics = db.property("rocksdb.options-statistics").unwrap_or_default();
+        Some(format!("{stats}\nSTATISTICS:\n{statistics}"))
     }
 
     fn disk_size(&self) -> u64 {

@@ -23,16 +23,17 @@ use std::path::PathBuf;
 
 use talus::{Db, Options};
 
-use crate::args::{Parsed, Spec};
 use crate::fmt::decode_input;
+use crate::options::{Parsed, Spec};
 
 mod data;
 mod manifest;
 
 /// Options every command accepts.
-const GLOBAL_VALUES: &[&str] = &["db", "wal_recovery_mode"];
-/// Flags every command accepts.
-const GLOBAL_FLAGS: &[&str] = &["create_if_missing", "hex", "key_hex", "value_hex", "help"];
+const GLOBAL_VALUES: &[&str] = &["db"];
+/// Flags every command accepts (and every engine option: `--create_if_missing`,
+/// `--wal_recovery_mode`, `--options_file`, ...; see [`crate::options`]).
+const GLOBAL_FLAGS: &[&str] = &["hex", "key_hex", "value_hex", "help"];
 
 /// Why a command failed.
 #[derive(Debug)]
@@ -108,13 +109,7 @@ impl Ctx<'_> {
     /// anything.
     fn open(&mut self, tweak: impl FnOnce(&mut Options)) -> Result<Db, Fail> {
         let path = self.db_path()?;
-        let mut opts = Options {
-            create_if_missing: self.args.flag("create_if_missing"),
-            ..Default::default()
-        };
-        if let Some(m) = self.args.value("wal_recovery_mode") {
-            opts.wal_recovery_mode = talus::WalRecoveryMode::parse(m)?;
-        }
+        let mut opts = crate::options::engine_options(&self.args, Options::default(), &[])?;
         tweak(&mut opts);
         let db =
             if self.read_only { Db::open_read_only(&path, opts)? } else { Db::open(&path, opts)? };
@@ -287,7 +282,8 @@ pub fn usage(w: &mut dyn Write) -> io::Result<()> {
     for c in COMMANDS {
         writeln!(w, "  {} {}", c.name, c.usage)?;
     }
-    Ok(())
+    writeln!(w)?;
+    write!(w, "{}", crate::options::engine_help())
 }
 
 /// Runs `ldb` on the process's stdin/stdout/stderr; returns the exit code.
@@ -312,7 +308,7 @@ pub fn run_io(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> i32 {
-    let parsed = Parsed::parse(args);
+    let mut parsed = Parsed::parse(args);
     if parsed.flag("help") || parsed.positional.first().is_some_and(|c| c == "help") {
         return if usage(out).is_ok() { 0 } else { 1 };
     }
@@ -328,7 +324,7 @@ pub fn run_io(
     };
     let values: Vec<&str> = GLOBAL_VALUES.iter().chain(cmd.values).copied().collect();
     let flags: Vec<&str> = GLOBAL_FLAGS.iter().chain(cmd.flags).copied().collect();
-    if let Err(e) = parsed.check(&Spec { values: &values, flags: &flags }) {
+    if let Err(e) = parsed.check(&Spec { values: &values, flags: &flags, engine: true }) {
         let _ = writeln!(err, "{e}");
         return 1;
     }
@@ -413,7 +409,7 @@ mod tests {
         assert!(err.contains("Invalid hex input k.  Must start with 0x"), "{err}");
         let (code, _, err) = ldb(&["--db=/nonexistent/x", "scan", "--max_keys=x"]);
         assert_eq!(code, 1);
-        assert!(err.contains("Failed: max_keys has an invalid value"), "{err}");
+        assert!(err.contains("Failed: invalid value \"x\" for flag --max_keys"), "{err}");
         let (code, _, err) = ldb(&["get", "k"]);
         assert_eq!(code, 1);
         assert!(err.contains("Either db or path must be specified."), "{err}");

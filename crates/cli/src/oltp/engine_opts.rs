@@ -17,9 +17,9 @@
 
 use talus::{CompressionType, Options};
 
-use crate::args::Parsed;
 use crate::db_bench::engines::talus_engine;
 use crate::db_bench::flags::Flags;
+use crate::options::Parsed;
 
 /// Engine options that take a value (db_bench's names, plus the two per-level ones).
 pub const VALUES: &[&str] = &[
@@ -186,9 +186,9 @@ mod tests {
     use super::*;
 
     fn parse(args: &[&str]) -> Result<EngineOpts, String> {
-        let p = Parsed::parse(args);
+        let mut p = Parsed::parse(args);
         let (v, f) = spec_names(&[], &[]);
-        p.check(&crate::args::Spec { values: &v, flags: &f })?;
+        p.check(&crate::options::Spec { values: &v, flags: &f, engine: false })?;
         EngineOpts::parse(&p)
     }
 

@@ -25,10 +25,11 @@ pub mod oltp_load;
 mod page;
 mod regress;
 mod svg;
+mod sweep;
 mod sysbench_page;
 mod tpcc_page;
 
-use crate::args::{Parsed, Spec};
+use crate::options::{Parsed, Spec};
 
 const HELP: &str = "usage: talus report --results=DIR --out=FILE.html [--base=NAME]\n\
   --base: the sysbench runs (folder name or engine) the others are relative to (default: the\n\
@@ -36,8 +37,10 @@ const HELP: &str = "usage: talus report --results=DIR --out=FILE.html [--base=NA
 
 /// Runs `talus report`; returns the exit code.
 pub fn run(args: &[String]) -> i32 {
-    let p = Parsed::parse(args);
-    if let Err(e) = p.check(&Spec { values: &["results", "out", "base"], flags: &["help"] }) {
+    let mut p = Parsed::parse(args);
+    if let Err(e) =
+        p.check(&Spec { values: &["results", "out", "base"], flags: &["help"], engine: false })
+    {
         eprintln!("report: {e}\n{HELP}");
         return 2;
     }

@@ -141,6 +141,7 @@ fn runs_section(runs: &[Run], h: &mut String) {
         h.push_str(&bar_chart(title, col, &cats, &series, false));
     }
     h.push_str("</div>\n");
+    super::sweep::section(runs, &steps, h);
     for step in &steps {
         step_section(step, runs, h);
     }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use talus::{CompactionStyle, CompressionType, Options, WalRecoveryMode};
 
-use crate::args::{Parsed, Spec};
+use crate::options::{engine, Parsed, Spec};
 
 /// Options that take a value.
 const VALUES: &[&str] = &[
@@ -17,9 +17,6 @@ const VALUES: &[&str] = &[
     "ops_per_thread",
     "duration",
     "seed",
-    "sync",
-    "disable_wal",
-    "strict_unsynced",
     "value_size_max",
     "readpercent",
     "writepercent",
@@ -32,6 +29,31 @@ const VALUES: &[&str] = &[
     "verify_every",
     "flush_one_in",
     "compact_range_one_in",
+    "workload",
+    // Driver only.
+    "cycles",
+    "kill_min_ms",
+    "kill_max_ms",
+];
+
+/// What `talus stress` accepts.
+pub const SPEC: Spec<'static> = Spec {
+    values: VALUES,
+    flags: &[
+        "verify_only",
+        "crash",
+        "help",
+        "destroy_db_initially",
+        "sync",
+        "disable_wal",
+        "strict_unsynced",
+    ],
+    engine: true,
+};
+
+/// Engine options a worker maps onto its own fields (the crash driver varies them); any other
+/// engine option given is kept in [`Config::extra`] and passed on as given.
+const FIELDS: &[&str] = &[
     "compression",
     "block_size",
     "write_buffer_size",
@@ -53,16 +75,7 @@ const VALUES: &[&str] = &[
     "index_type",
     "partition_filters",
     "metadata_block_size",
-    "workload",
-    // Driver only.
-    "cycles",
-    "kill_min_ms",
-    "kill_max_ms",
 ];
-
-/// What `talus stress` accepts.
-pub const SPEC: Spec<'static> =
-    Spec { values: VALUES, flags: &["verify_only", "crash", "help", "destroy_db_initially"] };
 
 /// `talus stress --help`.
 pub const USAGE: &str = "\
@@ -172,6 +185,10 @@ pub struct Config {
     pub metadata_block_size: usize,
     /// `--workload=table`: the table-layer workload (`table.rs`) instead of key-value ops.
     pub table_workload: bool,
+    /// `--options_file`, `--options`, `--ignore_unknown_options` and the engine options not in
+    /// the fields above, as given (`name`, `value`; applied before the fields, respectively
+    /// after them: see [`Config::db_options`]).
+    pub extra: Vec<(String, String)>,
 }
 
 /// Names of the op mix entries, in `Config::mix` order.
@@ -228,6 +245,7 @@ impl Config {
             partition_filters: false,
             metadata_block_size: 4096,
             table_workload: false,
+            extra: Vec::new(),
         }
     }
 
@@ -240,8 +258,6 @@ impl Config {
         let small = |name: &str, d: usize| -> Result<usize, String> {
             usize::try_from(num(name, d as u64)?).map_err(|_| format!("{name} is too large"))
         };
-        let boolean =
-            |name: &str, d: bool| -> Result<bool, String> { Ok(num(name, u64::from(d))? != 0) };
         c.threads = small("threads", c.threads)?.max(1);
         c.max_key = num("max_key", c.max_key)?;
         if c.max_key == 0 || c.max_key > 1 << 28 {
@@ -251,9 +267,9 @@ impl Config {
         c.duration = num("duration", c.duration)?;
         c.seed = num("seed", c.seed)?;
         c.verify_only = p.flag("verify_only");
-        c.sync = boolean("sync", c.sync)?;
-        c.disable_wal = boolean("disable_wal", c.disable_wal)?;
-        c.strict_unsynced = boolean("strict_unsynced", c.strict_unsynced)?;
+        c.sync = p.flag_or("sync", c.sync);
+        c.disable_wal = p.flag_or("disable_wal", c.disable_wal);
+        c.strict_unsynced = p.flag_or("strict_unsynced", c.strict_unsynced);
         c.value_size_max = small("value_size_max", c.value_size_max)?.min(1 << 20);
         for (i, name) in MIX_NAMES.iter().enumerate() {
             c.mix[i] = u32::try_from(num(name, u64::from(c.mix[i]))?)
@@ -270,53 +286,60 @@ impl Config {
         c.verify_every = num("verify_every", c.verify_every)?;
         c.flush_one_in = num("flush_one_in", c.flush_one_in)?;
         c.compact_range_one_in = num("compact_range_one_in", c.compact_range_one_in)?;
-        if let Some(s) = p.value("compression") {
-            c.compression = CompressionType::parse(s).map_err(|e| e.to_string())?;
+        for name in p.names() {
+            let layer = crate::options::LAYER_FLAGS.contains(&name.as_str());
+            if layer || (!FIELDS.contains(&name.as_str()) && engine::find(name).is_some()) {
+                c.extra.push((name.clone(), p.value(name).unwrap_or("true").to_string()));
+            }
         }
-        c.block_size = small("block_size", c.block_size)?;
-        c.write_buffer_size = small("write_buffer_size", c.write_buffer_size)?;
-        c.max_write_buffer_number = small("max_write_buffer_number", c.max_write_buffer_number)?;
-        c.bloom_bits = u32::try_from(num("bloom_bits", u64::from(c.bloom_bits))?)
-            .map_err(|_| "bloom_bits is too large".to_string())?;
-        c.cache_size = small("cache_size", c.cache_size)?;
-        c.target_file_size_base = num("target_file_size_base", c.target_file_size_base)?;
-        c.max_bytes_for_level_base = num("max_bytes_for_level_base", c.max_bytes_for_level_base)?;
-        c.l0_trigger = small("level0_file_num_compaction_trigger", c.l0_trigger)?;
-        c.max_background_jobs = small("max_background_jobs", c.max_background_jobs)?;
-        if let Some(s) = p.value("compaction_style") {
-            c.compaction_style = match s {
-                "level" | "0" => CompactionStyle::Level,
-                "universal" | "1" => CompactionStyle::Universal,
-                _ => return Err(format!("compaction_style: unknown style {s:?}")),
-            };
-        }
-        c.max_subcompactions = small("max_subcompactions", c.max_subcompactions)?.max(1);
-        if let Some(s) = p.value("cache_type") {
-            c.cache_type = talus::options::CacheType::parse(s).map_err(|e| e.to_string())?;
-        }
-        if let Some(s) = p.value("intra_l0_compaction") {
-            c.intra_l0_compaction = matches!(s, "1" | "true");
-        }
-        if let Some(s) = p.value("max_open_files") {
-            c.max_open_files = s.parse().map_err(|_| "max_open_files has an invalid value")?;
-        }
-        if let Some(s) = p.value("wal_recovery_mode") {
-            c.wal_recovery_mode = WalRecoveryMode::parse(s).map_err(|e| e.to_string())?;
-        }
-        c.use_direct_reads = boolean("use_direct_reads", c.use_direct_reads)?;
-        c.direct_writes = boolean("use_direct_io_for_flush_and_compaction", c.direct_writes)?;
-        if let Some(s) = p.value("index_type") {
-            c.index_type = talus::IndexType::parse(s).map_err(|e| e.to_string())?;
-        }
-        c.partition_filters = boolean("partition_filters", c.partition_filters)?;
-        c.metadata_block_size = small("metadata_block_size", c.metadata_block_size)?;
+        let o = crate::options::engine_options(p, c.db_options()?, &[])?;
+        c.compression = o.compression;
+        c.block_size = o.block_size;
+        c.write_buffer_size = o.write_buffer_size;
+        c.max_write_buffer_number = o.max_write_buffer_number;
+        c.bloom_bits = o.bloom_bits_per_key;
+        c.cache_size = o.block_cache_capacity;
+        c.target_file_size_base = o.target_file_size_base;
+        c.max_bytes_for_level_base = o.max_bytes_for_level_base;
+        c.l0_trigger = o.level0_file_num_compaction_trigger;
+        c.max_background_jobs = o.max_background_jobs;
+        c.compaction_style = o.compaction_style;
+        c.max_subcompactions = o.max_subcompactions;
+        c.cache_type = o.cache_type;
+        c.intra_l0_compaction = o.intra_l0_compaction;
+        c.max_open_files = o.max_open_files;
+        c.wal_recovery_mode = o.wal_recovery_mode;
+        c.use_direct_reads = o.use_direct_reads;
+        c.direct_writes = o.use_direct_io_for_flush_and_compaction;
+        c.index_type = o.index_type;
+        c.partition_filters = o.partition_filters;
+        c.metadata_block_size = o.metadata_block_size;
         c.table_workload = parse_workload(p.value("workload"))?;
         Ok(c)
     }
 
-    /// The database options of this run.
-    pub fn db_options(&self) -> Options {
-        Options {
+    /// The database options of this run: `--options_file` and `--options` first, then the
+    /// fields, then the other engine options given (all checked when parsed; the OPTIONS file
+    /// is read again, so an error names it).
+    pub fn db_options(&self) -> Result<Options, String> {
+        let mut base = Options::default();
+        let layer = |n: &str| crate::options::LAYER_FLAGS.contains(&n);
+        let ignore = self.extra.iter().any(|(n, v)| {
+            n == "ignore_unknown_options" && crate::options::gflags::parse_bool(v) == Some(true)
+        });
+        for (name, value) in self.extra.iter().filter(|(n, _)| layer(n)) {
+            match name.as_str() {
+                "options_file" => {
+                    let text = std::fs::read_to_string(value)
+                        .map_err(|e| format!("--options_file={value}: {e}"))?;
+                    crate::options::file::apply(&mut base, &text, ignore)
+                        .map_err(|e| format!("--options_file={value}: {e}"))?;
+                }
+                "options" => crate::options::apply_string(&mut base, value)?,
+                _ => {}
+            }
+        }
+        let mut o = Options {
             create_if_missing: true,
             compression: self.compression,
             block_size: self.block_size,
@@ -339,8 +362,12 @@ impl Config {
             index_type: self.index_type,
             partition_filters: self.partition_filters,
             metadata_block_size: self.metadata_block_size,
-            ..Options::default()
+            ..base
+        };
+        for (name, value) in self.extra.iter().filter(|(n, _)| !layer(n)) {
+            engine::set(&mut o, name, value)?;
         }
+        Ok(o)
     }
 
     /// The command line (after `stress`) that makes a worker run with this configuration.
@@ -407,6 +434,9 @@ impl Config {
         }
         if self.table_workload {
             a.push("--workload=table".into());
+        }
+        for (name, value) in &self.extra {
+            a.push(format!("--{name}={value}"));
         }
         a
     }
@@ -479,7 +509,7 @@ mod tests {
         c.partition_filters = true;
         c.metadata_block_size = 300;
         let args = c.to_args();
-        let p = Parsed::parse(&args);
+        let mut p = Parsed::parse(&args);
         p.check(&SPEC).unwrap();
         let d = Config::from_args(&p).unwrap();
         assert_eq!(format!("{c:?}"), format!("{d:?}"));

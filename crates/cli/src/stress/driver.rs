@@ -31,7 +31,7 @@ use talus::{CompactionStyle, CompressionType, WalRecoveryMode};
 
 use super::config::Config;
 use super::EXIT_USAGE;
-use crate::args::Parsed;
+use crate::options::Parsed;
 
 /// Longest a verify-only run may take before it counts as hung.
 const VERIFY_TIMEOUT: Duration = Duration::from_secs(600);

@@ -29,7 +29,7 @@ mod verify;
 
 use std::time::Instant;
 
-use crate::args::Parsed;
+use crate::options::Parsed;
 use config::Config;
 use expected::{ExpectedState, Mode};
 
@@ -42,9 +42,9 @@ pub const EXIT_DB: i32 = 3;
 
 /// Runs `talus stress` with `args` (after the subcommand name); returns the exit code.
 pub fn run(args: &[String]) -> i32 {
-    let p = Parsed::parse(args);
+    let mut p = Parsed::parse(args);
     if p.flag("help") {
-        print!("{}", config::USAGE);
+        print!("{}{}", config::USAGE, crate::options::engine_help());
         return 0;
     }
     if let Err(e) = p.check(&config::SPEC) {
@@ -92,9 +92,10 @@ fn worker(cfg: &Config) -> Result<(), Failure> {
     let t0 = Instant::now();
     let mut exp = ExpectedState::open(&cfg.expected_state, cfg.max_key, cfg.value_size_max)
         .map_err(Failure::Db)?;
-    let db = talus::Db::open(&cfg.db, cfg.db_options())
+    let db = talus::Db::open(&cfg.db, cfg.db_options().map_err(Failure::Db)?)
         .map_err(|e| Failure::Db(format!("opening {}: {e}", cfg.db.display())))?;
     println!("stress: opened {} in {} ms", cfg.db.display(), t0.elapsed().as_millis());
+    println!("stress: options {}", cfg.brief());
     verify::verify_all(&db, &exp, cfg, true)?;
     if cfg.verify_only {
         return Ok(());

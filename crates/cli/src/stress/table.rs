@@ -78,7 +78,7 @@ fn verify(t: &Table, phase: &str) -> Result<(), Failure> {
 /// One worker run of the table workload.
 pub fn worker(cfg: &Config) -> Result<(), Failure> {
     let t0 = Instant::now();
-    let db = talus::Db::open(&cfg.db, cfg.db_options())
+    let db = talus::Db::open(&cfg.db, cfg.db_options().map_err(Failure::Db)?)
         .map_err(|e| Failure::Db(format!("opening {}: {e}", cfg.db.display())))?;
     let cat = Catalog::open(db).map_err(db_err)?;
     let t = match cat.table(TABLE) {

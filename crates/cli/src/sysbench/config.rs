@@ -6,8 +6,8 @@
 
 use std::path::PathBuf;
 
-use crate::args::{Parsed, Spec};
 use crate::oltp::engine_opts::{spec_names, EngineOpts};
+use crate::options::{Parsed, Spec};
 
 use super::workloads::{resolve, Test};
 
@@ -186,9 +186,9 @@ fn flag_or(p: &Parsed, name: &str, default: bool) -> bool {
 /// Parses `args`; `Ok(None)` means `--help`.
 pub fn parse(args: &[String]) -> Result<Option<Config>, String> {
     let args = crate::oltp::normalize_args(args);
-    let p = Parsed::parse(&args);
+    let mut p = Parsed::parse(&args);
     let (values, flags) = spec_names(VALUES, FLAGS);
-    p.check(&Spec { values: &values, flags: &flags })?;
+    p.check(&Spec { values: &values, flags: &flags, engine: false })?;
     if p.flag("help") {
         return Ok(None);
     }

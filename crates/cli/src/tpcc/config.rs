@@ -3,9 +3,9 @@
 
 use std::path::PathBuf;
 
-use crate::args::{Parsed, Spec};
 use crate::oltp::engine_opts::{spec_names, EngineOpts};
 use crate::oltp::normalize_args as normalize;
+use crate::options::{Parsed, Spec};
 
 /// Which engine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -135,9 +135,9 @@ fn num<T: std::str::FromStr>(p: &Parsed, name: &str, default: T, what: &str) -> 
 /// Parses `args`; `Ok(None)` means `--help`.
 pub fn parse(args: &[String]) -> Result<Option<Config>, String> {
     let args = normalize(args);
-    let p = Parsed::parse(&args);
+    let mut p = Parsed::parse(&args);
     let (values, flags) = spec_names(VALUES, FLAGS);
-    p.check(&Spec { values: &values, flags: &flags })?;
+    p.check(&Spec { values: &values, flags: &flags, engine: false })?;
     if p.flag("help") {
         return Ok(None);
     }

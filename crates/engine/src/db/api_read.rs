@@ -2,6 +2,7 @@
 //! the iterators. Each loads the current SuperVersion, then the sequence number to read at
 //! (RocksDB's order; see [`Db::get_opt`]), and reads through `read.rs`.
 
+use crate::statistics as st;
 use std::ops::RangeBounds;
 
 use super::iter::{bounds_of, prefix_end, Iter, RangeIter, RawIter};
@@ -43,9 +44,14 @@ impl Db {
         // reads the newest of them, and a version a flush or compaction dropped (shadowed by a
         // newer one in the same snapshot stripe) is never needed. Writes that land in a newer
         // memtable after the load are not seen: the read sees the prefix up to the switch.
+        let t0 = st::start();
         let sv = inner.super_version.load();
         let seq = inner.read_sequence(opts);
-        inner.get_in(&sv, key.as_ref(), seq, opts.fill_cache)
+        let r = inner.get_in(&sv, key.as_ref(), seq, opts.fill_cache);
+        if let Some(t0) = t0 {
+            count_get(t0, r.as_ref().ok().and_then(|v| v.as_ref().map(Vec::len)));
+        }
+        r
     }
 
     /// The value of `key`, if any, without copying it (RocksDB's `PinnableSlice`): the
@@ -81,9 +87,14 @@ impl Db {
     ) -> Result<Option<PinnedSlice>> {
         let inner = self.inner();
         // SuperVersion, then sequence: see `get_opt`.
+        let t0 = st::start();
         let sv = inner.super_version.load();
         let seq = inner.read_sequence(opts);
-        inner.get_pinned_in(&sv, key.as_ref(), seq, opts.fill_cache)
+        let r = inner.get_pinned_in(&sv, key.as_ref(), seq, opts.fill_cache);
+        if let Some(t0) = t0 {
+            count_get(t0, r.as_ref().ok().and_then(|v| v.as_ref().map(|v| v.len())));
+        }
+        r
     }
 
     /// The values of several keys, read from one consistent view (one sequence number), in
@@ -214,4 +225,14 @@ impl Db {
         };
         RangeIter::new(self.raw_iter(&opts))
     }
+}
+
+/// RocksDB's `number.keys.read`, `bytes.read` and `db.get.micros` for one get that found a
+/// value of `found` bytes (statistics on).
+fn count_get(t0: std::time::Instant, found: Option<usize>) {
+    st::add(st::Ticker::KeysRead, 1);
+    if let Some(n) = found {
+        st::add(st::Ticker::BytesRead, n as u64);
+    }
+    st::record(st::Hist::Get, st::micros_since(t0));
 }

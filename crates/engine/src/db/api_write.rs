@@ -119,6 +119,12 @@ impl Db {
     /// assert_eq!(db.get(b"a").unwrap().as_deref(), Some(&b"1"[..]));
     /// ```
     pub fn write(&self, batch: WriteBatch, opts: &WriteOptions) -> Result<()> {
-        self.inner().write(batch, opts)
+        use crate::statistics as st;
+        let t0 = st::start();
+        let r = self.inner().write(batch, opts);
+        if let Some(t0) = t0 {
+            st::record(st::Hist::Write, st::micros_since(t0));
+        }
+        r
     }
 }

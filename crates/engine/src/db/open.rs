@@ -58,6 +58,9 @@ pub(crate) enum Access {
 /// Opens the database in `path`; returns the shared state (background threads not started).
 pub(crate) fn open(path: &Path, opts: Options, access: Access) -> Result<Arc<DbInner>> {
     opts.validate()?;
+    if opts.statistics {
+        crate::statistics::enable();
+    }
     let fs = opts.fs.clone();
     let read_only = access == Access::ReadOnly;
     let found = open_checks::inspect(fs.as_ref(), path)?;

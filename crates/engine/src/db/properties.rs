@@ -22,6 +22,7 @@ impl DbInner {
         }
         match name {
             "stats" => Some(self.stats_text()),
+            "options-statistics" => Some(crate::statistics::render(&self.stats.tickers())),
             "levelstats" => Some(self.level_stats_text()),
             "estimate-num-keys" => {
                 let mut n: i64 = 0;

@@ -238,6 +238,9 @@ impl DbStats {
 
     /// Records a compaction (or trivial move) whose output went to `output_level`.
     pub fn record_compaction(&self, output_level: usize, s: &LevelSnap) {
+        if s.moved == 0 {
+            crate::statistics::record(crate::statistics::Hist::Compaction, s.micros);
+        }
         if let Some(l) = self.levels.get(output_level) {
             l.record(s);
         }
@@ -265,6 +268,27 @@ impl DbStats {
             stall_micros: Self::get(&self.stall_micros),
             stalls,
         }
+    }
+
+    /// The tickers RocksDB's statistics read from these counters (`rocksdb.bytes.written`,
+    /// ...), for [`crate::statistics::render`].
+    pub fn tickers(&self) -> Vec<(&'static str, u64)> {
+        let db = self.db_snap();
+        let flush = self.flush.snap();
+        let mut all = LevelSnap::default();
+        for l in self.level_snaps() {
+            all.add(&l);
+        }
+        vec![
+            ("rocksdb.bytes.written", db.ingest),
+            ("rocksdb.number.keys.written", db.keys),
+            ("rocksdb.wal.synced", db.wal_syncs),
+            ("rocksdb.wal.bytes", db.wal_bytes),
+            ("rocksdb.stall.micros", db.stall_micros),
+            ("rocksdb.compact.read.bytes", all.rn + all.rnp1),
+            ("rocksdb.compact.write.bytes", all.written.saturating_sub(flush.written)),
+            ("rocksdb.flush.write.bytes", flush.written),
+        ]
     }
 
     /// Takes the previous baseline and stores the current counters as the new one.

@@ -46,6 +46,12 @@ impl RocksEngine {
     /// Opens (creating unless `--use_existing_db`; read-only with `--readonly`) the database
     /// at `path`.
     pub fn open(f: &Flags, path: &Path) -> EResult<Self> {
+        if let Some((name, _)) = f.engine_extra.first() {
+            return Err(format!(
+                "flag --{name}: engine options beyond db_bench's own flags (and --options_file, \
+                 --options) are applied to --engine=talus only"
+            ));
+        }
         let mut o = Options::default();
         o.create_if_missing(!f.use_existing_db && !f.readonly);
         o.set_wal_recovery_mode(
@@ -83,6 +89,32 @@ impl RocksEngine {
         o.set_max_open_files(f.open_files as i32);
         o.set_disable_auto_compactions(f.disable_auto_compactions);
         o.set_compression_type(compression(&f.compression_type)?);
+        let per_level: Vec<DBCompressionType> =
+            crate::db_bench::flags::compression_list(&f.compression_per_level)
+                .map(|c| {
+                    let t = talus::CompressionType::parse(c).map_err(|e| e.to_string())?;
+                    compression(&format!("{t:?}").to_lowercase())
+                })
+                .collect::<Result<_, _>>()?;
+        if !per_level.is_empty() {
+            o.set_compression_per_level(&per_level);
+        } else if f.min_level_to_compress >= 0 {
+            let c = compression(&f.compression_type)?;
+            let levels: Vec<DBCompressionType> = (0..f.num_levels.max(1))
+                .map(|l| if l < f.min_level_to_compress { DBCompressionType::None } else { c })
+                .collect();
+            o.set_compression_per_level(&levels);
+        }
+        match f.bottommost_compression.as_str() {
+            "" | "kDisableCompressionOption" => {}
+            c => {
+                let t = talus::CompressionType::parse(c).map_err(|e| e.to_string())?;
+                o.set_bottommost_compression_type(compression(&format!("{t:?}").to_lowercase())?);
+            }
+        }
+        if f.compression_level != 32767 {
+            o.set_compression_options(-14, f.compression_level as i32, 0, 0);
+        }
         o.set_level_compaction_dynamic_level_bytes(f.level_compaction_dynamic_level_bytes);
         if f.wal_bytes_per_sync >= 0 {
             o.set_wal_bytes_per_sync(f.wal_bytes_per_sync as u64);
@@ -143,7 +175,9 @@ impl RocksEngine {
                 if f.cache_type.ends_with("hyper_clock_cache") || f.cache_type == "clock_cache" {
                     // As RocksDB 10's db_bench: the fixed table sized for blocks of `block_size`, or
                     // with `auto_hyper_clock_cache` the automatic (growing) one.
-                    let estimate = if f.cache_type == "auto_hyper_clock_cache" {
+                    let estimate = if f.estimated_entry_charge >= 0 {
+                        f.estimated_entry_charge as usize
+                    } else if f.cache_type == "auto_hyper_clock_cache" {
                         0
                     } else {
                         f.block_size as usize

@@ -7,11 +7,51 @@ use talus::{
     CompactionStyle, CompressionType, Db, Options, RawIter, ReadOptions, WriteBatch, WriteOptions,
 };
 
-use super::super::flags::Flags;
+use super::super::flags::{compression_list, Flags};
 use super::{EResult, Engine, EngineIter, Ops};
 
-/// Builds the engine options from the flags (no IO).
+/// Builds the engine options from the flags, then applies `--options_file`, `--options` and
+/// the engine options by RocksDB's name that have no db_bench flag (reading the OPTIONS file;
+/// no other IO).
 pub fn options(f: &Flags) -> EResult<Options> {
+    let mut o = flag_options(f)?;
+    if f.compression_level != 32767 {
+        return Err(format!(
+            "invalid value {} for flag --compression_level: Talus's compressors use their \
+             default levels (zstd 3): only 32767 (the default) is supported",
+            f.compression_level
+        ));
+    }
+    let per_level: Vec<CompressionType> = compression_list(&f.compression_per_level)
+        .map(|c| crate::options::engine::compression("compression_per_level", c))
+        .collect::<Result<_, _>>()?;
+    if !per_level.is_empty() {
+        o.compression_per_level = per_level;
+    } else if f.min_level_to_compress >= 0 {
+        // As RocksDB's db_bench: levels below it uncompressed, the rest --compression_type.
+        o.compression_per_level = (0..f.num_levels.max(1))
+            .map(
+                |l| if l < f.min_level_to_compress { CompressionType::None } else { o.compression },
+            )
+            .collect();
+    }
+    match f.bottommost_compression.as_str() {
+        "" | "kDisableCompressionOption" => {}
+        c => {
+            o.bottommost_compression =
+                Some(crate::options::engine::compression("bottommost_compression", c)?)
+        }
+    }
+    if f.engine_extra.is_empty() {
+        return Ok(o);
+    }
+    let words: Vec<String> = f.engine_extra.iter().map(|(k, v)| format!("--{k}={v}")).collect();
+    let mut p = crate::options::Parsed::parse(&words);
+    p.check(&crate::options::Spec { engine: true, ..Default::default() })?;
+    crate::options::engine_options(&p, o, &[])
+}
+
+fn flag_options(f: &Flags) -> EResult<Options> {
     let compression = CompressionType::parse(&f.compression_type).map_err(|e| e.to_string())?;
     let d = Options::default();
     Ok(Options {
@@ -41,7 +81,9 @@ pub fn options(f: &Flags) -> EResult<Options> {
         cache_type: talus::options::CacheType::parse(&f.cache_type).map_err(|e| e.to_string())?,
         // As RocksDB 10's db_bench: `hyper_clock_cache` is the fixed table sized for blocks of
         // `block_size`, `auto_hyper_clock_cache` the growing one.
-        estimated_entry_charge: if f.cache_type == "auto_hyper_clock_cache" {
+        estimated_entry_charge: if f.estimated_entry_charge >= 0 {
+            f.estimated_entry_charge as usize
+        } else if f.cache_type == "auto_hyper_clock_cache" {
             0
         } else {
             f.block_size.max(1) as usize
@@ -81,6 +123,7 @@ pub fn options(f: &Flags) -> EResult<Options> {
             Options::default().wal_bytes_per_sync
         },
         max_open_files: f.open_files,
+        statistics: f.statistics,
         max_background_jobs: f.max_background_jobs as usize,
         disable_auto_compactions: f.disable_auto_compactions,
         max_subcompactions: (if f.max_subcompactions > 0 {
@@ -224,6 +267,9 @@ impl Engine for TalusEngine {
     }
 
     fn property(&self, name: &str) -> Option<String> {
+        if name == "statistics" {
+            return self.db.property("rocksdb.options-statistics");
+        }
         self.prop(name)
     }
 
