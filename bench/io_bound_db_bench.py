@@ -2,7 +2,7 @@
 """Point reads with direct IO and a block cache 1/10 of the data: `talus db_bench` beside
 RocksDB 10.4.2's own release db_bench (issue 13).
 
-usage: bench/io_bound_db_bench.py [--talus BIN] [--rocksdb BIN] [--dir DIR] [--num N]
+usage: bench/io_bound_db_bench.py [--talus BIN] [--rocksdb BIN] [--harness BIN] [--dir DIR] [--num N]
                                   [--duration S] [--variants partitioned,unpartitioned]
 
 For each variant (partitioned: --partition_index_and_filters=1; unpartitioned: one index and one
@@ -82,9 +82,16 @@ def main():
     ap.add_argument("--num", type=int, default=10_000_000)
     ap.add_argument("--duration", type=int, default=60)
     ap.add_argument("--variants", default="partitioned,unpartitioned")
+    ap.add_argument("--harness", help="a talus binary built with --features rocksdb: adds "
+                    "`talus db_bench --engine=rocksdb` (RocksDB through the Rust crate) as a "
+                    "third engine")
     a = ap.parse_args()
     os.makedirs(a.dir, exist_ok=True)
     engines = {"rocksdb": [a.rocksdb], "talus": [a.talus, "db_bench"]}
+    order = ["rocksdb", "talus", "talus", "rocksdb"]
+    if a.harness:
+        engines["harness"] = [a.harness, "db_bench", "--engine=rocksdb"]
+        order = ["rocksdb", "talus", "harness", "harness", "talus", "rocksdb"]
     print("common flags: " + " ".join(COMMON + [f"--num={a.num}"]), file=sys.stderr)
     rows = []
     try:
@@ -101,7 +108,7 @@ def main():
                 sizes[e] = dir_size(db)
             cache = max(sizes.values()) // 10
             print(f"{variant}: db sizes {sizes}, cache {cache}", file=sys.stderr)
-            for i, e in enumerate(["rocksdb", "talus", "talus", "rocksdb"]):
+            for i, e in enumerate(order):
                 cmd = engines[e]
                 db = os.path.join(a.dir, f"db-{e}-{variant}")
                 read = ["--benchmarks=readrandom", f"--db={db}", f"--num={a.num}",

@@ -1,15 +1,9 @@
-//! Engine options for `talus sysbench` and `talus tpcc`, parsed in this one place (to be folded
-//! into the common options layer of issue 14).
+//! Engine options for `talus sysbench` and `talus tpcc`, through the options layer every tool
+//! uses ([`crate::options`]: every engine option by RocksDB's name, `--options_file`,
+//! `--options`; the commands' specs set `engine: true`).
 //!
-//! Reuses db_bench's flags: every engine option in [`VALUES`]/[`FLAGS`] is db_bench's flag of
-//! that name, parsed by db_bench's own parser (`Flags::set`: gflags syntax, booleans `true`,
-//! `false`, `1`, `0`, `yes`, `no`) and mapped onto [`talus::Options`] by db_bench's
-//! `talus_engine::options`. Three defaults differ from db_bench's (which are RocksDB's
-//! db_bench defaults) and follow Talus's and MyRocks's: `--compression_type=lz4`,
-//! `--bloom_bits=10`, `--cache_size=33554432`. Two options db_bench does not have yet are
-//! parsed here: `--compression_per_level` (RocksDB's list, `kLZ4Compression:kZSTD` or
-//! `lz4,zstd`; the last entry applies to deeper levels) and `--bottommost_compression`.
-//!
+//! Three defaults differ from `talus::Options::default()` and follow MyRocks's and the other
+//! tools' benchmark setup: `--compression_type=lz4`, `--bloom_bits=10`, `--cache_size=33554432`.
 //! SQLite uses only `--cache_size` (its page cache, divided among the connections open at
 //! once); the rest are recorded in the results. Everything is validated by
 //! [`talus::Options::validate`] before the caller touches a database directory; an error names
@@ -17,62 +11,16 @@
 
 use talus::{CompressionType, Options};
 
-use crate::db_bench::engines::talus_engine;
-use crate::db_bench::flags::Flags;
 use crate::options::Parsed;
 
-/// Engine options that take a value (db_bench's names, plus the two per-level ones).
-pub const VALUES: &[&str] = &[
-    "cache_size",
-    "cache_type",
-    "cache_numshardbits",
-    "bloom_bits",
-    "block_size",
-    "compression_type",
-    "compression_per_level",
-    "bottommost_compression",
-    "write_buffer_size",
-    "max_write_buffer_number",
-    "level0_file_num_compaction_trigger",
-    "level0_slowdown_writes_trigger",
-    "level0_stop_writes_trigger",
-    "max_bytes_for_level_base",
-    "max_bytes_for_level_multiplier",
-    "target_file_size_base",
-    "num_levels",
-    "compaction_style",
-    "max_background_jobs",
-    "open_files",
-    "max_subcompactions",
-    "delayed_write_rate",
-    "soft_pending_compaction_bytes_limit",
-    "hard_pending_compaction_bytes_limit",
-    "rate_limiter_bytes_per_sec",
-    "wal_bytes_per_sync",
-];
-
-/// Boolean engine options (`--name`, `--name=true|false|1|0|yes|no`).
-pub const FLAGS: &[&str] = &[
-    "cache_index_and_filter_blocks",
-    "level_compaction_dynamic_level_bytes",
-    "intra_l0_compaction",
-    "disable_auto_compactions",
-];
-
 /// The help text for the engine options.
-pub const HELP: &str = "\
-engine options (RocksDB/db_bench names; Talus defaults: --compression_type=lz4 --bloom_bits=10
---cache_size=33554432; the rest as `talus db_bench --help`): --cache_size --cache_type
---cache_numshardbits --bloom_bits --block_size --compression_type
---compression_per_level=kLZ4Compression:kZSTD --bottommost_compression=zstd --write_buffer_size
---max_write_buffer_number --level0_file_num_compaction_trigger --level0_slowdown_writes_trigger
---level0_stop_writes_trigger --max_bytes_for_level_base --max_bytes_for_level_multiplier
---target_file_size_base --num_levels --compaction_style=0|1 --max_background_jobs --open_files
---max_subcompactions --delayed_write_rate --soft_pending_compaction_bytes_limit
---hard_pending_compaction_bytes_limit --rate_limiter_bytes_per_sec --wal_bytes_per_sync
---cache_index_and_filter_blocks --level_compaction_dynamic_level_bytes --intra_l0_compaction
---disable_auto_compactions. With --engine=sqlite only --cache_size applies (page cache bytes).
-";
+pub fn help() -> String {
+    format!(
+        "Talus defaults here: --compression_type=lz4 --bloom_bits=10 --cache_size=33554432. With\n\
+         --engine=sqlite only --cache_size applies (page cache bytes).\n{}",
+        crate::options::engine_help()
+    )
+}
 
 /// The parsed engine options.
 #[derive(Debug, Clone)]
@@ -85,60 +33,29 @@ pub struct EngineOpts {
     pub given: Vec<(String, String)>,
 }
 
-fn compression(name: &str, v: &str) -> Result<CompressionType, String> {
-    CompressionType::parse(v.trim()).map_err(|_| {
-        format!("invalid value {v:?} for flag --{name}: expected none, snappy, lz4 or zstd")
-    })
-}
-
-/// RocksDB's `compression_per_level` list: entries separated by `:` (or `,`).
-fn per_level(v: &str) -> Result<Vec<CompressionType>, String> {
-    v.split([':', ','])
-        .filter(|s| !s.trim().is_empty())
-        .map(|s| compression("compression_per_level", s))
-        .collect()
-}
-
 impl EngineOpts {
-    /// Reads the engine options from `p` (already checked against a spec that includes
-    /// [`VALUES`] and [`FLAGS`]) and validates them.
+    /// Reads the engine options from `p` (already checked against a spec with `engine: true`)
+    /// and validates them.
     pub fn parse(p: &Parsed) -> Result<EngineOpts, String> {
-        let mut f = Flags {
-            compression_type: "lz4".into(),
-            bloom_bits: 10,
-            cache_size: 32 << 20,
-            ..Flags::default()
+        let base = Options {
+            compression: CompressionType::Lz4,
+            bloom_bits_per_key: 10,
+            block_cache_capacity: 32 << 20,
+            ..Options::default()
         };
-        let mut given = Vec::new();
-        let mut compression_per_level = Vec::new();
-        let mut bottommost = None;
-        for name in VALUES.iter().chain(FLAGS) {
-            let value = match p.value(name) {
-                Some(v) => v.to_string(),
-                None if FLAGS.contains(name) && p.flag(name) => "true".into(),
-                None if FLAGS.contains(name) && p.has(name) => "false".into(),
-                None => continue,
-            };
-            match *name {
-                "compression_per_level" => compression_per_level = per_level(&value)?,
-                "bottommost_compression" => {
-                    bottommost = Some(compression("bottommost_compression", &value)?)
-                }
-                _ => {
-                    if !f.set(name, Some(&value))? {
-                        return Err(format!("Invalid command-line flag {name}"));
-                    }
-                }
-            }
-            given.push((name.to_string(), value));
-        }
-        crate::db_bench::flags::validate(&f)?;
-        let mut talus = talus_engine::options(&f)?;
-        talus.compression_per_level = compression_per_level;
-        talus.bottommost_compression = bottommost;
+        let mut talus = crate::options::engine_options(p, base, &[])?;
         talus.create_if_missing = false;
         talus.validate().map_err(|e| e.to_string())?;
-        Ok(EngineOpts { talus, cache_size: f.cache_size.max(0) as u64, given })
+        let given = p
+            .names()
+            .iter()
+            .filter(|n| {
+                crate::options::engine::find(n).is_some()
+                    || crate::options::LAYER_FLAGS.contains(&n.as_str())
+            })
+            .map(|n| (n.clone(), p.value(n).map_or_else(|| p.flag(n).to_string(), str::to_string)))
+            .collect();
+        Ok(EngineOpts { cache_size: talus.block_cache_capacity as u64, talus, given })
     }
 
     /// `(name, effective value)` of the options that shape the results, for `run.json`.
@@ -171,24 +88,13 @@ impl EngineOpts {
     }
 }
 
-/// A command's value and flag names plus the engine options, for [`Parsed::check`].
-pub fn spec_names(
-    values: &[&'static str],
-    flags: &[&'static str],
-) -> (Vec<&'static str>, Vec<&'static str>) {
-    let v = values.iter().chain(VALUES).copied().collect();
-    let f = flags.iter().chain(FLAGS).copied().collect();
-    (v, f)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn parse(args: &[&str]) -> Result<EngineOpts, String> {
         let mut p = Parsed::parse(args);
-        let (v, f) = spec_names(&[], &[]);
-        p.check(&crate::options::Spec { values: &v, flags: &f, engine: false })?;
+        p.check(&crate::options::Spec { values: &[], flags: &[], engine: true })?;
         EngineOpts::parse(&p)
     }
 

@@ -6,7 +6,7 @@
 
 use std::path::PathBuf;
 
-use crate::oltp::engine_opts::{spec_names, EngineOpts};
+use crate::oltp::engine_opts::EngineOpts;
 use crate::options::{Parsed, Spec};
 
 use super::workloads::{resolve, Test};
@@ -187,8 +187,7 @@ fn flag_or(p: &Parsed, name: &str, default: bool) -> bool {
 pub fn parse(args: &[String]) -> Result<Option<Config>, String> {
     let args = crate::oltp::normalize_args(args);
     let mut p = Parsed::parse(&args);
-    let (values, flags) = spec_names(VALUES, FLAGS);
-    p.check(&Spec { values: &values, flags: &flags, engine: false })?;
+    p.check(&Spec { values: VALUES, flags: FLAGS, engine: true })?;
     if p.flag("help") {
         return Ok(None);
     }

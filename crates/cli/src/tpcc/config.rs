@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use crate::oltp::engine_opts::{spec_names, EngineOpts};
+use crate::oltp::engine_opts::EngineOpts;
 use crate::oltp::normalize_args as normalize;
 use crate::options::{Parsed, Spec};
 
@@ -136,8 +136,7 @@ fn num<T: std::str::FromStr>(p: &Parsed, name: &str, default: T, what: &str) -> 
 pub fn parse(args: &[String]) -> Result<Option<Config>, String> {
     let args = normalize(args);
     let mut p = Parsed::parse(&args);
-    let (values, flags) = spec_names(VALUES, FLAGS);
-    p.check(&Spec { values: &values, flags: &flags, engine: false })?;
+    p.check(&Spec { values: VALUES, flags: FLAGS, engine: true })?;
     if p.flag("help") {
         return Ok(None);
     }

@@ -38,7 +38,7 @@ pub fn run(args: &[String]) -> i32 {
     let cfg = match config::parse(args) {
         Ok(Some(c)) => c,
         Ok(None) => {
-            print!("{}{}", config::HELP, crate::oltp::engine_opts::HELP);
+            print!("{}{}", config::HELP, crate::oltp::engine_opts::help());
             return 0;
         }
         Err(e) => {
