@@ -314,6 +314,8 @@ mod tests {
         let p50 = h.percentile(50.0);
         assert!((40.0..=64.0).contains(&p50), "{p50}");
         assert!(h.percentile(99.0) <= 100.0);
+        // Counting is off until a database is opened with `Options::statistics`.
+        enable();
         let before = ticker(Ticker::KeysRead);
         std::thread::spawn(|| add(Ticker::KeysRead, 7)).join().unwrap();
         assert!(ticker(Ticker::KeysRead) >= before + 7);
