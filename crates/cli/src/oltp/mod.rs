@@ -19,6 +19,25 @@ pub mod sqlite_engine;
 pub mod sqlite_sql;
 pub mod talus_engine;
 
+/// Which engine `talus sysbench` and `talus tpcc` drive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EngineKind {
+    /// Talus through talus-table.
+    Talus,
+    /// SQLite (bundled), WAL mode.
+    Sqlite,
+}
+
+impl EngineKind {
+    /// The name on the command line and in results.
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineKind::Talus => "talus",
+            EngineKind::Sqlite => "sqlite",
+        }
+    }
+}
+
 /// sysbench spells flags with dashes (`--table-size`) and booleans `on`/`off`; both spellings
 /// mean the same here.
 pub fn normalize_args(args: &[String]) -> Vec<String> {

@@ -11,24 +11,7 @@ use crate::options::{Parsed, Spec};
 
 use super::workloads::{resolve, Test};
 
-/// Which engine.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EngineKind {
-    /// Talus through talus-table.
-    Talus,
-    /// SQLite (bundled), WAL mode.
-    Sqlite,
-}
-
-impl EngineKind {
-    /// The name on the command line and in results.
-    pub fn name(self) -> &'static str {
-        match self {
-            EngineKind::Talus => "talus",
-            EngineKind::Sqlite => "sqlite",
-        }
-    }
-}
+pub use crate::oltp::EngineKind;
 
 /// What to do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -7,24 +7,7 @@ use crate::oltp::engine_opts::EngineOpts;
 use crate::oltp::normalize_args as normalize;
 use crate::options::{Parsed, Spec};
 
-/// Which engine.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EngineKind {
-    /// Talus through talus-table.
-    Talus,
-    /// SQLite (bundled), WAL mode.
-    Sqlite,
-}
-
-impl EngineKind {
-    /// The name on the command line and in results.
-    pub fn name(self) -> &'static str {
-        match self {
-            EngineKind::Talus => "talus",
-            EngineKind::Sqlite => "sqlite",
-        }
-    }
-}
+pub use crate::oltp::EngineKind;
 
 /// What to do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
