@@ -19,6 +19,7 @@
 //! `Corruption` status naming the file and the block's offset; nothing here panics.
 
 use std::cmp::Ordering;
+use std::ops::Deref;
 use std::sync::Arc;
 
 use crate::cache::CacheHandle;
@@ -284,6 +285,53 @@ impl CacheHandle<Block> {
     }
 }
 
+/// A block a cursor reads without owning a reference: borrowed from the handle its owner keeps
+/// (a table reader's held index or filter block), or a handle of its own (a block looked up in
+/// the cache). Borrowing touches no reference count: a point read on a table whose reader
+/// holds its index and filter pays no atomic on them, which on several threads reading one
+/// table would be a shared, contended cache line per read (RocksDB's table reader hands out its
+/// owned index and filter the same way, without a reference).
+#[derive(Clone)]
+pub enum BlockRef<'a> {
+    /// The owner's handle, borrowed.
+    Borrowed(&'a CacheHandle<Block>),
+    /// A handle of its own.
+    Held(CacheHandle<Block>),
+}
+
+impl std::ops::Deref for BlockRef<'_> {
+    type Target = Block;
+
+    #[inline]
+    fn deref(&self) -> &Block {
+        match self {
+            BlockRef::Borrowed(h) => h,
+            BlockRef::Held(h) => h,
+        }
+    }
+}
+
+impl From<CacheHandle<Block>> for BlockRef<'_> {
+    fn from(h: CacheHandle<Block>) -> Self {
+        BlockRef::Held(h)
+    }
+}
+
+impl<'a> BlockRef<'a> {
+    /// The same block with a handle of its own (one reference taken if it was borrowed).
+    pub fn into_owned(self) -> BlockRef<'static> {
+        match self {
+            BlockRef::Borrowed(h) => BlockRef::Held(h.clone()),
+            BlockRef::Held(h) => BlockRef::Held(h),
+        }
+    }
+
+    /// An iterator over the block's entries, borrowing the block as this reference does.
+    pub fn iter(&self) -> BlockIter<BlockRef<'a>> {
+        BlockIter::new(self.clone())
+    }
+}
+
 /// A value inside a block, pinned by a handle on the block (a cache entry stays pinned while
 /// this lives): the zero-copy result of a point lookup.
 pub struct BlockSlice {
@@ -301,9 +349,10 @@ impl std::ops::Deref for BlockSlice {
     }
 }
 
-/// A cursor over one block's entries, in both directions. Holds the block alive.
-pub struct BlockIter {
-    block: CacheHandle<Block>,
+/// A cursor over one block's entries, in both directions. Holds the block alive through `B`: a
+/// [`CacheHandle`] (the default), or a [`BlockRef`] that may borrow it.
+pub struct BlockIter<B: Deref<Target = Block> = CacheHandle<Block>> {
+    block: B,
     /// Offset of the current entry; `restarts_offset` when invalid.
     current: usize,
     /// Offset just past the current entry.
@@ -319,8 +368,16 @@ pub struct BlockIter {
 }
 
 impl BlockIter {
+    /// The current value, keeping the block pinned: consumes the cursor (its handle on the
+    /// block moves into the result; no copy, no extra reference).
+    pub fn into_value(self) -> BlockSlice {
+        BlockSlice { block: self.block, start: self.value_start, len: self.value_len }
+    }
+}
+
+impl<B: Deref<Target = Block>> BlockIter<B> {
     /// A new iterator (not positioned).
-    pub fn new(block: CacheHandle<Block>) -> BlockIter {
+    pub fn new(block: B) -> BlockIter<B> {
         let end = block.restarts_offset;
         let err = (block.num_restarts == 0).then(|| block.corruption("not a key/value block"));
         BlockIter {
@@ -335,14 +392,11 @@ impl BlockIter {
         }
     }
 
-    /// The current value, keeping the block pinned: consumes the cursor (its handle on the
-    /// block moves into the result; no copy, no extra reference).
-    pub fn into_value(self) -> BlockSlice {
-        BlockSlice { block: self.block, start: self.value_start, len: self.value_len }
-    }
-
     /// An iterator that is invalid with status `err` (for a block that could not be loaded).
-    pub fn failed(err: Error) -> BlockIter {
+    pub fn failed(err: Error) -> BlockIter<B>
+    where
+        B: From<CacheHandle<Block>>,
+    {
         // One restart point at 0 and no entries: a well-formed empty block.
         let empty = Block {
             data: vec![0, 0, 0, 0, 1, 0, 0, 0],
@@ -352,7 +406,7 @@ impl BlockIter {
             offset: 0,
             role: BlockRole::Other,
         };
-        let mut it = BlockIter::new(CacheHandle::new(empty));
+        let mut it = BlockIter::new(B::from(CacheHandle::new(empty)));
         it.err = Some(err);
         it
     }
@@ -472,7 +526,7 @@ impl BlockIter {
     }
 }
 
-impl InternalIterator for BlockIter {
+impl<B: Deref<Target = Block> + Send> InternalIterator for BlockIter<B> {
     fn valid(&self) -> bool {
         self.err.is_none() && self.current < self.block.restarts_offset
     }

@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
 use crate::key;
 
-use super::block::{Block, BlockIter};
+use super::block::{Block, BlockIter, BlockRef};
 use super::format::BlockHandle;
 use super::TableProperties;
 
@@ -25,34 +25,55 @@ use super::TableProperties;
 pub trait IndexSource {
     /// The table's properties (is the index partitioned, are its keys user keys).
     fn properties(&self) -> &TableProperties;
-    /// The index block, or the top level of a partitioned index.
-    fn index_block(&self) -> Result<CacheHandle<Block>>;
+    /// The index block, or the top level of a partitioned index (borrowed where the source
+    /// holds it).
+    fn index_block(&self) -> Result<BlockRef<'_>>;
     /// Index partition `handle`, through the block cache.
     fn index_partition(&self, handle: BlockHandle, fill_cache: bool) -> Result<CacheHandle<Block>>;
     /// The file's name, for errors.
     fn file_name(&self) -> &str;
 }
 
-/// A cursor over the index entries of one table.
-pub struct IndexIter {
+/// A cursor over the index entries of one table. `'a` is the reader's borrow: a cursor made by
+/// [`IndexIter::new`] reads the reader's held index block without a reference of its own (a
+/// point read's cursor); [`IndexIter::new_owned`] takes one and outlives the borrow (a table
+/// iterator's).
+pub struct IndexIter<'a> {
     /// The index block, or the top-level index.
-    top: BlockIter,
+    top: BlockIter<BlockRef<'a>>,
     /// Offset of the block `top` iterates (for errors).
     top_offset: u64,
     /// For a partitioned index: the current partition and its offset.
-    part: Option<(BlockIter, u64)>,
+    part: Option<(BlockIter<BlockRef<'a>>, u64)>,
     partitioned: bool,
     user_keys: bool,
     fill_cache: bool,
     err: Option<Error>,
 }
 
-impl IndexIter {
-    /// A cursor over the index of `reader`, positioned nowhere; `fill_cache` says whether
-    /// partitions read on a miss go into the block cache.
-    pub(crate) fn new(reader: &(impl IndexSource + ?Sized), fill_cache: bool) -> IndexIter {
+impl<'a> IndexIter<'a> {
+    /// A cursor over the index of `reader`, positioned nowhere, borrowing the reader's index
+    /// block if it holds it; `fill_cache` says whether partitions read on a miss go into the
+    /// block cache.
+    pub(crate) fn new(reader: &'a (impl IndexSource + ?Sized), fill_cache: bool) -> IndexIter<'a> {
+        Self::with_top(reader, reader.index_block(), fill_cache)
+    }
+
+    /// As [`IndexIter::new`], with a reference of its own on the index block.
+    pub(crate) fn new_owned(
+        reader: &(impl IndexSource + ?Sized),
+        fill_cache: bool,
+    ) -> IndexIter<'static> {
+        IndexIter::with_top(reader, reader.index_block().map(BlockRef::into_owned), fill_cache)
+    }
+
+    fn with_top(
+        reader: &(impl IndexSource + ?Sized),
+        top: Result<BlockRef<'a>>,
+        fill_cache: bool,
+    ) -> IndexIter<'a> {
         let props = reader.properties();
-        let (top, top_offset, err) = match reader.index_block() {
+        let (top, top_offset, err) = match top {
             Ok(b) => (b.iter(), b.offset(), None),
             Err(e) => (BlockIter::failed(e.duplicate()), 0, Some(e)),
         };
@@ -75,7 +96,7 @@ impl IndexIter {
     }
 
     /// The block cursor the entries come from.
-    fn cur(&self) -> &BlockIter {
+    fn cur(&self) -> &BlockIter<BlockRef<'a>> {
         match &self.part {
             Some((p, _)) if self.partitioned => p,
             _ => &self.top,
@@ -117,7 +138,7 @@ impl IndexIter {
         }
     }
 
-    fn seek_block(user_keys: bool, it: &mut BlockIter, target: &[u8]) {
+    fn seek_block(user_keys: bool, it: &mut BlockIter<BlockRef<'a>>, target: &[u8]) {
         if user_keys {
             it.seek_bytewise(key::user_key(target));
         } else {
@@ -277,8 +298,8 @@ impl IndexIter {
     }
 }
 
-fn partition_iter(b: CacheHandle<Block>) -> BlockIter {
-    b.iter()
+fn partition_iter<'a>(b: CacheHandle<Block>) -> BlockIter<BlockRef<'a>> {
+    BlockIter::new(BlockRef::Held(b))
 }
 
 /// Decodes an index entry's value found in the index block at `offset`.

@@ -65,7 +65,7 @@ mod table_meta;
 #[cfg(test)]
 mod tests;
 
-pub use block::{Block, BlockIter, BlockRole, BlockSlice};
+pub use block::{Block, BlockIter, BlockRef, BlockRole, BlockSlice};
 pub use builder::TableBuilder;
 pub use cache_stats::BlockCacheStats;
 pub use file_writer::{ExternalSstFileInfo, SstFileWriter};

@@ -37,7 +37,7 @@ use crate::iter::InternalIterator;
 use crate::key::{self, SequenceNumber, ValueKind};
 use crate::perf::{self, ReadIoStats};
 
-use super::block::{Block, BlockRole, BlockSlice, RestartSeek};
+use super::block::{Block, BlockRef, BlockRole, BlockSlice, RestartSeek};
 use super::builder::{META_PROPERTIES, META_RANGEDEL};
 use super::filter::filter_hash;
 use super::filter_builder::{META_FILTER, META_PARTITIONED_FILTER};
@@ -328,16 +328,19 @@ impl TableReader {
         !matches!(self.filter_check(user_key, filter_hash(user_key), true), Ok(Some(false)))
     }
 
-    /// A held or cached index/filter block (read and re-inserted after an eviction).
-    fn meta_block(&self, m: &MetaBlock) -> Result<CacheHandle<Block>> {
+    /// A held (borrowed: no reference taken) or cached (read and re-inserted after an
+    /// eviction) index/filter block.
+    fn meta_block<'a>(&'a self, m: &'a MetaBlock) -> Result<BlockRef<'a>> {
         match m {
-            MetaBlock::Held(b) => Ok(b.clone()),
-            MetaBlock::Cached(h, role) => self.cached_block(*h, *role, true, Priority::High, None),
+            MetaBlock::Held(b) => Ok(BlockRef::Borrowed(b)),
+            MetaBlock::Cached(h, role) => {
+                self.cached_block(*h, *role, true, Priority::High, None).map(BlockRef::Held)
+            }
         }
     }
 
     /// The index block, or the top-level index of a partitioned index.
-    pub(crate) fn index_block(&self) -> Result<CacheHandle<Block>> {
+    pub(crate) fn index_block(&self) -> Result<BlockRef<'_>> {
         self.meta_block(&self.index)
     }
 
@@ -351,7 +354,7 @@ impl TableReader {
     }
 
     /// A cursor over the index entries (of every partition, in order).
-    pub fn index_iter(&self, fill_cache: bool) -> IndexIter {
+    pub fn index_iter(&self, fill_cache: bool) -> IndexIter<'_> {
         IndexIter::new(self, fill_cache)
     }
 
@@ -604,7 +607,7 @@ impl IndexSource for TableReader {
     fn properties(&self) -> &TableProperties {
         TableReader::properties(self)
     }
-    fn index_block(&self) -> Result<CacheHandle<Block>> {
+    fn index_block(&self) -> Result<BlockRef<'_>> {
         TableReader::index_block(self)
     }
     fn index_partition(&self, handle: BlockHandle, fill_cache: bool) -> Result<CacheHandle<Block>> {

@@ -20,7 +20,7 @@ use super::reader::TableReader;
 /// Iterator over the point entries of a table.
 pub struct TableIter {
     reader: Arc<TableReader>,
-    index: IndexIter,
+    index: IndexIter<'static>,
     prefetch: Prefetcher,
     data: Option<BlockIter>,
     /// Offset of the block `data` iterates.
@@ -50,7 +50,7 @@ impl TableReader {
 impl TableIter {
     /// A new, unpositioned iterator reading ahead as `readahead` says.
     pub fn new(reader: Arc<TableReader>, fill_cache: bool, readahead: Readahead) -> TableIter {
-        let index = IndexIter::new(reader.as_ref(), fill_cache);
+        let index = IndexIter::new_owned(reader.as_ref(), fill_cache);
         TableIter {
             reader,
             index,

@@ -153,3 +153,34 @@ fn restart_seek_reports_a_damaged_restart_entry() {
     let e = block.seek_restarts_bytewise(b"b").unwrap_err();
     assert!(e.is_corruption(), "{e}");
 }
+
+#[test]
+fn borrowed_block_iterates_as_its_owner_and_owned_outlives_it() {
+    let mut rng = StdRng::seed_from_u64(7);
+    let entries = random_entries(&mut rng, 120);
+    let owner = build_block(&entries, 4);
+    let borrowed = BlockRef::Borrowed(&owner);
+    let mut it = borrowed.iter();
+    check_equivalent(&mut it, &entries, &mut rng, 500);
+    // Borrowed means the very handle the owner keeps (no count taken, no copy).
+    assert!(matches!(borrowed, BlockRef::Borrowed(h) if CacheHandle::ptr_eq(h, &owner)));
+    let owned = borrowed.into_owned();
+    drop(it);
+    drop(owner);
+    // The owned reference keeps the block alive after its owner is gone.
+    let mut it = owned.iter();
+    it.seek_to_first();
+    for (k, v) in &entries {
+        assert_eq!((it.key(), it.value()), (k.as_slice(), v.as_slice()));
+        it.next();
+    }
+    assert!(!it.valid());
+    it.status().unwrap();
+}
+
+#[test]
+fn failed_borrowing_iterator_reports_its_error() {
+    let it: BlockIter<BlockRef<'_>> = BlockIter::failed(Error::corruption("f", 9, "boom"));
+    assert!(!it.valid());
+    assert!(it.status().is_err());
+}
