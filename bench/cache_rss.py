@@ -69,6 +69,9 @@ def read(a, engine, db, cache_size, cache_type):
             "--statistics=true"]
     flags = [f for f in common(a, cache_size, cache_type) if f != "--statistics=false"]
     out = run(a, engine, args + flags)
+    m = re.search(r"allocator (\w+)", out)
+    if engine == "talus" and m:
+        a.allocator = m.group(1)
     rss_kb = int(re.search(r"MAXRSS_KB=(\d+)", out).group(1))
     ops = None
     for line in out.splitlines():
@@ -106,6 +109,7 @@ def main():
     p.add_argument("--reuse", action="store_true",
                    help="read the databases a previous run left in --dir (same --num, --seed)")
     a = p.parse_args()
+    a.allocator = None
     engines = ["talus"] + (["rocksdb_bench"] if a.rocksdb_db_bench else [])
     base = a.dir or tempfile.mkdtemp(prefix="cache_rss.")
     os.makedirs(base, exist_ok=True)
@@ -135,7 +139,8 @@ def main():
             rows.append((cache, ct, res))
     print()
     arenas = os.environ.get("MALLOC_ARENA_MAX")
-    print(f"MALLOC_ARENA_MAX={arenas}" if arenas else "glibc malloc, default arenas")
+    print(f"Talus allocator: {a.allocator or '?'}; "
+          + (f"MALLOC_ARENA_MAX={arenas}" if arenas else "MALLOC_ARENA_MAX unset"))
     print(f"readrandom, {a.threads} threads x {a.reads} reads, {a.num} keys, value {a.value_size} B,"
           " no compression; MiB")
     head = "| cache | cache_type |" + "".join(
