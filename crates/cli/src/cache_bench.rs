@@ -301,7 +301,7 @@ fn insert_and_hold(
 
 fn operate(cache: &dyn Cache<Value>, w: &Workload, tid: u32) -> ThreadResult {
     let f = &w.flags;
-    let mut rng = Rng(f.seed.wrapping_add(1).wrapping_add(u64::from(tid)));
+    let mut rng = Rng::new(f.seed.wrapping_add(1).wrapping_add(u64::from(tid)));
     let mut hist = Histogram::default();
     let (mut result, mut hits, mut misses) = (0u64, 0u64, 0u64);
     let total_pins =
@@ -358,7 +358,7 @@ fn operate(cache: &dyn Cache<Value>, w: &Workload, tid: u32) -> ThreadResult {
 /// RocksDB 10's population: insert absent keys until the entry count stops growing (100
 /// inserts without a new maximum) or absent keys get hard to find (100 present in a row).
 fn populate(built: &Built, cache: &dyn Cache<Value>, w: &Workload) {
-    let mut rng = Rng(w.flags.seed);
+    let mut rng = Rng::new(w.flags.seed);
     let (mut max_occ, mut since_max, mut since_absent) = (0usize, 0usize, 0usize);
     while since_max < 100 && since_absent < 100 {
         let key = w.key(&mut rng);

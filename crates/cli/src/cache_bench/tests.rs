@@ -42,7 +42,7 @@ fn keys_stay_in_range_and_ops_run_on_every_cache() {
         let mut f = flags(args).unwrap();
         (f.cache_size, f.value_bytes, f.ops_per_thread, f.threads) = (65536, 64, 2000, 2);
         let w = Workload::new(&f);
-        let mut rng = Rng(3);
+        let mut rng = Rng::new(3);
         for _ in 0..10_000 {
             let k = w.key(&mut rng);
             assert!(f.degenerate_hash_bits > 0 || k.0 <= w.max_key);
@@ -68,7 +68,7 @@ fn degenerate_keys_share_their_low_hash_bits() {
     let mut f = flags(&["--degenerate_hash_bits=8"]).unwrap();
     (f.cache_size, f.value_bytes) = (1 << 20, 64);
     let w = Workload::new(&f);
-    let mut rng = Rng(5);
+    let mut rng = Rng::new(5);
     let keys: std::collections::HashSet<_> = (0..1000).map(|_| w.key(&mut rng)).collect();
     assert!(keys.len() > 500, "distinct keys: {}", keys.len());
     // All collide in a 256-slot table: every one starts probing at the same slot.

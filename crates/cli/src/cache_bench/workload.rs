@@ -6,17 +6,21 @@ use talus::cache::clock::key_for_hash;
 use talus::cache::CacheKey;
 
 use super::Flags;
+use crate::db_bench::keygen::Rng64;
 
-/// splitmix64: small, fast, good enough for key and op selection (RocksDB: `mt19937_64`).
-pub(super) struct Rng(pub(super) u64);
+/// RocksDB's `Random64` (`std::mt19937_64`, db_bench's [`Rng64`]): the generator RocksDB's
+/// cache_bench draws keys, operations and value bytes from, so both tools do the same work per
+/// operation outside the cache.
+pub(super) struct Rng(Rng64);
 
 impl Rng {
+    pub(super) fn new(seed: u64) -> Self {
+        Rng(Rng64::new(seed))
+    }
+
+    #[inline]
     pub(super) fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
 
     pub(super) fn uniform(&mut self, n: u64) -> u64 {
@@ -129,34 +133,24 @@ impl Workload {
 
     /// A value of `value_bytes` random bytes (RocksDB fills 8 bytes at a time too).
     pub(super) fn value(&self, rng: &mut Rng) -> Vec<u8> {
-        let n = self.flags.value_bytes as usize;
-        let mut v = Vec::with_capacity(n + 8);
-        while v.len() < n {
-            v.extend_from_slice(&rng.next().to_le_bytes());
+        // One draw per 8 bytes, as RocksDB's `createValue` (`EncodeFixed64(rv + i, rnd.Next())`).
+        let mut v = vec![0u8; self.flags.value_bytes as usize];
+        let mut chunks = v.chunks_exact_mut(8);
+        for c in &mut chunks {
+            c.copy_from_slice(&rng.next().to_le_bytes());
         }
-        v.truncate(n);
+        let tail = chunks.into_remainder();
+        if !tail.is_empty() {
+            let last = rng.next().to_le_bytes();
+            tail.copy_from_slice(&last[..tail.len()]);
+        }
         v
     }
 }
 
-/// A 4-lane xxh64-style hash of the value ("do something with the data", as RocksDB's
-/// `NPHash64`), so that a hit costs a pass over the value in both tools.
+/// A hash of the value ("do something with the data"): XXH3-64, the function family of RocksDB's
+/// `NPHash64` (its `Hash64` is a vendored XXH3), so a hit costs both tools a like pass over the
+/// value (before: a 4-lane xxh64-style loop, several times slower per byte).
 pub(super) fn hash_value(v: &[u8]) -> u64 {
-    const P1: u64 = 0x9e37_79b1_85eb_ca87;
-    const P2: u64 = 0xc2b2_ae3d_27d4_eb4f;
-    let mut acc = [P1, P2, 0, P1.wrapping_neg()];
-    let mut chunks = v.chunks_exact(32);
-    for c in &mut chunks {
-        for (lane, w) in acc.iter_mut().zip(c.chunks_exact(8)) {
-            let mut b = [0u8; 8];
-            b.copy_from_slice(w);
-            *lane = lane.wrapping_add(u64::from_le_bytes(b).wrapping_mul(P2)).rotate_left(31);
-            *lane = lane.wrapping_mul(P1);
-        }
-    }
-    let mut h = acc.iter().fold(v.len() as u64, |h, a| (h ^ a).rotate_left(27).wrapping_mul(P1));
-    for &b in chunks.remainder() {
-        h = (h ^ u64::from(b)).wrapping_mul(P1);
-    }
-    h
+    xxhash_rust::xxh3::xxh3_64(v)
 }

@@ -72,15 +72,20 @@ impl Rng64 {
     }
 
     fn twist(&mut self) {
-        let mt = &mut *self.mt;
-        for i in 0..MT_N {
-            let x = (mt[i] & MT_UPPER) | (mt[(i + 1) % MT_N] & MT_LOWER);
-            let mut xa = x >> 1;
-            if x & 1 != 0 {
-                xa ^= 0xB502_6F5A_A966_19E9;
-            }
-            mt[i] = mt[(i + MT_M) % MT_N] ^ xa;
+        // The standard three loops (libstdc++'s `_M_gen_rand`): no index wraps inside them.
+        #[inline(always)]
+        fn mix(a: u64, b: u64, m: u64) -> u64 {
+            let x = (a & MT_UPPER) | (b & MT_LOWER);
+            m ^ (x >> 1) ^ ((x & 1).wrapping_neg() & 0xB502_6F5A_A966_19E9)
         }
+        let mt = &mut *self.mt;
+        for i in 0..MT_N - MT_M {
+            mt[i] = mix(mt[i], mt[i + 1], mt[i + MT_M]);
+        }
+        for i in MT_N - MT_M..MT_N - 1 {
+            mt[i] = mix(mt[i], mt[i + 1], mt[i + MT_M - MT_N]);
+        }
+        mt[MT_N - 1] = mix(mt[MT_N - 1], mt[0], mt[MT_M - 1]);
         self.index = 0;
     }
 

@@ -18,7 +18,7 @@ pub(crate) mod engines;
 pub(crate) mod flags;
 mod header;
 pub(crate) mod histogram;
-mod keygen;
+pub(crate) mod keygen;
 mod report;
 mod runner;
 mod thread_state;
