@@ -135,15 +135,7 @@ impl Workload {
     pub(super) fn value(&self, rng: &mut Rng) -> Vec<u8> {
         // One draw per 8 bytes, as RocksDB's `createValue` (`EncodeFixed64(rv + i, rnd.Next())`).
         let mut v = vec![0u8; self.flags.value_bytes as usize];
-        let mut chunks = v.chunks_exact_mut(8);
-        for c in &mut chunks {
-            c.copy_from_slice(&rng.next().to_le_bytes());
-        }
-        let tail = chunks.into_remainder();
-        if !tail.is_empty() {
-            let last = rng.next().to_le_bytes();
-            tail.copy_from_slice(&last[..tail.len()]);
-        }
+        rng.0.fill_le_bytes(&mut v);
         v
     }
 }

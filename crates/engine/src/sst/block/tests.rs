@@ -1,4 +1,6 @@
 use super::*;
+use crate::cache::CacheHandle;
+use crate::iter::InternalIterator;
 use crate::sst::block_builder::BlockBuilder;
 use crate::sst::tests::{check_equivalent, random_entries};
 use rand::rngs::StdRng;
