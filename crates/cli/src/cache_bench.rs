@@ -40,7 +40,10 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
-use talus::cache::{AutoHyperClockCache, Cache, CacheHandle, HyperClockCache, LruCache, Priority};
+use talus::cache::{
+    AutoHyperClockCache, Cache, CacheHandle, HyperClockCache, LruCache, MetadataChargePolicy,
+    Priority,
+};
 
 use crate::db_bench::histogram::Histogram;
 use crate::options::{Parsed, Spec};
@@ -227,26 +230,35 @@ enum Built {
 impl Built {
     fn new(f: &Flags) -> Built {
         let size = f.cache_size as usize;
+        // RocksDB's default `metadata_charge_policy`: entries are charged their slot or node.
+        let full = MetadataChargePolicy::FullCharge;
         let clock_bits = f.num_shard_bits.unwrap_or(default_shard_bits(f.cache_size, 32 << 20));
         match f.kind {
             Kind::Lru => {
                 let bits = f.num_shard_bits.unwrap_or(default_shard_bits(f.cache_size, 512 << 10));
                 // RocksDB's cache_bench: high_pri_pool_ratio 0.5.
-                Built::Lru(Arc::new(LruCache::with_high_pri_pool(size, bits, false, 0.5)))
+                let lru = LruCache::with_high_pri_pool(size, bits, false, 0.5);
+                Built::Lru(Arc::new(lru.with_metadata_charge_policy(full)))
             }
             Kind::FixedClock => {
                 let est = match f.value_bytes_estimate {
                     0 => f.value_bytes,
                     e => e,
                 };
-                Built::Fixed(Arc::new(HyperClockCache::new(size, est as usize, clock_bits, false)))
+                let est = est as usize;
+                Built::Fixed(Arc::new(HyperClockCache::with_metadata_charge_policy(
+                    size, est, clock_bits, false, full,
+                )))
             }
-            Kind::AutoClock => Built::Auto(Arc::new(match f.value_bytes_estimate {
-                0 => AutoHyperClockCache::new(size, clock_bits, false),
-                e => AutoHyperClockCache::with_min_avg_entry_charge(
-                    size, clock_bits, false, e as usize,
-                ),
-            })),
+            Kind::AutoClock => Built::Auto(Arc::new(
+                match f.value_bytes_estimate {
+                    0 => AutoHyperClockCache::new(size, clock_bits, false),
+                    e => AutoHyperClockCache::with_min_avg_entry_charge(
+                        size, clock_bits, false, e as usize,
+                    ),
+                }
+                .with_metadata_charge_policy(full),
+            )),
         }
     }
 

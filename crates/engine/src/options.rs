@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use crate::cache::MetadataChargePolicy;
 use crate::error::{Error, Result};
 use crate::fs::{Fs, StdFs};
 
@@ -267,6 +268,9 @@ pub struct Options {
     /// (RocksDB's `estimated_entry_charge`); 0 (the default) selects the automatic variant
     /// whose tables grow with the entries ([`crate::cache::AutoHyperClockCache`]).
     pub estimated_entry_charge: usize,
+    /// What a block cache entry is charged beyond the block (RocksDB's
+    /// `metadata_charge_policy`): by default, as RocksDB, the cache's own bytes per entry too.
+    pub block_cache_metadata_charge_policy: MetadataChargePolicy,
     /// Bytes per second writes are slowed to when a slowdown trigger is reached (16 MiB/s;
     /// RocksDB's 0 means the same).
     pub delayed_write_rate: u64,
@@ -374,6 +378,7 @@ impl Default for Options {
             disable_auto_compactions: false,
             cache_type: CacheType::LruCache,
             estimated_entry_charge: 0,
+            block_cache_metadata_charge_policy: MetadataChargePolicy::FullCharge,
             delayed_write_rate: 16 << 20,
             soft_pending_compaction_bytes_limit: 64 << 30,
             hard_pending_compaction_bytes_limit: 256 << 30,

@@ -9,6 +9,7 @@
 
 use std::fmt::Write;
 
+use crate::cache::MetadataChargePolicy;
 use crate::options::{CacheType, CompactionStyle, CompressionType, Options, WalRecoveryMode};
 
 /// RocksDB's enum spelling of a compression type (`kNoCompression`, `kLZ4Compression`, ...).
@@ -40,6 +41,14 @@ pub fn compaction_style_name(s: CompactionStyle) -> &'static str {
 }
 
 /// A double as RocksDB writes it (`std::to_string`: six decimals).
+/// RocksDB's name of a metadata charge policy.
+fn charge_policy(p: MetadataChargePolicy) -> &'static str {
+    match p {
+        MetadataChargePolicy::DontCharge => "kDontChargeCacheMetadata",
+        MetadataChargePolicy::FullCharge => "kFullChargeCacheMetadata",
+    }
+}
+
 fn double(x: f64) -> String {
     format!("{x:.6}")
 }
@@ -114,18 +123,20 @@ pub fn render(o: &Options) -> String {
     section(&mut s, "[CFOptions \"default\"]", &cf);
     let cache = match o.cache_type {
         CacheType::LruCache => format!(
-            "{{id=LRUCache;capacity={};num_shard_bits={};strict_capacity_limit={};high_pri_pool_ratio={}}}",
+            "{{id=LRUCache;capacity={};num_shard_bits={};strict_capacity_limit={};high_pri_pool_ratio={};metadata_charge_policy={}}}",
             o.block_cache_capacity,
             o.block_cache_num_shard_bits,
             o.block_cache_strict_capacity_limit,
-            double(o.high_pri_pool_ratio)
+            double(o.high_pri_pool_ratio),
+            charge_policy(o.block_cache_metadata_charge_policy)
         ),
         CacheType::HyperClockCache => format!(
-            "{{id=HyperClockCache;capacity={};num_shard_bits={};strict_capacity_limit={};estimated_entry_charge={}}}",
+            "{{id=HyperClockCache;capacity={};num_shard_bits={};strict_capacity_limit={};estimated_entry_charge={};metadata_charge_policy={}}}",
             o.block_cache_capacity,
             o.block_cache_num_shard_bits,
             o.block_cache_strict_capacity_limit,
-            o.estimated_entry_charge
+            o.estimated_entry_charge,
+            charge_policy(o.block_cache_metadata_charge_policy)
         ),
     };
     let filter = if o.bloom_bits_per_key == 0 {

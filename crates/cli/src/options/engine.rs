@@ -9,6 +9,7 @@
 //! `cache_type`, `bloom_bits`, `compression_type`, ...). Talus-only options carry Talus's names
 //! (`intra_l0_compaction`). Pure parsing: no IO, every error names the option and the value.
 
+use talus::cache::MetadataChargePolicy;
 use talus::options::CacheType;
 use talus::{CompactionStyle, CompressionType, IndexType, Options, WalRecoveryMode};
 
@@ -178,7 +179,20 @@ fn block_cache(o: &mut Options, name: &str, v: &str) -> Result<(), String> {
             "strict_capacity_limit" => o.block_cache_strict_capacity_limit = boolean(&key, &val)?,
             "high_pri_pool_ratio" => o.high_pri_pool_ratio = ratio(&key, &val)?,
             "estimated_entry_charge" => o.estimated_entry_charge = int(&key, &val)?,
-            "low_pri_pool_ratio" | "use_adaptive_mutex" | "metadata_charge_policy" => {}
+            "metadata_charge_policy" => {
+                o.block_cache_metadata_charge_policy = match val.as_str() {
+                    "kFullChargeCacheMetadata" => MetadataChargePolicy::FullCharge,
+                    "kDontChargeCacheMetadata" => MetadataChargePolicy::DontCharge,
+                    _ => {
+                        return Err(bad(
+                            &key,
+                            &val,
+                            "kFullChargeCacheMetadata or kDontChargeCacheMetadata",
+                        ))
+                    }
+                }
+            }
+            "low_pri_pool_ratio" | "use_adaptive_mutex" => {}
             _ => {
                 return Err(format!(
                     "unknown option {key:?}: Talus's block cache has no such option"
@@ -407,7 +421,7 @@ mod tests {
             ("bottommost_compression", "kZSTD"),
             ("compaction_style", "kCompactionStyleUniversal"),
             ("filter_policy", "bloomfilter:12:false"),
-            ("block_cache", "{id=HyperClockCache;capacity=1024;num_shard_bits=2;estimated_entry_charge=4096}"),
+            ("block_cache", "{id=HyperClockCache;capacity=1024;num_shard_bits=2;estimated_entry_charge=4096;metadata_charge_policy=kDontChargeCacheMetadata}"),
             ("compaction_options_universal", "{size_ratio=5;min_merge_width=3;max_merge_width=4294967295;max_size_amplification_percent=150}"),
             ("intra_l0_compaction", "no"),
             ("compression_opts", "-14:32767:0"),
@@ -422,6 +436,7 @@ mod tests {
         assert_eq!(o.bloom_bits_per_key, 12);
         assert_eq!((o.cache_type, o.block_cache_capacity), (CacheType::HyperClockCache, 1024));
         assert_eq!((o.block_cache_num_shard_bits, o.estimated_entry_charge), (2, 4096));
+        assert_eq!(o.block_cache_metadata_charge_policy, MetadataChargePolicy::DontCharge);
         assert_eq!((o.size_ratio, o.min_merge_width, o.max_merge_width), (5, 3, usize::MAX));
         assert!(!o.intra_l0_compaction);
         assert_eq!(o.max_bytes_for_level_multiplier, 8.5);

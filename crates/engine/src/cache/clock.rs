@@ -16,8 +16,9 @@
 //! # Sizing and memory overhead
 //!
 //! Each shard has `2^k` slots, the smallest power of two with at least
-//! `shard_capacity / estimated_entry_charge / 0.7` slots (minimum 16), and holds at most 84% of
-//! them occupied. A slot is the 40 bytes of key, charge and counters plus the value in place,
+//! `shard_capacity / (estimated_entry_charge * 0.7 + metadata)` slots (minimum 16; `metadata` is
+//! the slot size under [`MetadataChargePolicy::FullCharge`], else 0: RocksDB's `CalcHashBits`),
+//! and holds at most 84% of them occupied. A slot is the 40 bytes of key, charge and counters plus the value in place,
 //! rounded up to whole cache lines: 64 bytes for a value of up to 24 bytes (`cache_bench`'s
 //! `Vec<u8>`), 128 for a block cache's `Block` (72 bytes). Nothing else is allocated per entry.
 //! So the overhead is 64 / 0.7 ≈ 91 (`Vec`) or 128 / 0.7 ≈ 183 (`Block`) bytes per entry when
@@ -25,8 +26,9 @@
 //! allocated up front and never grows (see [`AutoHyperClockCache`] for one that does): if
 //! entries are much smaller than the estimate, the cache fills its slots before its capacity
 //! and evicts by occupancy instead (usage then stays below capacity); if they are much larger,
-//! slots stay empty. Charges are the callers' numbers only (the metadata is not charged, as in
-//! [`super::LruCache`]).
+//! slots stay empty. Charges are the callers' numbers, plus the entry's slot under
+//! [`MetadataChargePolicy::FullCharge`] (RocksDB's default, which the block cache and
+//! `talus cache_bench` use; the constructors default to [`MetadataChargePolicy::DontCharge`]).
 //!
 //! # Capacity and eviction
 //!
@@ -67,8 +69,8 @@ pub use auto::{AutoHyperClockCache, MIN_AVG_ENTRY_CHARGE};
 pub use table::key_for_hash;
 pub(super) use table::SlotRef;
 
-use super::{Cache, CacheHandle, CacheKey, Priority};
-use table::{hash_key, ClockTable, INITIAL_COUNTDOWN, MAX_COUNTDOWN};
+use super::{Cache, CacheHandle, CacheKey, MetadataChargePolicy, Priority};
+use table::{hash_key, ClockTable, Slot, INITIAL_COUNTDOWN, MAX_COUNTDOWN};
 
 /// RocksDB's load factor for the fixed table: slots per expected entry is 1 / 0.7.
 const LOAD_FACTOR: f64 = 0.7;
@@ -82,6 +84,8 @@ pub struct HyperClockCache<V> {
     shards: Box<[ClockTable<V>]>,
     shard_bits: u32,
     capacity: usize,
+    /// Bytes added to every entry's charge (the slot, under `FullCharge`).
+    metadata: usize,
 }
 
 impl<V: Send + Sync> HyperClockCache<V> {
@@ -101,13 +105,33 @@ impl<V: Send + Sync> HyperClockCache<V> {
         num_shard_bits: u32,
         strict_capacity_limit: bool,
     ) -> Self {
+        Self::with_metadata_charge_policy(
+            capacity,
+            estimated_entry_charge,
+            num_shard_bits,
+            strict_capacity_limit,
+            MetadataChargePolicy::DontCharge,
+        )
+    }
+
+    /// As [`HyperClockCache::new`], charging each entry its slot too under
+    /// [`MetadataChargePolicy::FullCharge`] (and sizing the table for it, as RocksDB:
+    /// `capacity / (estimated_entry_charge * 0.7 + slot size)` slots per shard).
+    pub fn with_metadata_charge_policy(
+        capacity: usize,
+        estimated_entry_charge: usize,
+        num_shard_bits: u32,
+        strict_capacity_limit: bool,
+        policy: MetadataChargePolicy,
+    ) -> Self {
+        let metadata = metadata_charge::<V>(policy);
         let shard_bits = num_shard_bits.min(20);
         let n = 1usize << shard_bits;
         let per_shard = capacity.div_ceil(n);
-        let slot_bits = slot_bits_for(per_shard, estimated_entry_charge);
+        let slot_bits = slot_bits_for(per_shard, estimated_entry_charge, metadata);
         let shards =
             (0..n).map(|_| ClockTable::new(per_shard, slot_bits, strict_capacity_limit)).collect();
-        HyperClockCache { shards, shard_bits, capacity }
+        HyperClockCache { shards, shard_bits, capacity, metadata }
     }
 
     fn shard(&self, hash: u64) -> &ClockTable<V> {
@@ -130,12 +154,21 @@ impl<V: Send + Sync> HyperClockCache<V> {
     }
 }
 
+/// The bytes a clock cache of `V` adds to each entry's charge under `policy`: its table slot.
+fn metadata_charge<V>(policy: MetadataChargePolicy) -> usize {
+    match policy {
+        MetadataChargePolicy::DontCharge => 0,
+        MetadataChargePolicy::FullCharge => std::mem::size_of::<Slot<V>>(),
+    }
+}
+
 /// Table size, in bits of slots, for a shard of `per_shard` bytes holding entries of about
-/// `entry_charge` bytes (0 taken as 1) at [`LOAD_FACTOR`], within the slot-bit bounds. The fixed
-/// cache's table size, and the automatic cache's largest one.
-fn slot_bits_for(per_shard: usize, entry_charge: usize) -> u32 {
-    let entries = per_shard as f64 / entry_charge.max(1) as f64;
-    let slots = (entries / LOAD_FACTOR).ceil().max(1.0);
+/// `entry_charge` bytes (0 taken as 1) at [`LOAD_FACTOR`], each also charged `metadata` bytes
+/// (RocksDB's `CalcHashBits`: a slot per `entry_charge * LOAD_FACTOR + metadata` bytes), within
+/// the slot-bit bounds. The fixed cache's table size, and the automatic cache's largest one.
+fn slot_bits_for(per_shard: usize, entry_charge: usize, metadata: usize) -> u32 {
+    let per_slot = entry_charge.max(1) as f64 * LOAD_FACTOR + metadata as f64;
+    let slots = (per_shard as f64 / per_slot).ceil().max(1.0);
     (slots.log2().ceil() as u32).clamp(MIN_SLOT_BITS, MAX_SLOT_BITS)
 }
 
@@ -165,6 +198,7 @@ impl<V: Send + Sync> Cache<V> for HyperClockCache<V> {
     }
     fn insert_with_priority(&self, key: CacheKey, value: V, charge: usize, pri: Priority) -> bool {
         let h = hash_key(key);
+        let charge = charge.saturating_add(self.metadata);
         self.shard(h).insert(h, key, value, charge, initial_countdown(pri), false).is_ok()
     }
     fn insert_and_hold(
@@ -176,6 +210,7 @@ impl<V: Send + Sync> Cache<V> for HyperClockCache<V> {
     ) -> Result<CacheHandle<V>, V> {
         let h = hash_key(key);
         let t = self.shard(h);
+        let charge = charge.saturating_add(self.metadata);
         let at = t.insert(h, key, value, charge, initial_countdown(pri), true)?;
         // The insert published slot `at` with one reference for us.
         Ok(CacheHandle::from_slot(SlotRef::adopt(t, at)))

@@ -31,7 +31,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use super::{Cache, CacheHandle, CacheKey, Priority};
+use super::{Cache, CacheHandle, CacheKey, MetadataChargePolicy, Priority};
 
 const NIL: usize = usize::MAX;
 const HIGH: usize = 0;
@@ -276,6 +276,8 @@ pub struct LruCache<V> {
     shard_bits: u32,
     capacity: usize,
     strict: bool,
+    /// Bytes added to every entry's charge (node, `Arc` counts, map slot, under `FullCharge`).
+    metadata: usize,
 }
 
 impl<V: Send + Sync> LruCache<V> {
@@ -299,7 +301,7 @@ impl<V: Send + Sync> LruCache<V> {
         let n = 1usize << shard_bits;
         let per_shard = capacity.div_ceil(n);
         let shards = (0..n).map(|_| Mutex::new(Shard::new(per_shard, ratio))).collect();
-        LruCache { shards, shard_bits, capacity, strict: strict_capacity_limit }
+        LruCache { shards, shard_bits, capacity, strict: strict_capacity_limit, metadata: 0 }
     }
 
     fn shard(&self, key: CacheKey) -> &Mutex<Shard<V>> {
@@ -333,7 +335,25 @@ impl<V: Send + Sync> LruCache<V> {
         charge: usize,
         pri: Priority,
     ) -> bool {
+        let charge = charge.saturating_add(self.metadata);
         self.shard(key).lock().insert(key, value, charge, pri, self.strict)
+    }
+
+    /// Charges each entry the cache's own bytes for it too under
+    /// [`MetadataChargePolicy::FullCharge`] (RocksDB's default policy, which charges its
+    /// `LRUHandle`): the node, the `Arc`'s two counts and a hash-map slot (key, index and its
+    /// control byte). [`MetadataChargePolicy::DontCharge`] is the constructors'.
+    pub fn with_metadata_charge_policy(mut self, policy: MetadataChargePolicy) -> Self {
+        self.metadata = match policy {
+            MetadataChargePolicy::DontCharge => 0,
+            MetadataChargePolicy::FullCharge => {
+                std::mem::size_of::<Node<V>>()
+                    + 2 * std::mem::size_of::<usize>()
+                    + std::mem::size_of::<(CacheKey, usize)>()
+                    + 1
+            }
+        };
+        self
     }
 
     /// Bytes charged by entries in the high-priority pools (all shards).

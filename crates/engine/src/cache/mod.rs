@@ -19,10 +19,12 @@
 //! # Memory accounting (block cache)
 //!
 //! A block's charge is its decoded bytes (`Vec` capacity) plus the `Block` header
-//! ([`crate::sst::Block::charge`]). Not charged, per entry: the cache's own metadata: LRU an
-//! `Arc` allocation (16 bytes of counts plus the `Block` struct, 72 bytes) plus 64 bytes of node
-//! and about 28 bytes of hash-map slot; clock one slot holding the `Block` struct in place
-//! (128 bytes) at a load factor of 0.7, about 183 bytes per entry (see [`clock`]). With
+//! ([`crate::sst::Block::charge`]), plus, under [`MetadataChargePolicy::FullCharge`] (the block
+//! cache's default, as RocksDB's), the cache's own bytes for the entry: LRU its node, the `Arc`
+//! counts and a hash-map slot; clock its table slot (128 bytes for a `Block`). Not charged even
+//! then: the clock table's empty slots (it is sized for a load factor of 0.7, so about 183 bytes
+//! of table per entry when the estimate is right, see [`clock`]) and the LRU map's spare
+//! buckets. With
 //! `cache_index_and_filter_blocks` the index and filter blocks are charged like data blocks,
 //! so the memory of blocks is the capacity plus that per-entry overhead, plus what is
 //! pinned beyond the capacity, plus blocks held by running reads after the cache dropped them
@@ -37,6 +39,23 @@ pub mod lru;
 pub use clock::{AutoHyperClockCache, HyperClockCache};
 pub use handle::CacheHandle;
 pub use lru::LruCache;
+
+/// What an entry is charged beyond the caller's charge (RocksDB's `CacheMetadataChargePolicy`).
+/// The caches' constructors charge the caller's numbers only ([`DontCharge`]); the block cache
+/// and `talus cache_bench` use [`FullCharge`], RocksDB's default, so that the same capacity
+/// holds the same number of entries in both engines.
+///
+/// [`DontCharge`]: MetadataChargePolicy::DontCharge
+/// [`FullCharge`]: MetadataChargePolicy::FullCharge
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MetadataChargePolicy {
+    /// Only the caller's charge (`kDontChargeCacheMetadata`).
+    #[default]
+    DontCharge,
+    /// The caller's charge plus the cache's own bytes per entry (`kFullChargeCacheMetadata`):
+    /// the clock cache's table slot, the LRU cache's node, `Arc` counts and hash-map slot.
+    FullCharge,
+}
 
 /// Key of a cached block: (file number, block offset).
 pub type CacheKey = (u64, u64);

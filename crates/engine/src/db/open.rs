@@ -202,19 +202,21 @@ fn new_inner(
         opts.block_cache_num_shard_bits,
         opts.block_cache_strict_capacity_limit,
     );
+    let policy = opts.block_cache_metadata_charge_policy;
     let block_cache: Option<Arc<dyn Cache<Block>>> = match opts.cache_type {
         _ if opts.no_block_cache => None,
-        CacheType::LruCache => Some(Arc::new(LruCache::with_high_pri_pool(
-            cap,
-            bits,
-            strict,
-            opts.high_pri_pool_ratio,
-        ))),
-        CacheType::HyperClockCache if opts.estimated_entry_charge == 0 => {
-            Some(Arc::new(AutoHyperClockCache::new(cap, bits, strict)))
-        }
+        CacheType::LruCache => Some(Arc::new(
+            LruCache::with_high_pri_pool(cap, bits, strict, opts.high_pri_pool_ratio)
+                .with_metadata_charge_policy(policy),
+        )),
+        CacheType::HyperClockCache if opts.estimated_entry_charge == 0 => Some(Arc::new(
+            AutoHyperClockCache::new(cap, bits, strict).with_metadata_charge_policy(policy),
+        )),
         CacheType::HyperClockCache => {
-            Some(Arc::new(HyperClockCache::new(cap, opts.estimated_entry_charge, bits, strict)))
+            let est = opts.estimated_entry_charge;
+            Some(Arc::new(HyperClockCache::with_metadata_charge_policy(
+                cap, est, bits, strict, policy,
+            )))
         }
     };
     let table_capacity =

@@ -62,8 +62,8 @@
 mod shard;
 
 use super::table::{hash_key, SlotRef};
-use super::{initial_countdown, shard_index, slot_bits_for, MIN_SLOT_BITS};
-use crate::cache::{Cache, CacheHandle, CacheKey, Priority};
+use super::{initial_countdown, metadata_charge, shard_index, slot_bits_for, MIN_SLOT_BITS};
+use crate::cache::{Cache, CacheHandle, CacheKey, MetadataChargePolicy, Priority};
 use shard::AutoShard;
 
 /// The smallest average entry charge the tables are grown for (RocksDB's default
@@ -76,6 +76,8 @@ pub struct AutoHyperClockCache<V> {
     shards: Box<[AutoShard<V>]>,
     shard_bits: u32,
     capacity: usize,
+    /// Bytes added to every entry's charge (the slot, under `FullCharge`).
+    metadata: usize,
 }
 
 impl<V: Send + Sync> AutoHyperClockCache<V> {
@@ -112,11 +114,18 @@ impl<V: Send + Sync> AutoHyperClockCache<V> {
         let shard_bits = num_shard_bits.min(20);
         let n = 1usize << shard_bits;
         let per_shard = capacity.div_ceil(n);
-        let max_bits = slot_bits_for(per_shard, min_avg_entry_charge);
+        let max_bits = slot_bits_for(per_shard, min_avg_entry_charge, 0);
         let shards = (0..n)
             .map(|_| AutoShard::new(per_shard, strict_capacity_limit, MIN_SLOT_BITS, max_bits))
             .collect();
-        AutoHyperClockCache { shards, shard_bits, capacity }
+        AutoHyperClockCache { shards, shard_bits, capacity, metadata: 0 }
+    }
+
+    /// Charges each entry its table slot too under [`MetadataChargePolicy::FullCharge`]
+    /// (RocksDB's default policy); [`MetadataChargePolicy::DontCharge`] is the constructors'.
+    pub fn with_metadata_charge_policy(mut self, policy: MetadataChargePolicy) -> Self {
+        self.metadata = metadata_charge::<V>(policy);
+        self
     }
 
     fn shard(&self, hash: u64) -> &AutoShard<V> {
@@ -153,6 +162,7 @@ impl<V: Send + Sync> Cache<V> for AutoHyperClockCache<V> {
     fn insert_with_priority(&self, key: CacheKey, value: V, charge: usize, pri: Priority) -> bool {
         let h = hash_key(key);
         let countdown = initial_countdown(pri);
+        let charge = charge.saturating_add(self.metadata);
         self.shard(h).insert(h, key, value, charge, countdown, false, |_, _| ()).is_ok()
     }
     fn insert_and_hold(
@@ -164,6 +174,7 @@ impl<V: Send + Sync> Cache<V> for AutoHyperClockCache<V> {
     ) -> Result<CacheHandle<V>, V> {
         let h = hash_key(key);
         let countdown = initial_countdown(pri);
+        let charge = charge.saturating_add(self.metadata);
         // With `hold` the insert published the slot with one reference for us.
         let held = self.shard(h).insert(h, key, value, charge, countdown, true, SlotRef::adopt)?;
         Ok(CacheHandle::from_slot(held))

@@ -203,3 +203,32 @@ fn key_for_hash_inverts_the_hash() {
         assert_eq!(hash_key(key_for_hash(h)), h);
     }
 }
+
+#[test]
+fn full_metadata_charge_adds_the_slot_and_sizes_the_table_for_it() {
+    let slot = std::mem::size_of::<table::Slot<u64>>();
+    assert_eq!(slot, 64);
+    // One 64 KiB shard, entries of 100 bytes: a slot per 100 * 0.7 + 64 = 134 bytes -> 490 ->
+    // 512 slots (without the metadata a slot per 70 bytes -> 937 -> 1024).
+    let full = MetadataChargePolicy::FullCharge;
+    let c: HyperClockCache<u64> =
+        HyperClockCache::with_metadata_charge_policy(64 << 10, 100, 0, false, full);
+    assert_eq!(c.table_address_count(), 512);
+    assert_eq!(HyperClockCache::<u64>::new(64 << 10, 100, 0, false).table_address_count(), 1024);
+    assert!(c.insert((1, 0), 7, 100));
+    let h = c.insert_and_hold((2, 0), 8, 100, Priority::Low).ok().unwrap();
+    assert_eq!(c.usage(), 2 * (100 + slot));
+    let mut charges = Vec::new();
+    c.for_each_entry(&mut |_, charge, _| charges.push(charge));
+    assert_eq!(charges, [100 + slot, 100 + slot]);
+    drop(h);
+    c.erase((1, 0));
+    c.erase((2, 0));
+    assert_eq!(c.usage(), 0);
+    // The capacity now holds fewer entries: 64 KiB / 164 bytes.
+    for k in 0..1000 {
+        c.insert((k, 1), k, 100);
+    }
+    assert!(c.usage() <= 64 << 10);
+    assert!(c.len() <= (64 << 10) / (100 + slot), "{} entries", c.len());
+}

@@ -193,3 +193,20 @@ fn concurrent_hammering() {
     // Each of 16 shards holds at most ceil(1000/16) = 63 (an entry is at most 9).
     assert!(c.usage() <= 16 * 63, "usage {}", c.usage());
 }
+
+#[test]
+fn full_metadata_charge_adds_the_node() {
+    let c: LruCache<u64> = LruCache::new(1 << 20, 0, false)
+        .with_metadata_charge_policy(MetadataChargePolicy::FullCharge);
+    let meta = c.metadata;
+    // Node (key, value, charge, links, pool, flags), Arc counts, map slot.
+    assert!(meta >= 64 + 16 + 24, "{meta}");
+    assert!(c.insert((1, 0), 1, 100));
+    assert_eq!(c.usage(), 100 + meta);
+    c.erase((1, 0));
+    assert_eq!(c.usage(), 0);
+    // Without the policy the charge is the caller's.
+    let plain: LruCache<u64> = LruCache::new(1 << 20, 0, false);
+    assert!(plain.insert((1, 0), 1, 100));
+    assert_eq!(plain.usage(), 100);
+}

@@ -146,3 +146,16 @@ fn settles_on_one_table_sized_like_the_fixed_one() {
     assert!((4090..=4096).contains(&gens[0].1), "{gens:?}");
     assert_eq!(c.usage(), c.len() * 1024);
 }
+
+#[test]
+fn full_metadata_charge_adds_the_slot() {
+    let slot = std::mem::size_of::<crate::cache::clock::table::Slot<u64>>();
+    let c = one_shard(1 << 20, false).with_metadata_charge_policy(MetadataChargePolicy::FullCharge);
+    assert!(c.insert((1, 0), 1, 500));
+    let h = c.insert_and_hold((2, 0), 2, 500, Priority::Low).ok().unwrap();
+    assert_eq!(c.usage(), 2 * (500 + slot));
+    drop(h);
+    c.erase((1, 0));
+    c.erase((2, 0));
+    assert_eq!(c.usage(), 0);
+}
