@@ -2,12 +2,19 @@
 //! RocksDB's `InlineSkipList`).
 //!
 //! # Layout
-//! Each node is one arena allocation:
+//! Each node is one arena allocation; a node pointer points at its `prefix`, the links lie
+//! before it (link `level` at `node - (level + 1) * 8`, as RocksDB's `InlineSkipList`), the entry
+//! after it:
 //!
 //! ```text
-//! entry_len: u32 | height: u32 | prefix: u64 | next: [AtomicPtr<Node>; height] | entry
+//! next[height - 1] | ... | next[0] | prefix: u64 | entry
 //! entry = internal_key_len: varint32 | internal key | value_len: varint32 | value
 //! ```
+//!
+//! Neither the height nor the entry's length is stored: a search reaches level `l` of a node only
+//! through a level-`l` link, and the entry's varints give its length. So a node costs its links,
+//! 8 bytes of prefix and the entry (RocksDB's: links and entry), which lets a memtable of a given
+//! size hold as many entries as RocksDB's within the prefix's 8 bytes.
 //!
 //! `prefix` is the first 8 bytes of the user key, big-endian, zero-padded ([`key_prefix`]). If
 //! two prefixes differ they order the keys; only equal prefixes need the full comparison, so a
@@ -33,7 +40,7 @@ use std::ptr::{self, NonNull};
 use std::sync::atomic::Ordering as AtomicOrdering;
 
 use super::arena::Arena;
-use crate::coding::{get_varint32, varint_len};
+use crate::coding::varint_len;
 use crate::sync::{AtomicPtr, AtomicUsize, Mutex};
 
 /// The tallest node.
@@ -41,11 +48,10 @@ pub(super) const MAX_HEIGHT: usize = 12;
 /// One node in `BRANCHING` grows a level taller (a power of two).
 const BRANCHING: u64 = 4;
 
-/// The fixed header of a node; the links and the entry follow it in the same allocation.
+/// The fixed part of a node; its links precede it and its entry follows it in the same
+/// allocation.
 #[repr(C)]
 struct Node {
-    entry_len: u32,
-    height: u32,
     prefix: u64,
 }
 
@@ -61,8 +67,9 @@ pub(super) fn key_prefix(user_key: &[u8]) -> u64 {
 
 const HEADER: usize = std::mem::size_of::<Node>();
 const LINK: usize = std::mem::size_of::<AtomicPtr<Node>>();
-// The arena aligns nodes to 8: the links (after the 16-byte header) must not need more.
-const _: () = assert!(std::mem::align_of::<AtomicPtr<Node>>() <= 8);
+// The arena aligns allocations to 8: the links (at the start) and the prefix (after whole
+// links) must not need more.
+const _: () = assert!(std::mem::align_of::<AtomicPtr<Node>>() <= 8 && LINK == 8 && HEADER == 8);
 
 /// A published node of a [`SkipList`] (never the head). Only the list creates these; using one
 /// with a list other than the one that returned it is a logic error the module never commits
@@ -109,14 +116,13 @@ unsafe impl Sync for SkipList {}
 /// zeroed memory taken for them).
 ///
 /// # Safety
-/// `node` must point to an exclusively owned, 8-aligned allocation with room for the header
-/// and `height` links.
+/// `node` must point `height` links into an exclusively owned, 8-aligned allocation.
 unsafe fn init_links(node: *mut Node, height: usize) {
     for level in 0..height {
         // SAFETY: by the contract, link `level` lies inside the allocation, 8-aligned.
         unsafe {
             node.cast::<u8>()
-                .add(HEADER + level * LINK)
+                .sub((level + 1) * LINK)
                 .cast::<AtomicPtr<Node>>()
                 .write(AtomicPtr::new(ptr::null_mut()))
         };
@@ -129,42 +135,60 @@ unsafe fn init_links(node: *mut Node, height: usize) {
 /// `node` must point to a node of a live list with `height > level`.
 #[inline]
 unsafe fn link<'a>(node: *const Node, level: usize) -> &'a AtomicPtr<Node> {
-    // SAFETY: the links start right after the header (8-byte aligned, as the arena aligns every
-    // node to 8 and HEADER is 8) and `level < height` keeps us inside the node's allocation.
-    unsafe { &*node.cast::<u8>().add(HEADER + level * LINK).cast::<AtomicPtr<Node>>() }
+    // SAFETY: the links end right before the node (8-byte aligned, as the arena aligns every
+    // allocation to 8 and links are 8 bytes) and `level < height` keeps us inside the node's
+    // allocation.
+    unsafe { &*node.cast::<u8>().sub((level + 1) * LINK).cast::<AtomicPtr<Node>>() }
 }
 
-/// The encoded entry of `node`.
+/// Decodes the varint32 at `p`: `(value, bytes)`.
 ///
 /// # Safety
-/// `node` must point to a fully written node of a live list; the slice must not outlive it.
+/// `p` must point to a varint32 the list wrote (at most 5 bytes, the last below 0x80) inside a
+/// live node.
 #[inline]
-unsafe fn entry<'a>(node: *const Node) -> &'a [u8] {
-    // SAFETY: header fields are written before publication and never change; the entry bytes
-    // follow the links inside the node's allocation.
+unsafe fn read_varint32(p: *const u8) -> (usize, usize) {
+    let mut v = 0u32;
+    for i in 0..5 {
+        // SAFETY: by the contract the varint's bytes up to its last one are readable.
+        let b = unsafe { *p.add(i) };
+        v |= u32::from(b & 0x7f) << (7 * i);
+        if b < 0x80 {
+            return (v as usize, i + 1);
+        }
+    }
+    (v as usize, 5)
+}
+
+/// The internal key of `node`.
+///
+/// # Safety
+/// `node` must point to a fully written node (or the head) of a live list; the slice must not
+/// outlive it.
+#[inline]
+unsafe fn node_key<'a>(node: *const Node) -> &'a [u8] {
+    // SAFETY: the entry follows the prefix and was written before publication; it starts with
+    // the key's length as a varint, then the key (the head's entry is two zero bytes).
     unsafe {
-        let height = (*node).height as usize;
-        let len = (*node).entry_len as usize;
-        std::slice::from_raw_parts(node.cast::<u8>().add(HEADER + height * LINK), len)
+        let start = node.cast::<u8>().add(HEADER);
+        let (klen, n) = read_varint32(start);
+        std::slice::from_raw_parts(start.add(n), klen)
     }
 }
 
-/// Splits an encoded entry into `(internal key, value)`. The list wrote the entry itself, so the
-/// fallback (empty slices) is unreachable; it exists so no malformed input can panic.
+/// The value of `node`.
+///
+/// # Safety
+/// As [`node_key`].
 #[inline]
-fn split_entry(e: &[u8]) -> (&[u8], &[u8]) {
-    let Some((klen, n)) = get_varint32(e) else { return (&[], &[]) };
-    let kend = n.saturating_add(klen as usize);
-    let key = e.get(n..kend).unwrap_or(&[]);
-    let rest = e.get(kend..).unwrap_or(&[]);
-    let Some((vlen, m)) = get_varint32(rest) else { return (key, &[]) };
-    (key, rest.get(m..m.saturating_add(vlen as usize)).unwrap_or(&[]))
-}
-
-#[inline]
-fn entry_key(e: &[u8]) -> &[u8] {
-    let Some((klen, n)) = get_varint32(e) else { return &[] };
-    e.get(n..n.saturating_add(klen as usize)).unwrap_or(&[])
+unsafe fn node_value<'a>(node: *const Node) -> &'a [u8] {
+    // SAFETY: as in `node_key`; the value's length and bytes follow the key.
+    unsafe {
+        let key = node_key(node);
+        let after = key.as_ptr().add(key.len());
+        let (vlen, n) = read_varint32(after);
+        std::slice::from_raw_parts(after.add(n), vlen)
+    }
 }
 
 /// Writes `v` as a varint at the start of `dst`; returns the bytes written.
@@ -186,12 +210,15 @@ impl SkipList {
     /// An empty list (allocates the head node).
     pub(super) fn new() -> Self {
         let mut arena = Arena::new();
-        let head = arena.allocate(HEADER + MAX_HEIGHT * LINK).cast::<Node>();
-        // SAFETY: fresh, exclusively owned, zeroed allocation big enough for the header; the
-        // zeroed links are null pointers.
-        unsafe {
-            head.as_ptr().write(Node { entry_len: 0, height: MAX_HEIGHT as u32, prefix: 0 });
-            init_links(head.as_ptr(), MAX_HEIGHT);
+        // Links, prefix and an empty entry (two zero varints: the arena's memory is zeroed).
+        let base = arena.allocate(MAX_HEIGHT * LINK + HEADER + 2);
+        // SAFETY: fresh, exclusively owned, zeroed, 8-aligned allocation with room for the links
+        // before the node and the prefix and empty entry after it.
+        let head = unsafe {
+            let node = base.as_ptr().add(MAX_HEIGHT * LINK).cast::<Node>();
+            node.write(Node { prefix: 0 });
+            init_links(node, MAX_HEIGHT);
+            NonNull::new_unchecked(node)
         };
         let memory = AtomicUsize::new(arena.memory_usage());
         SkipList {
@@ -222,7 +249,7 @@ impl SkipList {
     #[inline]
     fn key_at(&self, node: *const Node) -> &[u8] {
         // SAFETY: `node` is a published node of this list (or the head), valid while `self` is.
-        entry_key(unsafe { entry(node) })
+        unsafe { node_key(node) }
     }
 
     /// The internal key of `n`.
@@ -235,7 +262,7 @@ impl SkipList {
     #[inline]
     pub(super) fn value(&self, n: NodePtr) -> &[u8] {
         // SAFETY: `n` is a published node of this list (see `NodePtr`).
-        split_entry(unsafe { entry(n.0.as_ptr()) }).1
+        unsafe { node_value(n.0.as_ptr()) }
     }
 
     /// The node after `n`.
@@ -381,7 +408,6 @@ impl SkipList {
         let vlen = u32::try_from(value.len()).expect("memtable value longer than 4 GiB");
         let entry_len =
             varint_len(u64::from(klen)) + key_len + varint_len(u64::from(vlen)) + value.len();
-        let entry_len32 = u32::try_from(entry_len).expect("memtable entry longer than 4 GiB");
 
         let mut w = self.writer.lock();
         let mut prev = w.splice;
@@ -396,18 +422,17 @@ impl SkipList {
             self.max_height.store(height, AtomicOrdering::Relaxed);
         }
 
-        let node = w.arena.allocate(HEADER + height * LINK + entry_len).cast::<Node>();
-        let node_ptr = node.as_ptr();
-        // SAFETY: `node` is a fresh, zeroed, 8-aligned allocation of the size computed above,
-        // owned by this list and not yet visible to any reader, so we may write all of it; the
-        // entry slice covers exactly its last `entry_len` bytes.
-        let e = unsafe {
-            node_ptr.write(Node { entry_len: entry_len32, height: height as u32, prefix });
+        let base = w.arena.allocate(height * LINK + HEADER + entry_len);
+        // SAFETY: `base` is a fresh, zeroed, 8-aligned allocation of the size computed above,
+        // owned by this list and not yet visible to any reader, so we may write all of it: the
+        // links, then the node (its prefix), then the entry slice, exactly its last
+        // `entry_len` bytes.
+        let (node_ptr, e) = unsafe {
+            let node_ptr = base.as_ptr().add(height * LINK).cast::<Node>();
+            node_ptr.write(Node { prefix });
             init_links(node_ptr, height);
-            std::slice::from_raw_parts_mut(
-                node_ptr.cast::<u8>().add(HEADER + height * LINK),
-                entry_len,
-            )
+            let e = std::slice::from_raw_parts_mut(node_ptr.cast::<u8>().add(HEADER), entry_len);
+            (node_ptr, e)
         };
         let mut pos = encode_varint32(e, klen);
         if let Some(k) = e.get_mut(pos..pos + key_len) {
