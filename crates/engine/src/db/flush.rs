@@ -131,7 +131,11 @@ impl DbInner {
         let result = self.flush_memtable(&mem, number);
         match result {
             Ok(bytes) => {
-                self.stats.record_flush(bytes, start.elapsed().as_micros() as u64);
+                self.stats.record_flush(
+                    bytes,
+                    mem.num_entries(),
+                    start.elapsed().as_micros() as u64,
+                );
                 // The file is in the version: it needs no protection from deletion any more.
                 drop(output);
                 drop(flushing);

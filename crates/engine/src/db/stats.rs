@@ -227,9 +227,10 @@ impl DbStats {
         self.stalls[cause as usize].fetch_add(1, Relaxed);
     }
 
-    /// Records a flush that wrote `bytes` to L0 in `micros`.
-    pub fn record_flush(&self, bytes: u64, micros: u64) {
-        let s = LevelSnap { written: bytes, micros, count: 1, ..Default::default() };
+    /// Records a flush of `keys` entries that wrote `bytes` to L0 in `micros` (RocksDB counts
+    /// the memtable's entries in L0's KeyIn).
+    pub fn record_flush(&self, bytes: u64, keys: u64, micros: u64) {
+        let s = LevelSnap { written: bytes, keys_in: keys, micros, count: 1, ..Default::default() };
         self.flush.record(&s);
         if let Some(l) = self.levels.first() {
             l.record(&s);

@@ -79,3 +79,31 @@ fn table_sums_match_the_files_on_disk() {
     assert_eq!(row(&again, "Int")[16], "0", "{again}");
     assert!(again.contains("Interval writes: 0 writes, 0 keys, 0 commit groups"), "{again}");
 }
+
+#[test]
+fn a_recovery_flush_is_counted_as_a_flush() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = || Options {
+        create_if_missing: true,
+        disable_auto_compactions: true,
+        ..Default::default()
+    };
+    {
+        let db = Db::open(dir.path(), opts()).unwrap();
+        for i in 0..1000u32 {
+            db.put(format!("key{i:06}"), [b'v'; 100]).unwrap();
+        }
+        // Closed with the data in the WAL only.
+    }
+    assert_eq!(sst_files(dir.path()).0, 0);
+    let db = Db::open(dir.path(), opts()).unwrap();
+    let (n, bytes) = sst_files(dir.path());
+    assert_eq!(n, 1, "the reopen flushed the replayed WAL to L0");
+    let inner = db.inner();
+    assert_eq!(inner.stats.flush.snap().written, bytes);
+    assert_eq!(inner.stats.level_snaps()[0].written, bytes);
+    assert_eq!(inner.stats.level_snaps()[0].count, 1);
+    assert_eq!(inner.stats.level_snaps()[0].keys_in, 1000, "L0's KeyIn: the memtable's entries");
+    let log = std::fs::read_to_string(dir.path().join("LOG")).unwrap();
+    assert!(log.contains("[flush] recovered memtable flushed to "), "{log}");
+}
