@@ -40,7 +40,6 @@ pub fn compaction_style_name(s: CompactionStyle) -> &'static str {
     }
 }
 
-/// A double as RocksDB writes it (`std::to_string`: six decimals).
 /// RocksDB's name of a metadata charge policy.
 fn charge_policy(p: MetadataChargePolicy) -> &'static str {
     match p {
@@ -49,6 +48,7 @@ fn charge_policy(p: MetadataChargePolicy) -> &'static str {
     }
 }
 
+/// A double as RocksDB writes it (`std::to_string`: six decimals).
 fn double(x: f64) -> String {
     format!("{x:.6}")
 }

@@ -131,19 +131,10 @@ impl DbInner {
         let result = self.flush_memtable(&mem, number);
         match result {
             Ok(bytes) => {
-                self.stats.record_flush(
-                    bytes,
-                    mem.num_entries(),
-                    start.elapsed().as_micros() as u64,
-                );
+                self.report_flush("memtable", &mem, number, bytes, start);
                 // The file is in the version: it needs no protection from deletion any more.
                 drop(output);
                 drop(flushing);
-                self.info_log.log(&format!(
-                    "[flush] memtable flushed to {} ({bytes} bytes) in {} ms",
-                    crate::filename::table_name(number),
-                    start.elapsed().as_millis()
-                ));
                 self.delete_obsolete_files();
                 Ok(true)
             }
@@ -154,6 +145,26 @@ impl DbInner {
                 Err(e)
             }
         }
+    }
+
+    /// Counts a flush of `mem` that wrote `bytes` to table `number` since `start` in the stats
+    /// (L0's row and `Flush(GB)`, its entries as L0's KeyIn) and the info log; `what` names it
+    /// ("memtable", or "recovered memtable" for the flush of replayed WALs at open).
+    pub(super) fn report_flush(
+        &self,
+        what: &str,
+        mem: &MemTable,
+        number: u64,
+        bytes: u64,
+        start: Instant,
+    ) {
+        let elapsed = start.elapsed();
+        self.stats.record_flush(bytes, mem.num_entries(), elapsed.as_micros() as u64);
+        self.info_log.log(&format!(
+            "[flush] {what} flushed to {} ({bytes} bytes) in {} ms",
+            crate::filename::table_name(number),
+            elapsed.as_millis()
+        ));
     }
 
     fn flush_memtable(&self, mem: &Arc<MemTable>, number: u64) -> Result<u64> {

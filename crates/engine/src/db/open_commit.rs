@@ -89,17 +89,7 @@ impl DbInner {
                 // A recovery flush is a flush (RocksDB counts it in L0's row and in
                 // `Flush(GB)`): without it a step that reopens a database undercounts what it
                 // wrote and its W-Amp's denominator.
-                let bytes = meta.file_size;
-                self.stats.record_flush(
-                    bytes,
-                    mem.num_entries(),
-                    start.elapsed().as_micros() as u64,
-                );
-                self.info_log.log(&format!(
-                    "[flush] recovered memtable flushed to {} ({bytes} bytes) in {} ms",
-                    crate::filename::table_name(number),
-                    start.elapsed().as_millis()
-                ));
+                self.report_flush("recovered memtable", mem, number, meta.file_size, start);
                 edit.new_files.push((0, meta));
             }
             Ok(())
