@@ -49,6 +49,15 @@ pub trait RandomAccessFile: Send + Sync {
     fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<()>;
     /// The file's size in bytes.
     fn size(&self) -> u64;
+    /// Reads exactly `len` bytes at `offset` into a new buffer; a short file is an error. The
+    /// default zero-fills the buffer and calls [`RandomAccessFile::read_exact_at`]; a file
+    /// that can read into uninitialised memory overrides it (a block read on a cache miss
+    /// then writes each byte once).
+    fn read_vec_at(&self, offset: u64, len: usize) -> Result<Vec<u8>> {
+        let mut buf = vec![0u8; len];
+        self.read_exact_at(offset, &mut buf)?;
+        Ok(buf)
+    }
 }
 
 /// A file read from start to end.

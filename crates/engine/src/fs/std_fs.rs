@@ -83,6 +83,56 @@ impl RandomAccessFile for StdRandom {
     fn size(&self) -> u64 {
         self.size
     }
+    fn read_vec_at(&self, offset: u64, len: usize) -> Result<Vec<u8>> {
+        let mut buf = Vec::with_capacity(len);
+        pread_into_spare(&self.file, offset, &mut buf, len).map_err(|e| {
+            Error::io(format!("reading {len} bytes at {offset} of {}", self.path), e)
+        })?;
+        Ok(buf)
+    }
+}
+
+/// Appends exactly `len` bytes read at `offset` of `file` to `buf` with `pread(2)` straight into
+/// its spare capacity (no zero-filling first); a short file is `UnexpectedEof`, and `buf`
+/// keeps only what it had on any error.
+fn pread_into_spare(
+    file: &File,
+    offset: u64,
+    buf: &mut Vec<u8>,
+    len: usize,
+) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    buf.reserve(len);
+    let start = buf.len();
+    let mut done = 0usize;
+    while done < len {
+        let spare = buf.spare_capacity_mut();
+        let Some(dst) = spare.get_mut(done..len) else {
+            return Err(std::io::Error::other("read buffer smaller than reserved"));
+        };
+        let at = offset
+            .checked_add(done as u64)
+            .and_then(|o| libc::off_t::try_from(o).ok())
+            .ok_or_else(|| std::io::Error::other("offset overflow"))?;
+        // SAFETY: `dst` is `len - done` bytes of `buf`'s allocation, writable and not aliased;
+        // pread writes at most that many bytes through the raw pointer and never reads them.
+        let n = unsafe { libc::pread(file.as_raw_fd(), dst.as_mut_ptr().cast(), dst.len(), at) };
+        if n < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e);
+        }
+        if n == 0 {
+            return Err(std::io::Error::from(std::io::ErrorKind::UnexpectedEof));
+        }
+        done += n as usize;
+    }
+    // SAFETY: the loop above initialised bytes `start..start + len` (pread wrote `done == len`
+    // bytes in order into the spare capacity, which `reserve` made at least `len` long).
+    unsafe { buf.set_len(start + len) };
+    Ok(())
 }
 
 struct StdSequential {
@@ -303,5 +353,32 @@ impl Fs for StdFs {
         direct_flag(&mut o, path)?;
         let file = o.open(path).map_err(ctx("creating for direct IO", path))?;
         Ok(Box::new(StdDirectWrite { file, path: path.display().to_string() }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fs::Fs;
+
+    #[test]
+    fn read_vec_at_reads_exactly_and_reports_a_short_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        let data: Vec<u8> = (0..10_000u32).map(|i| (i * 7) as u8).collect();
+        std::fs::write(&path, &data).unwrap();
+        let f = StdFs.open_random(&path).unwrap();
+        for (off, len) in [(0u64, 0usize), (0, 10_000), (1, 4096), (9_999, 1), (5_000, 5_000)] {
+            let got = f.read_vec_at(off, len).unwrap();
+            assert_eq!(got, data[off as usize..off as usize + len], "{off}+{len}");
+            // The zero-filling default reads the same bytes.
+            let mut want = vec![0u8; len];
+            f.read_exact_at(off, &mut want).unwrap();
+            assert_eq!(got, want);
+        }
+        for (off, len) in [(9_999u64, 2usize), (10_000, 1), (u64::MAX - 1, 4)] {
+            let e = f.read_vec_at(off, len).unwrap_err();
+            assert!(e.to_string().contains("of "), "{e}");
+        }
     }
 }

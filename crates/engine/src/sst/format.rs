@@ -152,8 +152,7 @@ pub fn checked_end(file_size: u64, name: &str, handle: BlockHandle) -> Result<u6
 /// Reads the block at `handle`, verifies its trailer and returns the uncompressed bytes.
 pub fn read_block(file: &dyn RandomAccessFile, name: &str, handle: BlockHandle) -> Result<Vec<u8>> {
     checked_end(file.size(), name, handle)?;
-    let mut buf = vec![0u8; (handle.size as usize) + BLOCK_TRAILER_LEN];
-    file.read_exact_at(handle.offset, &mut buf)?;
+    let buf = file.read_vec_at(handle.offset, (handle.size as usize) + BLOCK_TRAILER_LEN)?;
     decode_block(buf, name, handle)
 }
 

@@ -110,8 +110,7 @@ impl Prefetcher {
             }
         };
         if ahead <= len {
-            let mut out = vec![0u8; len];
-            file.read_exact_at(handle.offset, &mut out)?;
+            let out = file.read_vec_at(handle.offset, len)?;
             io.file_read(len as u64);
             return Ok(out);
         }

@@ -165,11 +165,11 @@ impl TableReader {
                 n += 1;
             }
             let run = misses.get(m..n).unwrap_or(&[]);
-            let mut buf = Vec::new();
-            let coalesced = n - m > 1 && end <= self.file.size() && {
-                buf.resize((end - first.offset) as usize, 0);
-                self.file.read_exact_at(first.offset, &mut buf).is_ok()
-            };
+            let read = (n - m > 1 && end <= self.file.size())
+                .then(|| self.file.read_vec_at(first.offset, (end - first.offset) as usize).ok())
+                .flatten();
+            let coalesced = read.is_some();
+            let buf = read.unwrap_or_default();
             if coalesced {
                 self.io.file_read(buf.len() as u64);
             }
