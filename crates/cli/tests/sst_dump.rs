@@ -40,6 +40,7 @@ fn write_sst_with(
     let opts = TableBuilderOptions {
         block_size: 64,
         block_restart_interval: 4,
+        block_size_deviation: 10,
         bloom_bits_per_key: 10,
         compression: CompressionType::None,
         partitioned_index: partitioned,

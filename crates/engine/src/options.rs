@@ -229,6 +229,10 @@ pub struct Options {
     pub block_size: usize,
     /// Keys between restart points in data blocks (16).
     pub block_restart_interval: usize,
+    /// A data block within this many percent of `block_size` is closed before an entry that
+    /// would take it past `block_size` (RocksDB's `block_size_deviation`, 10; 0: cut only on
+    /// reaching `block_size`). At most 100.
+    pub block_size_deviation: u32,
     /// Bloom filter bits per key; 0 disables filters (10).
     pub bloom_bits_per_key: u32,
     /// Default compression for every level (LZ4).
@@ -362,6 +366,7 @@ impl Default for Options {
             compaction_style: CompactionStyle::Level,
             block_size: 4 << 10,
             block_restart_interval: 16,
+            block_size_deviation: 10,
             bloom_bits_per_key: 10,
             compression: CompressionType::Lz4,
             compression_per_level: Vec::new(),
@@ -463,6 +468,9 @@ impl Options {
         }
         if self.block_restart_interval == 0 {
             return Err(invalid("block_restart_interval", "must be at least 1"));
+        }
+        if self.block_size_deviation > 100 {
+            return Err(invalid("block_size_deviation", "must be a percentage, at most 100"));
         }
         if self.bloom_bits_per_key > 100 {
             return Err(invalid("bloom_bits_per_key", "must be at most 100"));

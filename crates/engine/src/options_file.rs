@@ -147,6 +147,7 @@ pub fn render(o: &Options) -> String {
     let table: Vec<(&str, String)> = vec![
         ("block_size", o.block_size.to_string()),
         ("block_restart_interval", o.block_restart_interval.to_string()),
+        ("block_size_deviation", o.block_size_deviation.to_string()),
         ("filter_policy", filter),
         ("whole_key_filtering", "true".to_string()),
         ("cache_index_and_filter_blocks", o.cache_index_and_filter_blocks.to_string()),

@@ -248,6 +248,7 @@ fn table_factory(o: &mut Options, name: &str, v: &str) -> Result<(), String> {
 pub const TABLE_OPTIONS: &[&str] = &[
     "block_size",
     "block_restart_interval",
+    "block_size_deviation",
     "filter_policy",
     "whole_key_filtering",
     "cache_index_and_filter_blocks",
@@ -357,6 +358,7 @@ const OPTIONS: &[EngineOption] = &[
     // BlockBasedTableOptions.
     opt!("block_size", int, "Data block size", |o, v| o.block_size = v),
     opt!("block_restart_interval", int, "Keys between restart points", |o, v| o.block_restart_interval = std::cmp::max(v, 1)),
+    opt!("block_size_deviation", int, "Close a block early within this percent of block_size (0-100)", |o, v| o.block_size_deviation = v),
     opt!("filter_policy", raw, "bloomfilter:BITS:false or nullptr", filter_policy),
     opt!("whole_key_filtering", raw, "true only (Talus filters whole keys)", |_, n, v| {
         if boolean(n, v)? {

@@ -80,6 +80,20 @@ impl BlockBuilder {
         &self.buf
     }
 
+    /// Size of the block if `key` and `value` were added and it were finished then, estimated
+    /// as RocksDB's `BlockBuilder::EstimateSizeAfterKV` does: the whole key counted (not only
+    /// its unshared part), a 4-byte shared-length varint, and a restart entry if one is due.
+    pub fn size_estimate_after(&self, key: &[u8], value: &[u8]) -> usize {
+        let restart = if self.counter >= self.restart_interval { 4 } else { 0 };
+        self.size_estimate()
+            + key.len()
+            + value.len()
+            + restart
+            + 4
+            + crate::coding::varint_len(key.len() as u64)
+            + crate::coding::varint_len(value.len() as u64)
+    }
+
     /// Size of the block if finished now.
     pub fn size_estimate(&self) -> usize {
         self.buf.len() + self.restarts.len() * 4 + 4

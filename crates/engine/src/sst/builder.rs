@@ -110,6 +110,9 @@ impl TableBuilder {
                 self.file_name
             )));
         }
+        if self.block_almost_full(ikey, value) {
+            self.flush_data_block()?;
+        }
         let first = self.props.num_entries == 0;
         let new_user_key = first || key::user_key(&self.last_key) != parsed.user_key;
         if let Some(handle) = self.pending_handle.take() {
@@ -161,6 +164,20 @@ impl TableBuilder {
     /// Estimated size of the file if finished now.
     pub fn file_size_estimate(&self) -> u64 {
         self.offset + self.data_block.size_estimate() as u64
+    }
+
+    /// True if the data block should be closed before `ikey`/`value` join it: it is within
+    /// `block_size_deviation` percent of `block_size` and the entry would take it past
+    /// `block_size` (RocksDB's `FlushBlockBySizePolicy::BlockAlmostFull`; a block that reached
+    /// `block_size` was closed after its last entry).
+    fn block_almost_full(&self, ikey: &[u8], value: &[u8]) -> bool {
+        let deviation = self.opts.block_size_deviation.min(100) as usize;
+        if deviation == 0 || self.data_block.is_empty() {
+            return false;
+        }
+        let limit = (self.opts.block_size * (100 - deviation)).div_ceil(100);
+        self.data_block.size_estimate() > limit
+            && self.data_block.size_estimate_after(ikey, value) > self.opts.block_size
     }
 
     fn flush_data_block(&mut self) -> Result<()> {

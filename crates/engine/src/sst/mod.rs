@@ -78,6 +78,10 @@ pub struct TableBuilderOptions {
     pub block_size: usize,
     /// Keys between restart points.
     pub block_restart_interval: usize,
+    /// Close a data block early, before the entry that would take it past `block_size`, once
+    /// it is within this many percent of `block_size` (RocksDB's `block_size_deviation`; 0:
+    /// blocks are cut only on reaching `block_size`).
+    pub block_size_deviation: u32,
     /// Bloom bits per key (0: no filter).
     pub bloom_bits_per_key: u32,
     /// Compression of data blocks.
@@ -93,12 +97,14 @@ pub struct TableBuilderOptions {
 }
 
 impl Default for TableBuilderOptions {
-    /// The engine's defaults: 4 KiB blocks, restarts every 16 keys, 10 bloom bits per key, no
+    /// The engine's defaults: 4 KiB blocks closed early within 10% of that, restarts every 16
+    /// keys, 10 bloom bits per key, no
     /// compression, one index block and one filter block.
     fn default() -> Self {
         TableBuilderOptions {
             block_size: 4096,
             block_restart_interval: 16,
+            block_size_deviation: 10,
             bloom_bits_per_key: 10,
             compression: CompressionType::None,
             partitioned_index: false,

@@ -16,6 +16,7 @@ impl Options {
         TableBuilderOptions {
             block_size: self.block_size,
             block_restart_interval: self.block_restart_interval,
+            block_size_deviation: self.block_size_deviation,
             bloom_bits_per_key: self.bloom_bits_per_key,
             compression: self.compression_for_level(level, bottommost),
             partitioned_index: self.index_type == crate::options::IndexType::TwoLevelIndexSearch,

@@ -97,6 +97,7 @@ fn golden_partitioned_layout_matches_the_document() {
     let o = TableBuilderOptions {
         block_size: 1,
         block_restart_interval: 16,
+        block_size_deviation: 10,
         bloom_bits_per_key: 10,
         compression: CompressionType::None,
         partitioned_index: true,

@@ -18,6 +18,7 @@ use crate::options::CompressionType;
 use super::{Block, TableBuilder, TableBuilderOptions, TableProperties, TableReader};
 
 mod corruption;
+mod flush_policy;
 mod golden;
 mod partitioned;
 mod random;

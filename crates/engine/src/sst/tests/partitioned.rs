@@ -11,6 +11,7 @@ fn popts(block_size: usize, meta: usize, filters: bool) -> TableBuilderOptions {
     TableBuilderOptions {
         block_size,
         block_restart_interval: 4,
+        block_size_deviation: 10,
         bloom_bits_per_key: 10,
         compression: CompressionType::Lz4,
         partitioned_index: true,

@@ -11,6 +11,7 @@ fn random_shapes_match_the_model() {
         let o = TableBuilderOptions {
             block_size: rng.gen_range(1..3000),
             block_restart_interval: rng.gen_range(1..20),
+            block_size_deviation: [0, 10, 50, 100][rng.gen_range(0..4)],
             bloom_bits_per_key: rng.gen_range(0..16),
             compression: ALL_COMPRESSIONS[rng.gen_range(0..4)],
             partitioned_index,
