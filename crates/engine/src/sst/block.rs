@@ -80,7 +80,11 @@ impl Block {
             len.checked_sub(restarts_len).ok_or_else(|| bad("restart array exceeds block"))?;
         let block = Block { data, restarts_offset, num_restarts, file, offset, role };
         for i in 0..num_restarts {
-            match block.restart_point(i) {
+            match block.stored_restart_point(i) {
+                Some(0) => {}
+                Some(_) if i == 0 => {
+                    return Err(block.corruption("the first restart point is not at offset 0"))
+                }
                 Some(p) if p <= restarts_offset => {}
                 _ => return Err(block.corruption("restart point out of range")),
             }
@@ -181,7 +185,20 @@ impl Block {
         Ok(RestartSeek::Value(entry(lo)?.1))
     }
 
+    /// Offset of restart point `i`. The first is at 0 in every block (checked by
+    /// [`Block::with_role`]) and is not read again: a seek in a block with one restart point
+    /// (large values) then touches only the entries, not the restart array at the block's end,
+    /// one memory miss less when the block is cold in the CPU caches.
+    #[inline]
     fn restart_point(&self, i: usize) -> Option<usize> {
+        if i == 0 && self.num_restarts > 0 {
+            return Some(0);
+        }
+        self.stored_restart_point(i)
+    }
+
+    /// Restart point `i` as stored in the restart array.
+    fn stored_restart_point(&self, i: usize) -> Option<usize> {
         let at = self.restarts_offset.checked_add(i.checked_mul(4)?)?;
         decode_fixed32(self.data.get(at..)?).map(|v| v as usize)
     }

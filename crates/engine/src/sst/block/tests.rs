@@ -68,6 +68,12 @@ fn bad_restart_arrays_are_rejected() {
     d.extend_from_slice(&[1, 0, 0, 0]);
     let e = Block::new(d, "f.sst".into(), 77).unwrap_err();
     assert!(e.to_string().contains("f.sst") && e.to_string().contains("77"), "{e}");
+    // A first restart point that is not 0 (entries would be skipped: a seek takes the first
+    // restart point as offset 0 without reading it).
+    let mut d = vec![0u8, 1, 1, b'k', b'v'];
+    d.extend_from_slice(&[2, 0, 0, 0, 1, 0, 0, 0]);
+    let e = Block::new(d, "f.sst".into(), 5).unwrap_err();
+    assert!(e.to_string().contains("first restart point"), "{e}");
     // The empty block.
     let b = CacheHandle::new(Block::new(vec![0, 0, 0, 0, 1, 0, 0, 0], "t".into(), 0).unwrap());
     let mut it = b.iter();
