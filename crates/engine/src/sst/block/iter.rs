@@ -14,6 +14,36 @@ use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
 use crate::key::compare_internal;
 
+/// Bytes of a restart interval a seek asks the CPU to prefetch (a whole 4 KiB block).
+const PREFETCH_MAX: usize = 4096;
+
+/// Asks the CPU to bring `data[from..to]` into its caches, one hint per 64-byte line. A seek
+/// scans its restart interval entry by entry, and each entry's place is known only once the
+/// one before it is decoded: in a block cold in the CPU caches that is one memory miss after
+/// another. Hinting the interval's lines up front lets those misses overlap. A hint never
+/// faults and changes no memory; on other architectures this does nothing.
+#[inline]
+fn prefetch_range(data: &[u8], from: usize, to: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let mut at = from & !63;
+        while at < to {
+            if let Some(b) = data.get(at) {
+                // SAFETY: `_mm_prefetch` only hints the cache; `b` is a byte of `data`.
+                unsafe {
+                    std::arch::x86_64::_mm_prefetch(
+                        (b as *const u8).cast::<i8>(),
+                        std::arch::x86_64::_MM_HINT_T0,
+                    )
+                };
+            }
+            at += 64;
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (data, from, to);
+}
+
 /// Key bytes a [`BlockIter`] holds without allocating (RocksDB's `IterKey` keeps 39).
 const INLINE_KEY: usize = 64;
 
@@ -308,6 +338,14 @@ impl<B: Deref<Target = Block>> BlockIter<B> {
         if !self.seek_to_restart(left) {
             return;
         }
+        // The entries to scan: up to the next restart point (the block's end for the last).
+        let end = if left + 1 < self.block.num_restarts {
+            self.block.restart_point(left + 1).unwrap_or(self.block.restarts_offset)
+        } else {
+            self.block.restarts_offset
+        };
+        let from = self.next_offset;
+        prefetch_range(&self.block.data, from, end.min(from + PREFETCH_MAX));
         while self.parse_next() {
             if cmp(self.key.as_slice(), target) != Ordering::Less {
                 return;
