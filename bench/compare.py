@@ -17,8 +17,9 @@ Engines:
 Method (issue 12): every engine gets the same explicit flag list (no engine default is relied
 on; the list is printed); a fixed --seed, so both db_bench's generate the same keys (Talus's
 db_bench uses RocksDB's Random64) and the `(found of read)` counts must be equal between engines
-or the step fails; the engine order alternates per round (ABBA); `sync` and a pause before each
-process; `waitforcompaction` after every write step, so W-Amp and size include the compaction
+or the step fails; the engine order alternates per round (ABBA); before each process on an
+existing database its files are read once (page cache warm, see `warm`), then `sync` and a
+pause; `waitforcompaction` after every write step, so W-Amp and size include the compaction
 debt each engine left; min/median/max over rounds. Before the first round each engine writes its
 OPTIONS file on an empty database and the options both engines have must be equal, or the run is
 refused unless --accept_option_diff names the differences (printed with the table).
@@ -136,11 +137,28 @@ def settle(pause):
     time.sleep(pause)
 
 
+def warm(db):
+    """Reads every file of `db` once, so that a step on an existing database starts with its
+    files in the page cache: this machine reclaims page cache on its own (a table file written 20
+    seconds earlier had lost 1% of its pages), and a read step then pays disk reads that depend
+    on when each engine last wrote, not on the engine."""
+    for root, _, files in os.walk(db):
+        for f in files:
+            try:
+                with open(os.path.join(root, f), "rb") as fh:
+                    while fh.read(1 << 20):
+                        pass
+            except OSError:
+                pass
+
+
 def run_step(a, engine, n, db, label, benchmarks, extra, existing, common):
     if engine == "memory" and existing:
         benchmarks = "fillrandom," + benchmarks
         existing = False
     args = command(a, engine, n, db, benchmarks, extra, existing, common)
+    if existing:
+        warm(db)
     settle(a.pause)
     timed = ["/usr/bin/time", "-f", "MAXRSS_KB=%M"] + args
     if a.nice:
