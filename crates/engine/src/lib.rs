@@ -43,6 +43,7 @@ pub mod memtable;
 pub mod options;
 pub mod options_file;
 pub mod perf;
+mod prefetch;
 #[doc(hidden)]
 pub mod sst;
 mod statistics;

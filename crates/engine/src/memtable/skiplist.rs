@@ -112,21 +112,6 @@ unsafe impl Send for SkipList {}
 // SAFETY: as above; readers only perform Acquire loads and read immutable node bytes.
 unsafe impl Sync for SkipList {}
 
-/// Hints the CPU to fetch the cache line at `node` (its prefix and first key bytes): a hint on
-/// any address, never a fault; nothing on other architectures or for null.
-#[inline]
-fn prefetch_node(node: *const Node) {
-    #[cfg(target_arch = "x86_64")]
-    if !node.is_null() {
-        // SAFETY: `_mm_prefetch` only hints the cache; it reads no memory and cannot fault.
-        unsafe {
-            std::arch::x86_64::_mm_prefetch(node.cast::<i8>(), std::arch::x86_64::_MM_HINT_T0)
-        };
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = node;
-}
-
 /// Constructs the `height` null links of a freshly allocated node (they are real atomics, not
 /// zeroed memory taken for them).
 ///
@@ -312,7 +297,7 @@ impl SkipList {
                 // Start fetching the node after `next` on this level while `next` is compared
                 // (RocksDB's InlineSkipList does the same): when the search moves right, that
                 // node's memory miss has overlapped this comparison's.
-                prefetch_node(self.next(next, level));
+                crate::prefetch::prefetch(self.next(next, level).cast::<u8>());
                 let o = self.order(next, prefix, &cmp);
                 if o == Ordering::Less || (inclusive && o == Ordering::Equal) {
                     x = next;

@@ -14,35 +14,11 @@ use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
 use crate::key::compare_internal;
 
-/// Bytes of a restart interval a seek asks the CPU to prefetch (a whole 4 KiB block).
+/// Bytes of a restart interval a seek asks the CPU to prefetch (a whole 4 KiB block): a seek
+/// scans its interval entry by entry, and each entry's place is known only once the one before
+/// it is decoded, so in a block cold in the CPU caches the scan is one memory miss after
+/// another unless its lines were hinted up front.
 const PREFETCH_MAX: usize = 4096;
-
-/// Asks the CPU to bring `data[from..to]` into its caches, one hint per 64-byte line. A seek
-/// scans its restart interval entry by entry, and each entry's place is known only once the
-/// one before it is decoded: in a block cold in the CPU caches that is one memory miss after
-/// another. Hinting the interval's lines up front lets those misses overlap. A hint never
-/// faults and changes no memory; on other architectures this does nothing.
-#[inline]
-fn prefetch_range(data: &[u8], from: usize, to: usize) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        let mut at = from & !63;
-        while at < to {
-            if let Some(b) = data.get(at) {
-                // SAFETY: `_mm_prefetch` only hints the cache; `b` is a byte of `data`.
-                unsafe {
-                    std::arch::x86_64::_mm_prefetch(
-                        (b as *const u8).cast::<i8>(),
-                        std::arch::x86_64::_MM_HINT_T0,
-                    )
-                };
-            }
-            at += 64;
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (data, from, to);
-}
 
 /// Key bytes a [`BlockIter`] holds without allocating (RocksDB's `IterKey` keeps 39).
 const INLINE_KEY: usize = 64;
@@ -345,7 +321,7 @@ impl<B: Deref<Target = Block>> BlockIter<B> {
             self.block.restarts_offset
         };
         let from = self.next_offset;
-        prefetch_range(&self.block.data, from, end.min(from + PREFETCH_MAX));
+        crate::prefetch::prefetch_range(&self.block.data, from, end.min(from + PREFETCH_MAX));
         while self.parse_next() {
             if cmp(self.key.as_slice(), target) != Ordering::Less {
                 return;
