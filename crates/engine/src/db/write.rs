@@ -185,8 +185,8 @@ impl DbInner {
     /// applies the write controller: waits while writes are stopped, and sleeps out the delay
     /// for `bytes` while they are delayed. Stall time goes to the `stall_micros` counter.
     fn make_room_for_write(&self, bytes: u64) -> Result<()> {
-        let start = Instant::now();
-        let mut stalled = false;
+        // When the first stall began (the clock is read only then: not on every write).
+        let mut stalled: Option<Instant> = None;
         let mut delay_applied = false;
         loop {
             let mut st = self.state.lock();
@@ -195,11 +195,11 @@ impl DbInner {
                 return Err(Error::Busy("the database is closing".into()));
             }
             if self.write_controller.is_stopped() {
-                if !stalled {
+                if stalled.is_none() {
                     let cause = self.write_controller.condition().1;
                     self.info_log.log(&format!("[WARN] Stopping writes: {cause:?}"));
                 }
-                stalled = true;
+                stalled.get_or_insert_with(Instant::now);
                 self.bg_cv.notify_all();
                 self.done_cv.wait_for(&mut st, Duration::from_millis(100));
                 continue;
@@ -211,12 +211,13 @@ impl DbInner {
                 continue;
             }
             drop(st);
-            if !delay_applied {
+            // The delay's token bucket is consulted only while writes are delayed.
+            if !delay_applied && self.write_controller.needs_delay() {
                 delay_applied = true;
                 let t = Instant::now();
                 let delay = self.write_controller.delay(t, bytes);
                 if !delay.is_zero() {
-                    stalled = true;
+                    stalled.get_or_insert(t);
                     // Sleep in small steps so that a lifted delay lets the write go early.
                     while t.elapsed() < delay && self.write_controller.needs_delay() {
                         std::thread::sleep(Duration::from_millis(1).min(delay));
@@ -226,7 +227,7 @@ impl DbInner {
             }
             break;
         }
-        if stalled {
+        if let Some(start) = stalled {
             DbStats::add(&self.stats.stall_micros, start.elapsed().as_micros() as u64);
         }
         Ok(())

@@ -22,6 +22,7 @@
 //! Its own mutex is a leaf lock (nothing is taken while it is held). Each recalculation that
 //! finds a stall counts it by cause in [`DbStats`], like RocksDB's `Stalls(count)`.
 
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
@@ -60,6 +61,9 @@ struct Ctl {
 /// See the module documentation.
 pub(crate) struct WriteController {
     ctl: Mutex<Ctl>,
+    /// `ctl.condition` as a [`Condition`] discriminant, written with it under the lock: the
+    /// write path's per-write checks (`is_stopped`, `needs_delay`) read it without the lock.
+    condition: AtomicU8,
 }
 
 impl WriteController {
@@ -76,6 +80,7 @@ impl WriteController {
                 next_refill: None,
                 pending_bytes: 0,
             }),
+            condition: AtomicU8::new(Condition::Normal as u8),
         }
     }
 
@@ -147,16 +152,17 @@ impl WriteController {
         }
         ctl.condition = cond;
         ctl.cause = cause;
+        self.condition.store(cond as u8, Ordering::Release);
     }
 
     /// True while writes must wait.
     pub fn is_stopped(&self) -> bool {
-        self.ctl.lock().condition == Condition::Stopped
+        self.condition.load(Ordering::Acquire) == Condition::Stopped as u8
     }
 
     /// True while writes are delayed.
     pub fn needs_delay(&self) -> bool {
-        self.ctl.lock().condition == Condition::Delayed
+        self.condition.load(Ordering::Acquire) == Condition::Delayed as u8
     }
 
     /// The current condition and its cause.
@@ -212,6 +218,7 @@ mod tests {
     fn delayed(rate: u64) -> WriteController {
         let wc = WriteController::new(rate);
         wc.ctl.lock().condition = Condition::Delayed;
+        wc.condition.store(Condition::Delayed as u8, Ordering::Release);
         wc
     }
 
