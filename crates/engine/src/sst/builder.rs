@@ -37,6 +37,9 @@ pub struct TableBuilder {
     props: TableProperties,
     scratch: Vec<u8>,
     failed: bool,
+    /// `block_size` less `block_size_deviation` percent (rounded up): a data block past it is
+    /// closed before an entry that would take it past `block_size`. `None`: deviation 0.
+    deviation_limit: Option<usize>,
 }
 
 impl TableBuilder {
@@ -48,6 +51,9 @@ impl TableBuilder {
         file_name: String,
     ) -> Self {
         opts.block_size = opts.block_size.min(1 << 30);
+        let deviation = opts.block_size_deviation.min(100) as usize;
+        let deviation_limit =
+            (deviation > 0).then(|| (opts.block_size * (100 - deviation)).div_ceil(100));
         let restart = opts.block_restart_interval;
         let offset = file.size();
         let filter = (opts.bloom_bits_per_key > 0).then(|| {
@@ -68,6 +74,7 @@ impl TableBuilder {
             props: TableProperties { smallest_seq: u64::MAX, ..Default::default() },
             scratch: Vec::new(),
             failed: false,
+            deviation_limit,
         }
     }
 
@@ -171,12 +178,9 @@ impl TableBuilder {
     /// `block_size` (RocksDB's `FlushBlockBySizePolicy::BlockAlmostFull`; a block that reached
     /// `block_size` was closed after its last entry).
     fn block_almost_full(&self, ikey: &[u8], value: &[u8]) -> bool {
-        let deviation = self.opts.block_size_deviation.min(100) as usize;
-        if deviation == 0 || self.data_block.is_empty() {
-            return false;
-        }
-        let limit = (self.opts.block_size * (100 - deviation)).div_ceil(100);
-        self.data_block.size_estimate() > limit
+        let Some(limit) = self.deviation_limit else { return false };
+        !self.data_block.is_empty()
+            && self.data_block.size_estimate() > limit
             && self.data_block.size_estimate_after(ikey, value) > self.opts.block_size
     }
 
