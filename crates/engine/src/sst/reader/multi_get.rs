@@ -165,17 +165,15 @@ impl TableReader {
                 n += 1;
             }
             let run = misses.get(m..n).unwrap_or(&[]);
-            let read = (n - m > 1 && end <= self.file.size())
+            let shared = (n - m > 1 && end <= self.file.size())
                 .then(|| self.file.read_vec_at(first.offset, (end - first.offset) as usize).ok())
                 .flatten();
-            let coalesced = read.is_some();
-            let buf = read.unwrap_or_default();
-            if coalesced {
+            if let Some(buf) = &shared {
                 self.io.file_read(buf.len() as u64);
             }
             for &j in run {
                 let Some(&h) = handles.get(j) else { continue };
-                let got = if coalesced {
+                let got = if let Some(buf) = &shared {
                     let from = (h.offset - first.offset) as usize;
                     let len = h.size as usize + BLOCK_TRAILER_LEN;
                     let raw = buf.get(from..from + len).map(<[u8]>::to_vec).unwrap_or_default();
