@@ -84,31 +84,20 @@ impl RandomAccessFile for StdRandom {
         self.size
     }
     fn read_vec_at(&self, offset: u64, len: usize) -> Result<Vec<u8>> {
-        let mut buf = Vec::with_capacity(len);
-        pread_into_spare(&self.file, offset, &mut buf, len).map_err(|e| {
-            Error::io(format!("reading {len} bytes at {offset} of {}", self.path), e)
-        })?;
-        Ok(buf)
+        pread_exact(&self.file, offset, len)
+            .map_err(|e| Error::io(format!("reading {len} bytes at {offset} of {}", self.path), e))
     }
 }
 
-/// Appends exactly `len` bytes read at `offset` of `file` to `buf` with `pread(2)` straight into
-/// its spare capacity (no zero-filling first); a short file is `UnexpectedEof`, and `buf`
-/// keeps only what it had on any error.
-fn pread_into_spare(
-    file: &File,
-    offset: u64,
-    buf: &mut Vec<u8>,
-    len: usize,
-) -> std::io::Result<()> {
+/// Reads exactly `len` bytes at `offset` of `file` into a new buffer with `pread(2)` straight
+/// into its capacity (no zero-filling first); a short file is `UnexpectedEof`.
+fn pread_exact(file: &File, offset: u64, len: usize) -> std::io::Result<Vec<u8>> {
     use std::os::fd::AsRawFd;
-    buf.reserve(len);
-    let start = buf.len();
+    let mut buf = Vec::with_capacity(len);
     let mut done = 0usize;
     while done < len {
-        let spare = buf.spare_capacity_mut();
-        let Some(dst) = spare.get_mut(done..len) else {
-            return Err(std::io::Error::other("read buffer smaller than reserved"));
+        let Some(dst) = buf.spare_capacity_mut().get_mut(done..len) else {
+            return Err(std::io::Error::other("read buffer smaller than asked"));
         };
         let at = offset
             .checked_add(done as u64)
@@ -129,10 +118,10 @@ fn pread_into_spare(
         }
         done += n as usize;
     }
-    // SAFETY: the loop above initialised bytes `start..start + len` (pread wrote `done == len`
-    // bytes in order into the spare capacity, which `reserve` made at least `len` long).
-    unsafe { buf.set_len(start + len) };
-    Ok(())
+    // SAFETY: the loop above initialised bytes `0..len` (pread wrote `done == len` bytes in
+    // order into the capacity, which `with_capacity` made at least `len`).
+    unsafe { buf.set_len(len) };
+    Ok(buf)
 }
 
 struct StdSequential {
