@@ -19,10 +19,11 @@
 //! `shard_capacity / (estimated_entry_charge * 0.7 + metadata)` slots (minimum 16; `metadata` is
 //! the slot size under [`MetadataChargePolicy::FullCharge`], else 0: RocksDB's `CalcHashBits`),
 //! and holds at most 84% of them occupied. A slot is the 40 bytes of key, charge and counters
-//! plus the value in place, rounded up to whole cache lines: 64 bytes for a value of up to 24 bytes (`cache_bench`'s
-//! `Vec<u8>`), 128 for a block cache's `Block` (72 bytes). Nothing else is allocated per entry.
-//! So the overhead is 64 / 0.7 ≈ 91 (`Vec`) or 128 / 0.7 ≈ 183 (`Block`) bytes per entry when
-//! the estimate is right, up to twice that after rounding to a power of two. The table is
+//! plus the value in place, rounded up to whole cache lines: 64 bytes for a value of up to 24
+//! bytes (`cache_bench`'s `Vec<u8>`), 128 for a block cache's `Block` (72 bytes). Nothing else
+//! is allocated per entry. So the overhead is 64 / 0.7 ≈ 91 (`Vec`) or 128 / 0.7 ≈ 183
+//! (`Block`) bytes per entry when the estimate is right, up to twice that after rounding to a
+//! power of two. The table is
 //! allocated up front and never grows (see [`AutoHyperClockCache`] for one that does): if
 //! entries are much smaller than the estimate, the cache fills its slots before its capacity
 //! and evicts by occupancy instead (usage then stays below capacity); if they are much larger,

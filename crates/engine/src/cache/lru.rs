@@ -2,10 +2,11 @@
 //! value and slot, and index-based doubly linked LRU lists in a slab of nodes (a lookup moves a
 //! node to the front without allocating). The value sits in the map, beside the node's index, so
 //! a lookup reaches the value and the node each straight from the map: on a cache cold in the
-//! CPU caches, their two memory misses overlap instead of following each other. Entries are `Arc<V>` and its handles are clones of them
-//! ([`CacheHandle::from_arc`]): eviction drops the cache's reference only, so a reader holding
-//! a value keeps it alive. [`LruCache::lookup_shared`] and [`LruCache::insert_shared`] take and
-//! give the `Arc`s themselves (the table cache keeps its readers so).
+//! CPU caches, their two memory misses overlap instead of following each other. Entries are
+//! `Arc<V>` and its handles are clones of them ([`CacheHandle::from_arc`]): eviction drops the
+//! cache's reference only, so a reader holding a value keeps it alive.
+//! [`LruCache::lookup_shared`] and [`LruCache::insert_shared`] take and give the `Arc`s
+//! themselves (the table cache keeps its readers so).
 //!
 //! # Pools
 //!
@@ -350,7 +351,8 @@ impl<V: Send + Sync> LruCache<V> {
     /// Charges each entry the cache's own bytes for it too under
     /// [`MetadataChargePolicy::FullCharge`] (RocksDB's default policy, which charges its
     /// `LRUHandle`): the node, the `Arc`'s two counts and a hash-map slot (key, node index,
-    /// value pointer and its control byte). [`MetadataChargePolicy::DontCharge`] is the constructors'.
+    /// value pointer and its control byte). [`MetadataChargePolicy::DontCharge`] is the
+    /// constructors'.
     pub fn with_metadata_charge_policy(mut self, policy: MetadataChargePolicy) -> Self {
         self.metadata = match policy {
             MetadataChargePolicy::DontCharge => 0,
