@@ -381,3 +381,38 @@ fn key_prefix_order_agrees_with_bytewise_order() {
     }
     assert!(decided > 100_000, "{decided}");
 }
+
+/// A node's prefix as a search reads it from the entry (an 8-byte load, masked past a short user
+/// key) equals `key_prefix` of its user key, whatever the trailer's bytes; and every level of the
+/// list is sorted after inserts whose keys share prefixes or are shorter than 8 bytes.
+#[test]
+fn node_prefix_from_the_entry_equals_key_prefix() {
+    use super::skiplist::{key_prefix, SkipList};
+    let list = SkipList::new();
+    let mut rng = StdRng::seed_from_u64(5);
+    let alphabet = [0u8, 1, 0x7f, 0x80, 0xff];
+    for i in 0..3000u64 {
+        let len = rng.gen_range(0..13);
+        let user: Vec<u8> = (0..len).map(|_| alphabet[rng.gen_range(0..alphabet.len())]).collect();
+        // Sequences with non-zero bytes everywhere, so an unmasked load would show them.
+        let seq = 0x00ff_ffff_ffff_0000 | i;
+        let ikey = make_internal_key(&user, seq, ValueKind::Put);
+        list.insert(
+            key_prefix(&user),
+            ikey.len(),
+            |dst| dst.copy_from_slice(&ikey),
+            |n| compare_internal(n, &ikey),
+            b"v",
+        );
+    }
+    let mut n = list.first();
+    let mut seen = 0;
+    while let Some(node) = n {
+        let user = &list.key(node)[..list.key(node).len() - 8];
+        assert_eq!(list.prefix_of(node), key_prefix(user), "{user:?}");
+        seen += 1;
+        n = list.next_of(node);
+    }
+    assert_eq!(seen, 3000);
+    assert_eq!(list.check_levels(compare_internal), 3000);
+}
