@@ -61,6 +61,9 @@ COMMON = [
     "--enable_pipelined_write=true", "--allow_concurrent_memtable_write=true",
     "--verify_checksum=true", "--sync=false", "--disable_wal=false", "--perf_level=1",
     "--statistics=false", "--histogram=1",
+    # Both engines append through memory mappings (Talus its WAL, RocksDB every file it writes;
+    # RocksDB's default is false, Talus's true): equal options, each engine's implementation.
+    "--mmap_write=true",
 ]
 # Flags only Talus's db_bench has.
 TALUS_ONLY = ("--engine=",)

@@ -56,6 +56,13 @@ impl FlagValue for bool {
     }
 }
 
+/// A boolean that may be left unset (`None`: the engine's default).
+impl FlagValue for Option<bool> {
+    fn parse_flag(name: &str, value: Option<&str>) -> Result<Self, String> {
+        bool::parse_flag(name, value).map(Some)
+    }
+}
+
 impl FlagValue for String {
     fn parse_flag(name: &str, value: Option<&str>) -> Result<Self, String> {
         Ok(need(name, value)?.to_string())
@@ -131,6 +138,7 @@ define_flags! {
     cache_numshardbits: i64 = -1; "The block cache has 2^N shards (-1: the engine's default, 6)"
     cache_index_and_filter_blocks: bool = false; "Keep index and filter blocks in the block cache, charged to it"
     pin_l0_filter_and_index_blocks_in_cache: bool = false; "With --cache_index_and_filter_blocks: L0 table readers pin their index and filter blocks"
+    mmap_write: Option<bool> = None; "Append the WAL through a memory mapping (allow_mmap_writes; unset: the engine's default, true for talus, false for rocksdb)"
     wal_bytes_per_sync: i64 = -1; "Start WAL writeback every N bytes (0: never; -1: the engine's default, 1 MiB for talus, 0 for rocksdb)"
     cache_high_pri_pool_ratio: f64 = 0.0; "lru_cache: share of the cache for index/filter blocks and hit entries (0 to 1)"
     partition_index: bool = false; "Partition index blocks (index_type=kTwoLevelIndexSearch: partitions cached like data blocks, only the top level held)"

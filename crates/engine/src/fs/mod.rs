@@ -20,6 +20,8 @@ use crate::error::Result;
 
 pub mod direct;
 pub mod fault;
+#[cfg(target_os = "linux")]
+mod mmap_file;
 pub mod rate_limiter;
 mod std_fs;
 
@@ -102,6 +104,13 @@ pub trait FileLock: Send + Sync {}
 pub trait Fs: Send + Sync + 'static {
     /// Creates (or truncates) a file for appending.
     fn create(&self, path: &Path) -> Result<Box<dyn WritableFile>>;
+    /// As [`Fs::create`], for a file appended in many small pieces (a write-ahead log): the real
+    /// file system appends it through a memory mapping where it can (`mmap_file.rs`: no system
+    /// call per append); the file's length may then run ahead of its contents by zeros until
+    /// the writer is dropped. The default is `create`.
+    fn create_mapped(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
+        self.create(path)
+    }
     /// Opens an existing file for positional reads.
     fn open_random(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>>;
     /// Opens an existing file for sequential reads.

@@ -49,7 +49,7 @@ impl WritableFile for StdWritable {
 }
 
 #[cfg(target_os = "linux")]
-fn start_writeback(file: &File, path: &str) -> Result<()> {
+pub(super) fn start_writeback(file: &File, path: &str) -> Result<()> {
     use std::os::fd::AsRawFd;
     // SAFETY: `sync_file_range` only reads its integer arguments; the descriptor is open for the
     // lifetime of `file`. Offset 0 and length 0 mean "the whole file".
@@ -253,6 +253,22 @@ impl Fs for StdFs {
             size: 0,
             path: path.display().to_string(),
         }))
+    }
+
+    #[cfg(target_os = "linux")]
+    fn create_mapped(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)
+            .map_err(ctx("creating", path))?;
+        match super::mmap_file::MmapWritable::new(file, path.display().to_string()) {
+            Ok(w) => Ok(Box::new(w)),
+            // A file system that cannot preallocate or map the file: append with write(2).
+            Err(_) => self.create(path),
+        }
     }
 
     fn open_random(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {

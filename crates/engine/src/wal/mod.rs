@@ -124,3 +124,18 @@ pub enum ReadOutcome {
     /// End of file.
     Eof,
 }
+
+/// Creates (or truncates) a WAL file: appended through a memory mapping if `mapped`
+/// ([`crate::Options::allow_mmap_writes`], [`crate::fs::Fs::create_mapped`]), else with
+/// ordinary writes.
+pub(crate) fn create_file(
+    fs: &dyn crate::fs::Fs,
+    path: &std::path::Path,
+    mapped: bool,
+) -> crate::error::Result<Box<dyn crate::fs::WritableFile>> {
+    if mapped {
+        fs.create_mapped(path)
+    } else {
+        fs.create(path)
+    }
+}

@@ -57,6 +57,11 @@ pub struct LogReader {
     /// Zeros are only legitimate at the end of a file (preallocation); if log data follows,
     /// the zeros are a hole (lost writes) and are reported.
     zero_run_start: Option<u64>,
+    /// A fragment that failed its checksum and ends in zeros to the end of its block, as an
+    /// append cut short by a crash leaves it in a file written through a memory mapping (whose
+    /// unwritten bytes are preallocated zeros): `(offset, reason)`. If only zeros follow it to
+    /// the end of the file it is a torn tail; if log data follows, damage.
+    torn_candidate: Option<(u64, String)>,
 }
 
 impl LogReader {
@@ -71,6 +76,7 @@ impl LogReader {
             eof: false,
             pending: None,
             zero_run_start: None,
+            torn_candidate: None,
         }
     }
 
@@ -212,9 +218,19 @@ impl LogReader {
         Physical::Bad { offset, bytes: self.end_offset().saturating_sub(offset), reason, at_tail }
     }
 
-    /// If zeros preceded the data at `offset`, reports them (skipping nothing: the data is
-    /// read on the next call).
+    /// If zeros (or a torn-looking fragment and zeros) preceded the data at `offset`, reports
+    /// them (skipping nothing: the data is read on the next call).
     fn end_zero_run(&mut self, offset: u64) -> Option<Physical> {
+        if let Some((start, reason)) = self.torn_candidate.take() {
+            // Log data after it: not an append cut short at the end, damage.
+            self.zero_run_start = None;
+            return Some(Physical::Bad {
+                offset: start,
+                bytes: offset - start,
+                reason,
+                at_tail: false,
+            });
+        }
         let start = self.zero_run_start.take()?;
         Some(Physical::Bad {
             offset: start,
@@ -239,6 +255,10 @@ impl LogReader {
                     // Zeros up to the end of the file are preallocated space, not a hole.
                     self.zero_run_start = None;
                     self.skip_block();
+                    if let Some((start, reason)) = self.torn_candidate.take() {
+                        let bytes = self.end_offset() - start;
+                        return Ok(Physical::Bad { offset: start, bytes, reason, at_tail: true });
+                    }
                     return Ok(Physical::Eof);
                 }
                 if let Some(hole) = self.end_zero_run(offset) {
@@ -267,7 +287,8 @@ impl LogReader {
                     self.skip_block();
                     continue;
                 }
-                let start = self.zero_run_start.take().unwrap_or(offset);
+                let candidate = self.torn_candidate.take().map(|c| c.0);
+                let start = candidate.or(self.zero_run_start.take()).unwrap_or(offset);
                 return Ok(self.bad(start, "non-zero bytes after zero padding".into(), false));
             }
             if self.pos + HEADER_SIZE + length > BLOCK_SIZE {
@@ -291,6 +312,16 @@ impl LogReader {
                 let reason = format!(
                     "fragment checksum mismatch (stored {stored_crc:#010x}, computed {actual:#010x})"
                 );
+                // The fragment's last byte and the rest of the block are zero: possibly an
+                // append cut short (see `torn_candidate`); decided by what follows.
+                let cut_from = self.pos + HEADER_SIZE + length - 1;
+                if self.torn_candidate.is_none()
+                    && self.block.get(cut_from..).is_some_and(|t| t.iter().all(|&b| b == 0))
+                {
+                    self.torn_candidate = Some((offset, reason));
+                    self.skip_block();
+                    continue;
+                }
                 return Ok(self.bad(offset, reason, false));
             }
             let start = self.pos + HEADER_SIZE;

@@ -431,3 +431,61 @@ fn predecessor_record_golden_bytes_and_reading() {
     bad[..4].copy_from_slice(&crc.to_le_bytes());
     assert!(matches!(&read_all(bad)[..], [ReadOutcome::Corrupt { at_tail: false, .. }]));
 }
+
+/// A crash in the middle of an append through a memory mapping leaves a prefix of the last
+/// record's bytes, then the file's preallocated zeros: a torn tail wherever the copy stopped
+/// (in a header, a payload, between the blocks of a long record), never damage. The same cut
+/// with log data after it is damage; so is a bad last fragment whose last byte is not zero.
+#[test]
+fn a_mapped_append_cut_short_is_a_torn_tail() {
+    let records: Vec<Vec<u8>> = vec![record(300, 1), record(500, 2), record(70_000, 3)];
+    for last in [1usize, 2] {
+        let (data, spans) = write_log(&records[..=last]);
+        let (start, end) = (spans[last].0 as usize, spans[last].1 as usize);
+        let cuts: Vec<usize> = (start + 1..end).step_by(611).chain([start + 3, end - 1]).collect();
+        for &cut in &cuts {
+            // Torn: the copied prefix, then zeros to the end of the file.
+            let mut d = data[..cut].to_vec();
+            d.resize(data.len() + 9000, 0);
+            let o = read_all(d);
+            let got = records_of(&o);
+            assert!(got.len() >= last, "cut {cut}: {o:?}");
+            assert_eq!(got[..last], records_of(&read_all(write_log(&records[..last]).0))[..]);
+            for c in o.iter().filter(|c| matches!(c, ReadOutcome::Corrupt { .. })) {
+                let (reason, off, _, tail) = corrupt_reason(c);
+                assert!(tail && off == start as u64, "cut {cut}: {reason} at {off}, tail {tail}");
+            }
+            if got.len() == last {
+                assert_eq!(o.len(), last + 1, "cut {cut}: the torn record is reported: {o:?}");
+            } else {
+                // Only the record's last byte was missing, and it was a zero.
+                assert_eq!(got[last].0, records[last], "cut {cut}");
+            }
+
+            // Damage: the same cut, with more log data in a later block.
+            let more: Vec<Vec<u8>> = records[..=last]
+                .iter()
+                .cloned()
+                .chain((0..300).map(|i| record(300, i as u8)))
+                .collect();
+            let (mut d, _) = write_log(&more);
+            let block_end = (cut / BLOCK_SIZE + 1) * BLOCK_SIZE;
+            d[cut..block_end].fill(0);
+            let o = read_all(d);
+            let first_bad = o.iter().find(|c| matches!(c, ReadOutcome::Corrupt { .. }));
+            if let Some(c) = first_bad {
+                let (reason, off, _, tail) = corrupt_reason(c);
+                assert!(!tail && off == start as u64, "cut {cut}: {reason} at {off}, tail {tail}");
+            } else {
+                assert_eq!(records_of(&o).len(), more.len(), "cut {cut}: a record went missing");
+            }
+        }
+        // A flipped last byte (not zero) with only zeros after it: damage.
+        let mut d = data.clone();
+        d[end - 1] = if d[end - 1] == 0 { 1 } else { d[end - 1] ^ 0x5a };
+        d.resize(data.len() + 9000, 0);
+        let o = read_all(d);
+        let (_, off, _, tail) = corrupt_reason(o.last().unwrap());
+        assert!(!tail, "a damaged last record is not a torn tail: at {off}");
+    }
+}

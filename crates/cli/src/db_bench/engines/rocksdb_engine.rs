@@ -119,6 +119,9 @@ impl RocksEngine {
         if f.wal_bytes_per_sync >= 0 {
             o.set_wal_bytes_per_sync(f.wal_bytes_per_sync as u64);
         }
+        if let Some(m) = f.mmap_write {
+            o.set_allow_mmap_writes(m);
+        }
         o.set_target_file_size_multiplier(f.target_file_size_multiplier as i32);
         if f.max_compaction_bytes > 0 {
             o.set_max_compaction_bytes(f.max_compaction_bytes);

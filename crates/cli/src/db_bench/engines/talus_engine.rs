@@ -122,6 +122,7 @@ fn flag_options(f: &Flags) -> EResult<Options> {
         } else {
             Options::default().wal_bytes_per_sync
         },
+        allow_mmap_writes: f.mmap_write.unwrap_or(Options::default().allow_mmap_writes),
         max_open_files: f.open_files,
         statistics: f.statistics,
         max_background_jobs: f.max_background_jobs as usize,
