@@ -250,7 +250,7 @@ pub(crate) fn replay_wals(
     for (i, wal) in wals.iter().enumerate() {
         let path = wal.path(dir);
         let name = wal_name(wal.number);
-        let mut reader = LogReader::new(fs.open_sequential(&path)?, name.clone());
+        let mut reader = LogReader::new_wal(fs.open_sequential(&path)?, name.clone());
         if stopped {
             let (batches, operations) = count_intact(&mut reader)?;
             let bytes = fs.file_size(&path)?;

@@ -57,6 +57,10 @@ pub struct LogReader {
     /// Zeros are only legitimate at the end of a file (preallocation); if log data follows,
     /// the zeros are a hole (lost writes) and are reported.
     zero_run_start: Option<u64>,
+    /// Whether the file may have been appended through a memory mapping (a WAL): then a
+    /// fragment cut short and followed by zeros to the end of the file is a torn tail
+    /// ([`LogReader::new_wal`]).
+    mapped_appends: bool,
     /// A fragment that failed its checksum and ends in zeros to the end of its block, as an
     /// append cut short by a crash leaves it in a file written through a memory mapping (whose
     /// unwritten bytes are preallocated zeros): `(offset, reason)`. If only zeros follow it to
@@ -76,8 +80,18 @@ impl LogReader {
             eof: false,
             pending: None,
             zero_run_start: None,
+            mapped_appends: false,
             torn_candidate: None,
         }
+    }
+
+    /// As [`LogReader::new`], for a WAL, which may have been appended through a memory mapping
+    /// (`allow_mmap_writes`): a fragment whose checksum fails, whose last byte and the rest of
+    /// its block are zero, and after which only zeros run to the end of the file is reported as
+    /// a torn tail (`at_tail`), what a crash in the middle of a mapped append leaves. A MANIFEST
+    /// is never mapped: its reader ([`LogReader::new`]) reports such a fragment as damage.
+    pub fn new_wal(file: Box<dyn SequentialFile>, file_name: String) -> Self {
+        LogReader { mapped_appends: true, ..LogReader::new(file, file_name) }
     }
 
     /// The name given at construction (for error messages built by callers).
@@ -315,7 +329,8 @@ impl LogReader {
                 // The fragment's last byte and the rest of the block are zero: possibly an
                 // append cut short (see `torn_candidate`); decided by what follows.
                 let cut_from = self.pos + HEADER_SIZE + length - 1;
-                if self.torn_candidate.is_none()
+                if self.mapped_appends
+                    && self.torn_candidate.is_none()
                     && self.block.get(cut_from..).is_some_and(|t| t.iter().all(|&b| b == 0))
                 {
                     self.torn_candidate = Some((offset, reason));
