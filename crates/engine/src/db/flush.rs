@@ -17,6 +17,7 @@ use crate::key::{parse_internal_key, MAX_SEQUENCE};
 use crate::memtable::MemTable;
 use crate::sst::TableBuilder;
 use crate::version::{FileMetaData, VersionEdit};
+use crate::wal::LogWriter;
 
 impl DbInner {
     /// Writes `mem` to SST `number` at L0; `None` if the memtable holds nothing.
@@ -105,7 +106,10 @@ impl DbInner {
     /// background error, or `Busy` when the database is closing.
     pub(crate) fn wait_for_flushes(&self) -> Result<()> {
         let mut st = self.state.lock();
-        while !st.imms.is_empty() {
+        // Until the last flush job has finished too, not only installed its table: it still
+        // logs, closes obsolete WALs and deletes files after the memtable leaves `imms` (a
+        // caller that injects faults next must not see them taken by those).
+        while !st.imms.is_empty() || st.jobs.flush_running() {
             DbInner::check_bg_error(&st)?;
             if st.shutting_down {
                 return Err(Error::Busy("the database is closing".into()));
@@ -202,9 +206,19 @@ impl DbInner {
         drop(vs);
         // WALs below the new log number are obsolete: no need to sync the ones a switch left
         // unsynced (`write.rs`). The `wal` lock comes before `versions` and `state`.
-        if let Some(w) = self.wal.lock().as_mut() {
-            w.unsynced.retain(|(n, _)| *n >= next_log);
-        }
+        // They are closed after the lock is released: closing a WAL appended through a memory
+        // mapping unmaps its dirty pages and truncates the file (milliseconds for a 64 MiB
+        // WAL), which writers waiting on the `wal` lock would wait for too.
+        let obsolete: Vec<(u64, LogWriter)> = match self.wal.lock().as_mut() {
+            Some(w) => {
+                let (gone, keep) =
+                    std::mem::take(&mut w.unsynced).into_iter().partition(|(n, _)| *n < next_log);
+                w.unsynced = keep;
+                gone
+            }
+            None => Vec::new(),
+        };
+        drop(obsolete);
         Ok(bytes)
     }
 }
