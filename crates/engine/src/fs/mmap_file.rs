@@ -19,9 +19,15 @@
 //! Durability is the contract of [`WritableFile`]: appended bytes are in the page cache at once
 //! (they survive a process crash: `flush` has nothing to do); `sync` is `fdatasync(2)`, which
 //! writes back the pages dirtied through the mapping. The file's length runs ahead of the
-//! appended bytes by the rest of the last allocation (under 1 MiB), zero-filled; dropping the writer unmaps it and
-//! truncates the file to the bytes appended. A crash leaves the zeros, which the WAL reader
-//! takes for preallocated space (`wal/reader.rs`), as it does RocksDB's preallocated WALs.
+//! appended bytes by the rest of the last allocation (under 1 MiB), zero-filled; dropping the
+//! writer unmaps it and truncates the file to the bytes appended. A crash leaves the zeros,
+//! which the WAL reader takes for preallocated space (`wal/reader.rs`), as it does RocksDB's
+//! preallocated WALs; a record the crash cut short, followed by those zeros, is a torn tail
+//! (`LogReader::new_wal`).
+//!
+//! Costs: the pages appended stay mapped until the writer is dropped, so they count in the
+//! process's RSS (as file pages) where `write(2)`'s would be page cache outside it; and the
+//! `fallocate` and page faults land on the write path, in the tail of write latencies.
 //!
 //! Nothing else may shorten the file while it is mapped (that would turn the next append into a
 //! SIGBUS); the database's `LOCK` keeps other Talus processes out. Single-owner (`&mut self`);
@@ -64,10 +70,6 @@ unsafe impl Send for MmapWritable {}
 // SAFETY: `&MmapWritable` exposes only `size`, which reads a plain field.
 unsafe impl Sync for MmapWritable {}
 
-fn io_error(what: String, e: std::io::Error) -> Error {
-    Error::io(what, e)
-}
-
 fn off_t(v: u64) -> std::io::Result<libc::off_t> {
     libc::off_t::try_from(v).map_err(|_| std::io::Error::other("offset overflow"))
 }
@@ -102,8 +104,10 @@ impl MmapWritable {
         let what = || format!("mapping {} bytes at {offset} of {}", self.window, self.path);
         let (off, len) = match (off_t(offset), usize::try_from(self.window)) {
             (Ok(o), Ok(l)) => (o, l),
-            (Err(e), _) => return Err(io_error(what(), e)),
-            (_, Err(_)) => return Err(io_error(what(), std::io::Error::other("window too large"))),
+            (Err(e), _) => return Err(Error::io(what(), e)),
+            (_, Err(_)) => {
+                return Err(Error::io(what(), std::io::Error::other("window too large")))
+            }
         };
         // SAFETY: a fresh shared mapping of an open file at a page-aligned offset (a multiple of
         // the window); the kernel picks the address, so nothing of ours is overwritten.
@@ -118,7 +122,7 @@ impl MmapWritable {
             )
         };
         if p == libc::MAP_FAILED {
-            return Err(io_error(what(), std::io::Error::last_os_error()));
+            return Err(Error::io(what(), std::io::Error::last_os_error()));
         }
         self.map = NonNull::new(p.cast::<u8>());
         self.window_offset = offset;
@@ -131,12 +135,12 @@ impl MmapWritable {
             || format!("allocating {} bytes at {} of {}", self.alloc, self.allocated, self.path);
         let (off, len) = match (off_t(self.allocated), off_t(self.alloc)) {
             (Ok(o), Ok(l)) => (o, l),
-            (Err(e), _) | (_, Err(e)) => return Err(io_error(what(), e)),
+            (Err(e), _) | (_, Err(e)) => return Err(Error::io(what(), e)),
         };
         // SAFETY: `fallocate` only reads its integer arguments; the descriptor is open for
         // writing.
         if unsafe { libc::fallocate(self.file.as_raw_fd(), 0, off, len) } != 0 {
-            return Err(io_error(what(), std::io::Error::last_os_error()));
+            return Err(Error::io(what(), std::io::Error::last_os_error()));
         }
         self.allocated += self.alloc;
         Ok(())
