@@ -49,7 +49,7 @@ impl WritableFile for StdWritable {
 }
 
 #[cfg(target_os = "linux")]
-pub(super) fn start_writeback(file: &File, path: &str) -> Result<()> {
+fn start_writeback(file: &File, path: &str) -> Result<()> {
     use std::os::fd::AsRawFd;
     // SAFETY: `sync_file_range` only reads its integer arguments; the descriptor is open for the
     // lifetime of `file`. Offset 0 and length 0 mean "the whole file".
