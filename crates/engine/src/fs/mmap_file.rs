@@ -199,18 +199,9 @@ impl WritableFile for MmapWritable {
     }
 
     fn start_writeback(&mut self) -> Result<()> {
-        // The appended bytes only: the preallocated zeros past them need no writing.
-        let len =
-            off_t(self.size).map_err(|e| Error::io(format!("writeback of {}", self.path), e))?;
-        // SAFETY: `sync_file_range` only reads its integer arguments; the descriptor is open.
-        let r = unsafe {
-            libc::sync_file_range(self.file.as_raw_fd(), 0, len, libc::SYNC_FILE_RANGE_WRITE)
-        };
-        if r != 0 {
-            let e = std::io::Error::last_os_error();
-            return Err(Error::io(format!("starting writeback of {}", self.path), e));
-        }
-        Ok(())
+        // The appended bytes only: the preallocated zeros past them need no writing (with
+        // nothing appended, 0 asks for the whole file, none of whose pages is dirty).
+        super::start_writeback(&self.file, &self.path, self.size)
     }
 }
 

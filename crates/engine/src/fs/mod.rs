@@ -145,6 +145,29 @@ pub trait Fs: Send + Sync + 'static {
     }
 }
 
+/// Asks the operating system to start writing the first `len` bytes of `file` to the device (0:
+/// the whole file) without waiting (Linux `sync_file_range(SYNC_FILE_RANGE_WRITE)`; nothing
+/// elsewhere). [`WritableFile::start_writeback`] of the real file system's writers.
+#[cfg(target_os = "linux")]
+fn start_writeback(file: &std::fs::File, path: &str, len: u64) -> Result<()> {
+    use std::os::fd::AsRawFd;
+    let what = || format!("starting writeback of {path}");
+    let len = libc::off_t::try_from(len)
+        .map_err(|_| crate::error::Error::io(what(), std::io::Error::other("offset overflow")))?;
+    // SAFETY: `sync_file_range` only reads its integer arguments; the descriptor is open for the
+    // lifetime of `file`. Offset 0 and length 0 mean "the whole file".
+    let r = unsafe { libc::sync_file_range(file.as_raw_fd(), 0, len, libc::SYNC_FILE_RANGE_WRITE) };
+    if r != 0 {
+        return Err(crate::error::Error::io(what(), std::io::Error::last_os_error()));
+    }
+    Ok(())
+}
+
+#[cfg(not(target_os = "linux"))]
+fn start_writeback(_file: &std::fs::File, _path: &str, _len: u64) -> Result<()> {
+    Ok(())
+}
+
 /// Reads a whole file through `fs`.
 pub fn read_all(fs: &dyn Fs, path: &Path) -> Result<Vec<u8>> {
     let mut f = fs.open_sequential(path)?;

@@ -44,28 +44,19 @@ impl WritableFile for StdWritable {
     }
     fn start_writeback(&mut self) -> Result<()> {
         self.flush()?;
-        start_writeback(self.file.get_ref(), &self.path)
+        super::start_writeback(self.file.get_ref(), &self.path, 0)
     }
 }
 
-#[cfg(target_os = "linux")]
-fn start_writeback(file: &File, path: &str) -> Result<()> {
-    use std::os::fd::AsRawFd;
-    // SAFETY: `sync_file_range` only reads its integer arguments; the descriptor is open for the
-    // lifetime of `file`. Offset 0 and length 0 mean "the whole file".
-    let r = unsafe { libc::sync_file_range(file.as_raw_fd(), 0, 0, libc::SYNC_FILE_RANGE_WRITE) };
-    if r != 0 {
-        return Err(Error::io(
-            format!("starting writeback of {path}"),
-            std::io::Error::last_os_error(),
-        ));
-    }
-    Ok(())
-}
-
-#[cfg(not(target_os = "linux"))]
-fn start_writeback(_file: &File, _path: &str) -> Result<()> {
-    Ok(())
+/// Creates (or truncates) `path` for writing, and for reading too if `read` (a file to map).
+fn create_truncated(path: &Path, read: bool) -> Result<File> {
+    OpenOptions::new()
+        .read(read)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(path)
+        .map_err(ctx("creating", path))
 }
 
 struct StdRandom {
@@ -242,12 +233,7 @@ impl FileLock for StdLock {}
 
 impl Fs for StdFs {
     fn create(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
-        let file = OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(path)
-            .map_err(ctx("creating", path))?;
+        let file = create_truncated(path, false)?;
         Ok(Box::new(StdWritable {
             file: BufWriter::with_capacity(64 << 10, file),
             size: 0,
@@ -257,13 +243,7 @@ impl Fs for StdFs {
 
     #[cfg(target_os = "linux")]
     fn create_mapped(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(path)
-            .map_err(ctx("creating", path))?;
+        let file = create_truncated(path, true)?;
         match super::mmap_file::MmapWritable::new(file, path.display().to_string()) {
             Ok(w) => Ok(Box::new(w)),
             // A file system that cannot preallocate or map the file: append with write(2).
