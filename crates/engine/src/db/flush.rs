@@ -210,12 +210,7 @@ impl DbInner {
         // mapping unmaps its dirty pages and truncates the file (milliseconds for a 64 MiB
         // WAL), which writers waiting on the `wal` lock would wait for too.
         let obsolete: Vec<(u64, LogWriter)> = match self.wal.lock().as_mut() {
-            Some(w) => {
-                let (gone, keep) =
-                    std::mem::take(&mut w.unsynced).into_iter().partition(|(n, _)| *n < next_log);
-                w.unsynced = keep;
-                gone
-            }
+            Some(w) => w.unsynced.extract_if(.., |(n, _)| *n < next_log).collect(),
             None => Vec::new(),
         };
         drop(obsolete);
