@@ -197,6 +197,12 @@ fn bad_flags_fail_before_touching_the_db() {
             assert!(!db.exists(), "{bad} created the db directory");
         }
     }
+    // RocksDB's --mmap_write maps SST files, which Talus never does: refused, naming Talus's own
+    // WAL mapping flag, not taken for it.
+    let o = db_bench(&["--engine=talus", &dbflag, "--mmap_write=true"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--wal_mmap_writes"), "{}", stderr(&o));
+    assert!(!db.exists(), "--mmap_write=true created the db directory");
 }
 
 #[test]

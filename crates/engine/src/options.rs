@@ -347,12 +347,14 @@ pub struct Options {
     /// not sync the old WAL on the write path).
     pub wal_bytes_per_sync: u64,
     /// Append the WAL through a memory mapping (`Fs::create_mapped`: no system call per write
-    /// group) rather than with `write(2)`. RocksDB's `allow_mmap_writes` (its default false, and
-    /// for every file it writes); Talus's default true, for the WAL only (its SST and MANIFEST
-    /// writes are large buffered writes). Same durability either way: appended bytes are in the
-    /// page cache (they survive a process crash), `sync` is `fdatasync`. See
+    /// group) rather than with `write(2)`. Default true. Talus only: RocksDB cannot map its WAL
+    /// (its `allow_mmap_writes` maps SST files; `PosixFileSystem::OptimizeForLogWrite` and
+    /// `OptimizeForManifestWrite` turn it off for the WAL and the MANIFEST). Talus writes SSTs
+    /// and the MANIFEST with large buffered writes, so its OPTIONS file says
+    /// `allow_mmap_writes=false`. Same durability either way: appended bytes are in the page
+    /// cache (they survive a process crash), `sync` is `fdatasync`. See
     /// docs/design/write-path.md.
-    pub allow_mmap_writes: bool,
+    pub wal_mmap_writes: bool,
 }
 
 impl Default for Options {
@@ -415,7 +417,7 @@ impl Default for Options {
             compaction_readahead_size: 2 << 20,
             high_pri_pool_ratio: 0.5,
             wal_bytes_per_sync: 1 << 20,
-            allow_mmap_writes: true,
+            wal_mmap_writes: true,
         }
     }
 }

@@ -74,7 +74,9 @@ pub fn render(o: &Options) -> String {
         ("wal_recovery_mode", wal_recovery_mode_name(o.wal_recovery_mode).to_string()),
         ("delayed_write_rate", o.delayed_write_rate.to_string()),
         ("wal_bytes_per_sync", o.wal_bytes_per_sync.to_string()),
-        ("allow_mmap_writes", o.allow_mmap_writes.to_string()),
+        // RocksDB's name maps SST files, which Talus never does; Talus's WAL mapping has its own.
+        ("allow_mmap_writes", "false".to_string()),
+        ("wal_mmap_writes", o.wal_mmap_writes.to_string()),
         ("rate_limiter_bytes_per_sec", o.rate_limiter_bytes_per_sec.to_string()),
         ("use_direct_reads", o.use_direct_reads.to_string()),
         (

@@ -307,7 +307,16 @@ const OPTIONS: &[EngineOption] = &[
     }),
     opt!("delayed_write_rate", int, "Bytes/s writes are slowed to at a slowdown trigger", |o, v| o.delayed_write_rate = v),
     opt!("wal_bytes_per_sync", int, "Start WAL writeback every N bytes (0: never)", |o, v| o.wal_bytes_per_sync = v),
-    opt!("allow_mmap_writes", bool, "Append the WAL through a memory mapping (no system call per write)", |o, v| o.allow_mmap_writes = v),
+    opt!("wal_mmap_writes", bool, "Append the WAL through a memory mapping (no system call per write; Talus only)", |o, v| o.wal_mmap_writes = v),
+    opt!("allow_mmap_writes", raw, "RocksDB's mapped SST writes: Talus writes SSTs with write(2), so only false", |_o, n, v| {
+        match boolean(n, v)? {
+            false => Ok(()),
+            true => Err(format!(
+                "option {n}=true: RocksDB's {n} maps SST files, which Talus writes with write(2); \
+                 Talus maps its WAL instead (wal_mmap_writes, default true)"
+            )),
+        }
+    }),
     opt!("rate_limiter_bytes_per_sec", int, "Flush + compaction write rate limit (0: off)", |o, v| o.rate_limiter_bytes_per_sec = v),
     opt!("use_direct_reads", bool, "O_DIRECT reads of SST files", |o, v| o.use_direct_reads = v),
     opt!("use_direct_io_for_flush_and_compaction", bool, "O_DIRECT flush and compaction writes", |o, v| o.use_direct_io_for_flush_and_compaction = v),

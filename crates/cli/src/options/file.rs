@@ -99,6 +99,7 @@ mod tests {
             wal_recovery_mode: WalRecoveryMode::AbsoluteConsistency,
             delayed_write_rate: 1234567,
             wal_bytes_per_sync: 777,
+            wal_mmap_writes: false,
             rate_limiter_bytes_per_sec: 99999,
             use_direct_reads: true,
             use_direct_io_for_flush_and_compaction: true,
@@ -159,6 +160,19 @@ mod tests {
         let mut back = Options::default();
         apply(&mut back, &talus::options_file::render(&o), false).unwrap();
         assert_eq!(back.high_pri_pool_ratio, 0.25);
+    }
+
+    /// RocksDB's `allow_mmap_writes` maps SST files, which Talus never does: a file asking for
+    /// it is refused with the reason (not taken for Talus's WAL mapping); `false` applies.
+    #[test]
+    fn allow_mmap_writes_true_is_refused_and_false_applies() {
+        let file = |v: &str| format!("[DBOptions]\n  allow_mmap_writes={v}\n");
+        let mut o = Options::default();
+        let e = apply(&mut o, &file("true"), false).unwrap_err();
+        assert!(e.contains("allow_mmap_writes") && e.contains("wal_mmap_writes"), "{e}");
+        let mut o = Options::default();
+        apply(&mut o, &file("false"), false).unwrap();
+        assert!(o.wal_mmap_writes, "RocksDB's option must not turn Talus's WAL mapping off");
     }
 
     #[test]

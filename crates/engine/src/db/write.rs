@@ -253,7 +253,7 @@ impl DbInner {
     pub(crate) fn switch_memtable(&self) -> Result<()> {
         let log_number = self.versions.lock().new_file_number();
         let path = wal_path(&self.path, log_number);
-        let file = crate::wal::create_file(&*self.fs, &path, self.opts.allow_mmap_writes)?;
+        let file = crate::wal::create_file(&*self.fs, &path, self.opts.wal_mmap_writes)?;
         // The directory entry is synced by the first synced write to this WAL (`sync_wal`), not
         // here: a directory fsync costs tens of milliseconds, and a write waits on the switch
         // (the strict recovery modes excepted, below).

@@ -1,5 +1,5 @@
 //! [`MmapWritable`]: a file appended through a shared memory mapping, as [`StdFs`] writes
-//! write-ahead logs ([`crate::fs::Fs::create_mapped`], `allow_mmap_writes`).
+//! write-ahead logs ([`crate::fs::Fs::create_mapped`], `wal_mmap_writes`).
 //!
 //! A WAL is appended one small record per write group. Through `write(2)`, each costs a system
 //! call and the file system's buffered-write path (`ext4_da_write_begin`/`_end`, the inode lock,

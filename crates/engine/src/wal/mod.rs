@@ -126,7 +126,7 @@ pub enum ReadOutcome {
 }
 
 /// Creates (or truncates) a WAL file: appended through a memory mapping if `mapped`
-/// ([`crate::Options::allow_mmap_writes`], [`crate::fs::Fs::create_mapped`]), else with
+/// ([`crate::Options::wal_mmap_writes`], [`crate::fs::Fs::create_mapped`]), else with
 /// ordinary writes.
 pub(crate) fn create_file(
     fs: &dyn crate::fs::Fs,

@@ -86,7 +86,7 @@ impl LogReader {
     }
 
     /// As [`LogReader::new`], for a WAL, which may have been appended through a memory mapping
-    /// (`allow_mmap_writes`): a fragment whose checksum fails, whose last byte and the rest of
+    /// (`wal_mmap_writes`): a fragment whose checksum fails, whose last byte and the rest of
     /// its block are zero, and after which only zeros run to the end of the file is reported as
     /// a torn tail (`at_tail`), what a crash in the middle of a mapped append leaves. A MANIFEST
     /// is never mapped: its reader ([`LogReader::new`]) reports such a fragment as damage.

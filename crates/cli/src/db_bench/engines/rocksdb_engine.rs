@@ -52,6 +52,13 @@ impl RocksEngine {
                  --options) are applied to --engine=talus only"
             ));
         }
+        if f.wal_mmap_writes == Some(true) {
+            return Err(
+                "invalid value true for flag --wal_mmap_writes: RocksDB cannot map its WAL \
+                        (PosixFileSystem::OptimizeForLogWrite turns use_mmap_writes off)"
+                    .into(),
+            );
+        }
         let mut o = Options::default();
         o.create_if_missing(!f.use_existing_db && !f.readonly);
         o.set_wal_recovery_mode(

@@ -15,6 +15,14 @@ use super::{EResult, Engine, EngineIter, Ops};
 /// no other IO).
 pub fn options(f: &Flags) -> EResult<Options> {
     let mut o = flag_options(f)?;
+    if f.mmap_write == Some(true) {
+        return Err(
+            "invalid value true for flag --mmap_write: it is RocksDB's allow_mmap_writes, \
+                    which maps SST files; Talus writes SSTs with write(2) and maps its WAL \
+                    instead (--wal_mmap_writes, default true)"
+                .into(),
+        );
+    }
     if f.compression_level != 32767 {
         return Err(format!(
             "invalid value {} for flag --compression_level: Talus's compressors use their \
@@ -122,7 +130,7 @@ fn flag_options(f: &Flags) -> EResult<Options> {
         } else {
             Options::default().wal_bytes_per_sync
         },
-        allow_mmap_writes: f.mmap_write.unwrap_or(Options::default().allow_mmap_writes),
+        wal_mmap_writes: f.wal_mmap_writes.unwrap_or(Options::default().wal_mmap_writes),
         max_open_files: f.open_files,
         statistics: f.statistics,
         max_background_jobs: f.max_background_jobs as usize,
