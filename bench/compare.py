@@ -9,7 +9,9 @@ usage: bench/compare.py [--num N] [--rounds R] [--engines talus,rocksdb_bench,ro
 Engines:
   talus          `talus db_bench --engine=talus`
   rocksdb        `talus db_bench --engine=rocksdb` (the harness's adapter over the `rocksdb` crate;
-                 needs a binary built with `--features rocksdb`)
+                 needs a binary built with `--features rocksdb`: bench/build_rocksdb_adapter.sh
+                 builds it with the platform defines RocksDB's CMake build uses, without which
+                 the crate's RocksDB neither preallocates nor range-syncs files)
   rocksdb_bench  RocksDB's own db_bench (`--rocksdb_db_bench=PATH`, e.g. the release build of
                  bench/build_rocksdb_tools.sh): the yardstick
   memory         `talus db_bench --engine=memory` (an ordered map behind a lock: the ceiling)
