@@ -68,7 +68,7 @@ COMMON = [
     "--mmap_write=false",
 ]
 # Flags only Talus's db_bench has.
-TALUS_ONLY = ("--engine=", "--wal_mmap_writes=")
+TALUS_ONLY = ("--engine=",)
 # Design choices of the talus engine that RocksDB has no option for, passed explicitly (not left
 # to the default) and printed with the flags: the WAL appended through a memory mapping.
 TALUS_ENGINE = ["--wal_mmap_writes=true"]

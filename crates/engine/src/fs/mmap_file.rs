@@ -39,7 +39,7 @@ use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::ptr::NonNull;
 
-use super::WritableFile;
+use super::{off_t, WritableFile};
 use crate::error::{Error, Result};
 
 /// Address space mapped at a time (a multiple of [`ALLOC`]).
@@ -69,10 +69,6 @@ pub(super) struct MmapWritable {
 unsafe impl Send for MmapWritable {}
 // SAFETY: `&MmapWritable` exposes only `size`, which reads a plain field.
 unsafe impl Sync for MmapWritable {}
-
-fn off_t(v: u64) -> std::io::Result<libc::off_t> {
-    libc::off_t::try_from(v).map_err(|_| std::io::Error::other("offset overflow"))
-}
 
 impl MmapWritable {
     /// Maps `file` (open for reading and writing, empty) and allocates its first bytes. Fails if

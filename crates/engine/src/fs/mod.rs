@@ -152,8 +152,7 @@ pub trait Fs: Send + Sync + 'static {
 fn start_writeback(file: &std::fs::File, path: &str, len: u64) -> Result<()> {
     use std::os::fd::AsRawFd;
     let what = || format!("starting writeback of {path}");
-    let len = libc::off_t::try_from(len)
-        .map_err(|_| crate::error::Error::io(what(), std::io::Error::other("offset overflow")))?;
+    let len = off_t(len).map_err(|e| crate::error::Error::io(what(), e))?;
     // SAFETY: `sync_file_range` only reads its integer arguments; the descriptor is open for the
     // lifetime of `file`. Offset 0 and length 0 mean "the whole file".
     let r = unsafe { libc::sync_file_range(file.as_raw_fd(), 0, len, libc::SYNC_FILE_RANGE_WRITE) };
@@ -161,6 +160,12 @@ fn start_writeback(file: &std::fs::File, path: &str, len: u64) -> Result<()> {
         return Err(crate::error::Error::io(what(), std::io::Error::last_os_error()));
     }
     Ok(())
+}
+
+/// A file offset or length as the system calls take it (`off_t`), or an error if it overflows.
+#[cfg(target_os = "linux")]
+fn off_t(v: u64) -> std::io::Result<libc::off_t> {
+    libc::off_t::try_from(v).map_err(|_| std::io::Error::other("offset overflow"))
 }
 
 #[cfg(not(target_os = "linux"))]
