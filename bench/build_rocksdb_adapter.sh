@@ -38,13 +38,19 @@ else
   cg="-march=native -fno-builtin-memcmp -fno-omit-frame-pointer -momit-leaf-frame-pointer"
   echo "no CMake tree at $TOOLS/build: the flags CMake produced on Debian 12 x86_64"
 fi
-export CXXFLAGS="$cg $defs"
+# `cc` compiles with -fPIC; RocksDB's CMake build with GCC's default (Debian: -fPIE). Under -fPIC
+# every function with default visibility may be interposed, so GCC does not inline them into their
+# callers in the same file: LRUCacheShard::Lookup calls LRUHandleTable::Lookup and LRU_Remove
+# instead of inlining them (objdump of cache/lru_cache.cc, and the readrandom profile). -fPIE, given
+# last, wins and is what the executable needs.
+export CXXFLAGS="$cg $defs -fPIE"
 echo "CXXFLAGS=$CXXFLAGS"
 CARGO_TARGET_DIR="$TARGET" RUSTFLAGS="-C target-cpu=native" \
   cargo build --release -p talus-cli --features rocksdb
 bin="$TARGET/release/talus"
-# A RocksDB built without ROCKSDB_FALLOCATE_PRESENT carries this message; with it, this one.
-if strings "$bin" | grep -q "Error allocating space to file"; then
+# A RocksDB built with ROCKSDB_FALLOCATE_PRESENT carries this message. (grep reads all of strings' output:
+# `grep -q` would quit at the first match and fail the pipe under pipefail.)
+if strings "$bin" | grep "Error allocating space to file" >/dev/null; then
   echo "built: $bin (RocksDB with the CMake platform defines)"
 else
   echo "warning: $bin: RocksDB seems built without ROCKSDB_FALLOCATE_PRESENT" >&2
