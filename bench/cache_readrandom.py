@@ -11,7 +11,8 @@ Reads the databases bench/cache_rss.py leaves in DIR (`DIR/talus`, `DIR/rocksdb_
 with `bench/cache_rss.py ... --dir DIR --keep`, same --num/--value_size/--seed): per cell
 (cache size, threads, cache type) both engines run `readrandom --use_existing_db=1` with the
 same flags (bench/compare.py's COMMON list, `--cache_numshardbits=-1`, no compression), in
-ABBA order over `--rounds` rounds. Prints the best ops/sec of each engine per cell, the
+ABBA order over `--rounds` rounds, each run after bench/compare.py's `warm` of its database
+(written back, dropped from the page cache, read once: both databases cached in the same shape). Prints the best ops/sec of each engine per cell, the
 clock/LRU ratio of each engine and the Talus/RocksDB ratio.
 """
 import argparse
@@ -20,13 +21,14 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cache_rss import common, run  # noqa: E402
-from compare import LINE  # noqa: E402
+from compare import LINE, warm  # noqa: E402
 
 
 def readrandom(a, engine, cache, threads, cache_type):
     db = os.path.join(a.dir, engine)
     args = [f"--num={a.num}", f"--db={db}", f"--seed={a.seed}", f"--threads={threads}",
             f"--reads={a.reads}", "--benchmarks=readrandom", "--use_existing_db=1"]
+    warm(db)
     out = run(a, engine, args + common(a, cache, cache_type))
     for line in out.splitlines():
         m = LINE.match(line)

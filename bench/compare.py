@@ -155,18 +155,30 @@ def settle(pause):
 
 
 def warm(db):
-    """Reads every file of `db` once, so that a step on an existing database starts with its
-    files in the page cache: this machine reclaims page cache on its own (a table file written 20
-    seconds earlier had lost 1% of its pages), and a read step then pays disk reads that depend
-    on when each engine last wrote, not on the engine."""
+    """Puts every file of `db` in the page cache in the same shape for every engine: written back
+    (`sync`), dropped (`posix_fadvise(DONTNEED)`), then read once sequentially. Reading alone was
+    not enough: this machine reclaims page cache on its own (a table file written 20 seconds
+    earlier had lost 1% of its pages), and pages that stay cached keep the folio size they were
+    cached with (small when written or read a block at a time, large when read ahead), so a read
+    step's kernel time per `pread` (the page-cache lookup: `xas_load`, `filemap_get_read_batch`)
+    depended on each database's history, not on the engine (issue 18: readrandom through a 64 MiB
+    block cache: 12% of Talus's samples there against 4% for RocksDB's db_bench; 5% for both
+    after this)."""
+    subprocess.run(["sync"], check=False)
     for root, _, files in os.walk(db):
         for f in files:
             try:
-                with open(os.path.join(root, f), "rb") as fh:
-                    while fh.read(1 << 20):
-                        pass
+                fd = os.open(os.path.join(root, f), os.O_RDONLY)
+            except OSError:
+                continue
+            try:
+                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+                while os.read(fd, 1 << 20):
+                    pass
             except OSError:
                 pass
+            finally:
+                os.close(fd)
 
 
 def run_step(a, engine, n, db, label, benchmarks, extra, existing, common):
