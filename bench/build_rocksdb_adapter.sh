@@ -45,7 +45,9 @@ fi
 # last, wins and is what the executable needs.
 export CXXFLAGS="$cg $defs -fPIE"
 echo "CXXFLAGS=$CXXFLAGS"
-CARGO_TARGET_DIR="$TARGET" RUSTFLAGS="-C target-cpu=native" \
+# Rust's code for the same CPU level as RocksDB's (-march=native, or PORTABLE's level).
+cpu=$(echo "$cg" | tr ' ' '\n' | sed -n 's/^-march=//p' | head -n1)
+CARGO_TARGET_DIR="$TARGET" RUSTFLAGS="-C target-cpu=${cpu:-native}" \
   cargo build --release -p talus-cli --features rocksdb
 bin="$TARGET/release/talus"
 # A RocksDB built with ROCKSDB_FALLOCATE_PRESENT carries this message. (grep reads all of strings' output:

@@ -8,10 +8,14 @@
 #
 # usage: bench/build_rocksdb_tools.sh [OUT_DIR]      (default: /work/rocksdb-tools)
 # The binaries land in OUT_DIR/bin; the build tree in OUT_DIR/build (reused by later runs).
+# PORTABLE=x86-64-v3 (RocksDB's own CMake setting: a -march value) builds for a named CPU level
+# instead, e.g. for valgrind, which cannot decode the AVX-512 of a native build on these machines;
+# bench/build_rocksdb_adapter.sh then builds the adapter for the same level.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:-/work/rocksdb-tools}
 JOBS=${JOBS:-$(nproc)}
+PORTABLE=${PORTABLE:-0}
 
 need=()
 for p in cmake libgflags-dev liblz4-dev libzstd-dev libsnappy-dev; do
@@ -33,7 +37,7 @@ fi
 echo "RocksDB source: $src (librocksdb-sys $ver)"
 
 mkdir -p "$OUT/build" "$OUT/bin"
-cmake -S "$src" -B "$OUT/build" -DCMAKE_BUILD_TYPE=Release -DPORTABLE=0 \
+cmake -S "$src" -B "$OUT/build" -DCMAKE_BUILD_TYPE=Release -DPORTABLE="$PORTABLE" \
   -DROCKSDB_BUILD_SHARED=OFF -DFAIL_ON_WARNINGS=OFF -DWITH_TESTS=OFF -DWITH_ALL_TESTS=OFF \
   -DWITH_BENCHMARK_TOOLS=ON -DWITH_CORE_TOOLS=ON -DWITH_TOOLS=OFF -DWITH_TRACE_TOOLS=OFF \
   -DWITH_GFLAGS=ON -DWITH_LZ4=ON -DWITH_ZSTD=ON -DWITH_SNAPPY=ON -DWITH_LIBURING=OFF \
