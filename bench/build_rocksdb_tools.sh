@@ -8,9 +8,10 @@
 #
 # usage: bench/build_rocksdb_tools.sh [OUT_DIR]      (default: /work/rocksdb-tools)
 # The binaries land in OUT_DIR/bin; the build tree in OUT_DIR/build (reused by later runs).
-# PORTABLE=x86-64-v3 (RocksDB's own CMake setting: a -march value) builds for a named CPU level
-# instead, e.g. for valgrind, which cannot decode the AVX-512 of a native build on these machines;
-# bench/build_rocksdb_adapter.sh then builds the adapter for the same level.
+# PORTABLE=haswell (RocksDB's own CMake setting: a -march value) builds for a named CPU instead,
+# e.g. for valgrind, which cannot decode the AVX-512 of a native build on these machines;
+# bench/build_rocksdb_adapter.sh then builds the adapter for the same CPU. Not x86-64-v3: that
+# level lacks PCLMUL, and util/crc32c.cc does not compile without it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:-/work/rocksdb-tools}
