@@ -50,8 +50,8 @@ cpu=$(echo "$cg" | tr ' ' '\n' | sed -n 's/^-march=//p' | head -n1)
 CARGO_TARGET_DIR="$TARGET" RUSTFLAGS="-C target-cpu=${cpu:-native}" \
   cargo build --release -p talus-cli --features rocksdb
 bin="$TARGET/release/talus"
-# A RocksDB built with ROCKSDB_FALLOCATE_PRESENT carries this message. (grep reads all of strings' output:
-# `grep -q` would quit at the first match and fail the pipe under pipefail.)
+# A RocksDB built with ROCKSDB_FALLOCATE_PRESENT carries this message. (grep reads all of
+# strings' output: `grep -q` would quit at the first match and fail the pipe under pipefail.)
 if strings "$bin" | grep "Error allocating space to file" >/dev/null; then
   echo "built: $bin (RocksDB with the CMake platform defines)"
 else

@@ -12,8 +12,9 @@ with `bench/cache_rss.py ... --dir DIR --keep`, same --num/--value_size/--seed):
 (cache size, threads, cache type) both engines run `readrandom --use_existing_db=1` with the
 same flags (bench/compare.py's COMMON list, `--cache_numshardbits=-1`, no compression), in
 ABBA order over `--rounds` rounds, each run after bench/compare.py's `warm` of its database
-(written back, dropped from the page cache, read once: both databases cached in the same shape). Prints the best ops/sec of each engine per cell, the
-clock/LRU ratio of each engine and the Talus/RocksDB ratio.
+(written back, dropped from the page cache, read once: both databases cached in the same
+shape). Prints the best ops/sec of each engine per cell, the clock/LRU ratio of each engine and
+the Talus/RocksDB ratio.
 """
 import argparse
 import os

@@ -162,15 +162,14 @@ fn start_writeback(file: &std::fs::File, path: &str, len: u64) -> Result<()> {
     Ok(())
 }
 
-/// A file offset or length as the system calls take it (`off_t`), or an error if it overflows.
-#[cfg(target_os = "linux")]
-fn off_t(v: u64) -> std::io::Result<libc::off_t> {
-    libc::off_t::try_from(v).map_err(|_| std::io::Error::other("offset overflow"))
-}
-
 #[cfg(not(target_os = "linux"))]
 fn start_writeback(_file: &std::fs::File, _path: &str, _len: u64) -> Result<()> {
     Ok(())
+}
+
+/// A file offset or length as the system calls take it (`off_t`), or an error if it overflows.
+fn off_t(v: u64) -> std::io::Result<libc::off_t> {
+    libc::off_t::try_from(v).map_err(|_| std::io::Error::other("offset overflow"))
 }
 
 /// Reads a whole file through `fs`.

@@ -7,7 +7,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::{
-    DirectReadFile, DirectWriteFile, FileLock, Fs, RandomAccessFile, SequentialFile, WritableFile,
+    off_t, DirectReadFile, DirectWriteFile, FileLock, Fs, RandomAccessFile, SequentialFile,
+    WritableFile,
 };
 use crate::error::{Error, Result};
 
@@ -92,8 +93,8 @@ fn pread_exact(file: &File, offset: u64, len: usize) -> std::io::Result<Vec<u8>>
         };
         let at = offset
             .checked_add(done as u64)
-            .and_then(|o| libc::off_t::try_from(o).ok())
-            .ok_or_else(|| std::io::Error::other("offset overflow"))?;
+            .ok_or_else(|| std::io::Error::other("offset overflow"))
+            .and_then(off_t)?;
         // SAFETY: `dst` is `len - done` bytes of `buf`'s allocation, writable and not aliased;
         // pread writes at most that many bytes through the raw pointer and never reads them.
         let n = unsafe { libc::pread(file.as_raw_fd(), dst.as_mut_ptr().cast(), dst.len(), at) };
