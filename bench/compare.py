@@ -8,10 +8,11 @@ usage: bench/compare.py [--num N] [--rounds R] [--engines talus,rocksdb_bench,ro
 
 Engines:
   talus          `talus db_bench --engine=talus`
-  rocksdb        `talus db_bench --engine=rocksdb` (the harness's adapter over the `rocksdb` crate;
-                 needs a binary built with `--features rocksdb`: bench/build_rocksdb_adapter.sh
-                 builds it with the platform defines RocksDB's CMake build uses, without which
-                 the crate's RocksDB neither preallocates nor range-syncs files)
+  rocksdb        `talus db_bench --engine=rocksdb` (the harness's adapter over RocksDB's C API,
+                 with db_bench's put and get in a small C++ shim; needs a binary built with
+                 `--features rocksdb`: bench/build_rocksdb_adapter.sh builds it with the
+                 platform defines RocksDB's CMake build uses, without which librocksdb-sys's
+                 RocksDB neither preallocates nor range-syncs files)
   rocksdb_bench  RocksDB's own db_bench (`--rocksdb_db_bench=PATH`, e.g. the release build of
                  bench/build_rocksdb_tools.sh): the yardstick
   memory         `talus db_bench --engine=memory` (an ordered map behind a lock: the ceiling)
@@ -43,8 +44,9 @@ import tempfile
 import time
 
 # Every option the suite depends on, explicitly, with RocksDB db_bench's spelling. Where RocksDB's
-# db_bench default and the `rocksdb` crate's cannot both be set (delayed_write_rate and the LRU
-# high-priority pool ratio have no setter in the crate) the crate's effective value is used for all.
+# db_bench default and the adapter's cannot both be set (delayed_write_rate and the LRU
+# high-priority pool ratio have no setter in RocksDB's C API) the adapter's effective value is used
+# for all.
 COMMON = [
     "--key_size=16", "--value_size=100", "--compression_type=lz4", "--compression_ratio=0.5",
     "--cache_size=1073741824", "--cache_type=lru_cache", "--cache_numshardbits=6",
@@ -89,7 +91,7 @@ TSV_COLS = ["ops_sec", "mb_sec", "lsm_sz", "c_wgb", "w_amp", "usec_op", "p50", "
 # difference in them is shown but does not stop the run.
 NOT_APPLICABLE = {
     "compaction_options_fifo.": "FIFO compaction options; the suite runs leveled compaction",
-    "index_shortening": "the rocksdb crate cannot set it (kShortenSeparators); db_bench's default "
+    "index_shortening": "RocksDB's C API cannot set it (kShortenSeparators); db_bench's default "
                         "also shortens each file's last key (one index entry per file)",
 }
 
@@ -328,7 +330,7 @@ def options_check(a, engines, base, common):
                     if {ox[key], oy[key]} & {"bloomfilter"} and all(
                             v.startswith("bloom") for v in (ox[key], oy[key])):
                         # The C API's filter wrapper serializes without its bits per key.
-                        why = ["the rocksdb crate's filter wrapper does not write its bits"]
+                        why = ["RocksDB's C API filter wrapper does not write its bits"]
                     if why:
                         lines.append(line + f"  (not applicable: {why[0]})")
                     elif name in accepted:

@@ -1,6 +1,8 @@
 //! Records how the `talus` binary was built, for db_bench's header (`crate::build_info`):
 //! the cargo profile (the directory cargo builds into: `release`, `release-lto`, `debug`, ...)
-//! and the `-C target-cpu` given through RUSTFLAGS (`default` when none was).
+//! and the `-C target-cpu` given through RUSTFLAGS (`default` when none was). With the `rocksdb`
+//! feature it also compiles the `rocksdb` engine's C++ shim against the RocksDB source tree
+//! `librocksdb-sys` builds (its manifest directory, which that crate publishes to us).
 
 fn main() {
     println!("cargo:rerun-if-env-changed=CARGO_ENCODED_RUSTFLAGS");
@@ -28,4 +30,32 @@ fn main() {
         prev_c = f == "-C";
     }
     println!("cargo:rustc-env=TALUS_TARGET_CPU={cpu}");
+    #[cfg(feature = "rocksdb")]
+    rocksdb_shim();
+}
+
+/// Compiles `src/db_bench/engines/rocksdb_engine/shim.cc` with the language level and defines
+/// `librocksdb-sys` compiles RocksDB with ($CXXFLAGS, e.g. bench/build_rocksdb_adapter.sh's, are
+/// appended by `cc` as for RocksDB itself).
+#[cfg(feature = "rocksdb")]
+fn rocksdb_shim() {
+    let shim = "src/db_bench/engines/rocksdb_engine/shim.cc";
+    println!("cargo:rerun-if-changed={shim}");
+    let Ok(dir) = std::env::var("DEP_ROCKSDB_CARGO_MANIFEST_DIR") else {
+        panic!(
+            "librocksdb-sys did not publish its source directory (DEP_ROCKSDB_CARGO_MANIFEST_DIR)"
+        );
+    };
+    let include = std::path::Path::new(&dir).join("rocksdb").join("include");
+    cc::Build::new()
+        .cpp(true)
+        .file(shim)
+        .include(include)
+        .flag("-std=c++17")
+        .define("NDEBUG", Some("1"))
+        .define("OS_LINUX", None)
+        .define("ROCKSDB_PLATFORM_POSIX", None)
+        .define("ROCKSDB_LIB_IO_POSIX", None)
+        .warnings(true)
+        .compile("talus_rocksdb_shim");
 }

@@ -1,0 +1,116 @@
+// The per-operation calls of db_bench's `--engine=rocksdb` (crates/cli, cargo feature `rocksdb`)
+// in C++, made as RocksDB's own db_bench makes them (tools/db_bench_tool.cc, `DoWrite` and
+// `ReadRandom`): a put goes through a `WriteBatch` each thread keeps and clears (RocksDB's C API
+// `rocksdb_put` builds a new one, with its buffer, for every put), and a get reads into a
+// `PinnableSlice` on the stack and returns only the value's size (`rocksdb_get_pinned` allocates
+// a new slice object for every get). Everything else (options, open, iterators, properties) goes
+// through RocksDB's C API from Rust; this file only needs the `DB*` inside the C API's handle.
+//
+// Compiled by crates/cli/build.rs against the headers of the RocksDB that librocksdb-sys builds.
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "rocksdb/db.h"
+#include "rocksdb/options.h"
+#include "rocksdb/slice.h"
+#include "rocksdb/status.h"
+#include "rocksdb/write_batch.h"
+
+// RocksDB's C API handle, defined so in db/c.cc (since LevelDB's C API); c.h only declares it.
+// The Rust side checks the layout once after opening (`talus_rdb_new` reports the DB's name,
+// which must be the path it opened).
+extern "C" {
+struct rocksdb_t {
+  rocksdb::DB* rep;
+};
+}
+
+namespace {
+
+struct Handle {
+  rocksdb::DB* db;
+  rocksdb::WriteOptions wo;
+  rocksdb::ReadOptions ro;
+};
+
+// A malloc'd copy of `s`'s message for Rust to free with `free`, or null when `s` is ok.
+char* error(const rocksdb::Status& s) {
+  if (s.ok()) return nullptr;
+  std::string m = s.ToString();
+  char* e = static_cast<char*>(std::malloc(m.size() + 1));
+  if (e != nullptr) std::memcpy(e, m.c_str(), m.size() + 1);
+  return e;
+}
+
+// Each thread's batch, cleared before every use (db_bench: one per thread, `batch.Clear()` per
+// write). It holds no reference into the database, so it may outlive it.
+rocksdb::WriteBatch& thread_batch() {
+  static thread_local rocksdb::WriteBatch batch(0, 0, 0, 0);
+  return batch;
+}
+
+}  // namespace
+
+extern "C" {
+
+// A handle for `db` with db_bench's write and read options; `name` receives the DB's name (its
+// path), for the caller's layout check. Free with `talus_rdb_free` before closing `db`.
+void* talus_rdb_new(rocksdb_t* db, unsigned char sync, unsigned char disable_wal,
+                    unsigned char verify_checksums, char** name) {
+  Handle* h = new Handle();
+  h->db = db->rep;
+  h->wo.sync = sync != 0;
+  h->wo.disableWAL = disable_wal != 0;
+  h->ro = rocksdb::ReadOptions(verify_checksums != 0, true);
+  const std::string& n = h->db->GetName();
+  *name = static_cast<char*>(std::malloc(n.size() + 1));
+  if (*name != nullptr) std::memcpy(*name, n.c_str(), n.size() + 1);
+  return h;
+}
+
+void talus_rdb_free(void* h) { delete static_cast<Handle*>(h); }
+
+// Clears this thread's batch.
+void talus_rdb_batch_clear() { thread_batch().Clear(); }
+
+// Adds a put (`del` == 0) or a delete to this thread's batch; an error message or null.
+char* talus_rdb_batch_add(unsigned char del, const char* k, size_t kl, const char* v, size_t vl) {
+  rocksdb::WriteBatch& b = thread_batch();
+  rocksdb::Status s = del != 0 ? b.Delete(rocksdb::Slice(k, kl))
+                               : b.Put(rocksdb::Slice(k, kl), rocksdb::Slice(v, vl));
+  return error(s);
+}
+
+// Writes this thread's batch; an error message or null.
+char* talus_rdb_batch_write(void* h) {
+  Handle* d = static_cast<Handle*>(h);
+  return error(d->db->Write(d->wo, &thread_batch()));
+}
+
+// One put through this thread's batch, as db_bench's DoWrite with one entry per batch.
+char* talus_rdb_put(void* h, const char* k, size_t kl, const char* v, size_t vl) {
+  Handle* d = static_cast<Handle*>(h);
+  rocksdb::WriteBatch& b = thread_batch();
+  b.Clear();
+  rocksdb::Status s = b.Put(rocksdb::Slice(k, kl), rocksdb::Slice(v, vl));
+  if (s.ok()) s = d->db->Write(d->wo, &b);
+  return error(s);
+}
+
+// Looks `k` up: 1 and the value's size in `*vl` when found, 0 when not, -1 and `*err` on error.
+int talus_rdb_get(void* h, const char* k, size_t kl, size_t* vl, char** err) {
+  Handle* d = static_cast<Handle*>(h);
+  rocksdb::PinnableSlice v;
+  rocksdb::Status s = d->db->Get(d->ro, d->db->DefaultColumnFamily(), rocksdb::Slice(k, kl), &v);
+  if (s.ok()) {
+    *vl = v.size();
+    return 1;
+  }
+  if (s.IsNotFound()) return 0;
+  *err = error(s);
+  return -1;
+}
+
+}  // extern "C"
