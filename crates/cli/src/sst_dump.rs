@@ -305,7 +305,7 @@ fn write_properties(p: &TableProperties, out: &mut dyn Write) -> io::Result<()> 
         p.index_size
     )?;
     if p.partitioned_index {
-        // As RocksDB prints a partitioned index (format version 3).
+        // As RocksDB prints a partitioned index (format version 3 or 4).
         writeln!(out, "  # index partitions: {}", p.index_partitions)?;
         writeln!(out, "  top-level index size: {}", p.top_level_index_size)?;
     }

@@ -191,10 +191,14 @@ fn options_file_from_rocksdb_7_8_3_is_refused_by_name_then_accepted_when_ignorin
     let err =
         String::from_utf8_lossy(&out.stderr).to_string() + &String::from_utf8_lossy(&out.stdout);
     assert!(!out.status.success());
-    for name in ["allow_mmap_reads", "checksum", "merge_operator", "--ignore_unknown_options"] {
+    let named =
+        ["allow_mmap_reads", "format_version", "merge_operator", "--ignore_unknown_options"];
+    for name in named {
         assert!(err.contains(name), "{name} not named: {err}");
     }
     assert!(!db.exists());
+    // `checksum=kXXH3` is one Talus has (it is not among the unknown names).
+    assert!(!err.contains("default\"] checksum"), "{err}");
     let out = talus(&s(&["ldb", &dbf, &file, "--ignore_unknown_options", "put", "a", "b"]));
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     // The file's options reached the engine: RocksDB 7.8.3 writes snappy and no bloom filter,
@@ -208,6 +212,7 @@ fn options_file_from_rocksdb_7_8_3_is_refused_by_name_then_accepted_when_ignorin
     let text = std::fs::read_to_string(&own).unwrap();
     assert!(text.contains("  compression=kSnappyCompression\n"), "{text}");
     assert!(text.contains("  filter_policy=nullptr\n"), "{text}");
+    assert!(text.contains("  checksum=kXXH3\n"), "{text}");
     assert!(text.contains("  level_compaction_dynamic_level_bytes=false\n"), "{text}");
     let db2 = dir.join("db2");
     let out = talus(&s(&[

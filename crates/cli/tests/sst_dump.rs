@@ -7,7 +7,7 @@ use talus::fs::{Fs, StdFs};
 use talus::iter::range_del::RangeTombstone;
 use talus::key::{make_internal_key, ValueKind};
 use talus::sst::{TableBuilder, TableBuilderOptions};
-use talus::CompressionType;
+use talus::{ChecksumType, CompressionType};
 
 fn sst_dump(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_talus"))
@@ -27,15 +27,17 @@ fn write_sst(
     entries: &[(&[u8], u64, ValueKind, &[u8])],
     tombstones: &[RangeTombstone],
 ) {
-    write_sst_with(path, entries, tombstones, false);
+    write_sst_with(path, entries, tombstones, false, ChecksumType::default());
 }
 
-/// As [`write_sst`], with a partitioned index and filter (tiny partitions) if `partitioned`.
+/// As [`write_sst`], with a partitioned index and filter (tiny partitions) if `partitioned`,
+/// and block checksum `checksum`.
 fn write_sst_with(
     path: &Path,
     entries: &[(&[u8], u64, ValueKind, &[u8])],
     tombstones: &[RangeTombstone],
     partitioned: bool,
+    checksum: ChecksumType,
 ) {
     let opts = TableBuilderOptions {
         block_size: 64,
@@ -43,6 +45,7 @@ fn write_sst_with(
         block_size_deviation: 10,
         bloom_bits_per_key: 10,
         compression: CompressionType::None,
+        checksum,
         partitioned_index: partitioned,
         partition_filters: partitioned,
         metadata_block_size: 16,
@@ -119,8 +122,8 @@ fn a_partitioned_table_dumps_the_same_entries() {
     let dir = tempfile::tempdir().unwrap();
     let (plain, part) = (dir.path().join("000001.sst"), dir.path().join("000002.sst"));
     let t = RangeTombstone { start: b"c".to_vec(), end: b"e".to_vec(), seq: 8 };
-    write_sst_with(&plain, ENTRIES, std::slice::from_ref(&t), false);
-    write_sst_with(&part, ENTRIES, &[t], true);
+    write_sst_with(&plain, ENTRIES, std::slice::from_ref(&t), false, ChecksumType::Xxh3);
+    write_sst_with(&part, ENTRIES, &[t], true, ChecksumType::Crc32c);
     let scan = |f: &Path| {
         let out = sst_dump(&[&flag("file", f), "--command=scan"]);
         assert!(out.status.success(), "{}", text(&out.stderr));
@@ -149,12 +152,21 @@ fn a_directory_processes_every_sst() {
     assert!(s.contains("5 entries checked") && s.contains("2 entries checked"), "{s}");
 }
 
+/// For both block checksums (format versions 2 and 4).
 #[test]
 fn corruption_fails_naming_the_file() {
+    for checksum in ChecksumType::ALL {
+        corruption_fails_naming_the_file_with(checksum);
+    }
+}
+
+fn corruption_fails_naming_the_file_with(checksum: ChecksumType) {
     let dir = tempfile::tempdir().unwrap();
     let good = dir.path().join("000001.sst");
-    write_sst(&good, ENTRIES, &[]);
+    write_sst_with(&good, ENTRIES, &[], false, checksum);
     let bytes = std::fs::read(&good).unwrap();
+    let version = u32::from_le_bytes(bytes[bytes.len() - 16..bytes.len() - 12].try_into().unwrap());
+    assert_eq!(version, if checksum == ChecksumType::Xxh3 { 4 } else { 2 });
 
     // A flipped bit in the first data block: verify and scan fail, naming the file.
     let mut flipped = bytes.clone();

@@ -60,8 +60,8 @@ pub use db::{
 };
 pub use error::{Error, Result};
 pub use options::{
-    CacheType, CompactionStyle, CompressionType, IndexType, Options, ReadOptions, WalRecoveryMode,
-    WriteOptions,
+    CacheType, ChecksumType, CompactionStyle, CompressionType, IndexType, Options, ReadOptions,
+    WalRecoveryMode, WriteOptions,
 };
 pub use perf::{perf_context, set_perf_level, PerfContext, PerfLevel};
 pub use sst::{ExternalSstFileInfo, SstFileWriter};

@@ -9,6 +9,10 @@ use crate::cache::MetadataChargePolicy;
 use crate::error::{Error, Result};
 use crate::fs::{Fs, StdFs};
 
+mod checksum_type;
+
+pub use checksum_type::ChecksumType;
+
 /// Block compression, per level or for the bottommost level. The numeric values are on disk.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u8)]
@@ -235,6 +239,10 @@ pub struct Options {
     pub block_size_deviation: u32,
     /// Bloom filter bits per key; 0 disables filters (10).
     pub bloom_bits_per_key: u32,
+    /// Block checksum of new tables (RocksDB's `checksum`): `Xxh3` (the default, as RocksDB 10)
+    /// writes format version 4, `Crc32c` versions 2 and 3 as before. Tables of either kind are
+    /// read whatever this says.
+    pub checksum: ChecksumType,
     /// Default compression for every level (LZ4).
     pub compression: CompressionType,
     /// Per-level compression; when non-empty, entry `i` applies to level `i` (the last entry to
@@ -318,7 +326,7 @@ pub struct Options {
     /// never pinned.
     pub pin_top_level_index_and_filter: bool,
     /// SST index layout (`kBinarySearch`); `TwoLevelIndexSearch` writes partitioned indexes
-    /// (format version 3) so that only their top level stays in memory.
+    /// (format version 3 or later) so that only their top level stays in memory.
     pub index_type: IndexType,
     /// Partition the bloom filters too, into blocks of about `metadata_block_size` (false;
     /// needs `index_type = TwoLevelIndexSearch`, as in RocksDB).
@@ -377,6 +385,7 @@ impl Default for Options {
             block_restart_interval: 16,
             block_size_deviation: 10,
             bloom_bits_per_key: 10,
+            checksum: ChecksumType::Xxh3,
             compression: CompressionType::Lz4,
             compression_per_level: Vec::new(),
             bottommost_compression: None,

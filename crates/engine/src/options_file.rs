@@ -151,6 +151,7 @@ pub fn render(o: &Options) -> String {
         ("block_size", o.block_size.to_string()),
         ("block_restart_interval", o.block_restart_interval.to_string()),
         ("block_size_deviation", o.block_size_deviation.to_string()),
+        ("checksum", o.checksum.rocksdb_name().to_string()),
         ("filter_policy", filter),
         ("whole_key_filtering", "true".to_string()),
         ("cache_index_and_filter_blocks", o.cache_index_and_filter_blocks.to_string()),
@@ -201,6 +202,7 @@ mod tests {
             "  max_bytes_for_level_multiplier=10.000000",
             "  max_compaction_bytes=1677721600",
             "[TableOptions/BlockBasedTable \"default\"]",
+            "  checksum=kXXH3",
             "  filter_policy=bloomfilter:10:false",
         ] {
             assert!(text.lines().any(|l| l == line), "missing {line:?} in\n{text}");
@@ -230,6 +232,8 @@ mod tests {
         ] {
             assert!(io.lines().any(|l| l == line), "missing {line:?} in\n{io}");
         }
+        let crc = render(&Options { checksum: crate::options::ChecksumType::Crc32c, ..o });
+        assert!(crc.contains("\n  checksum=kCRC32c\n"), "{crc}");
         let none = render(&Options { bloom_bits_per_key: 0, ..Default::default() });
         assert!(none.contains("  filter_policy=nullptr\n"));
         assert!(none.contains("  bottommost_compression=kDisableCompressionOption\n"));

@@ -133,6 +133,7 @@ define_flags! {
     disable_wal: bool = false; "Write without the WAL"
     sync: bool = false; "Sync the WAL on every write"
     verify_checksum: bool = true; "Verify block checksums on reads"
+    checksum_type: i64 = 4; "Block checksum of new tables, RocksDB's ChecksumType number: 1 kCRC32c, 4 kXXH3 (RocksDB 10's default); 0, 2, 3 are not supported"
     cache_size: i64 = 8388608; "Block cache capacity in bytes (0 or -1: no block cache)"
     cache_type: String = "lru_cache".to_string(); "Block cache type: lru_cache, hyper_clock_cache (= fixed_hyper_clock_cache, sized by block_size) or auto_hyper_clock_cache"
     cache_numshardbits: i64 = -1; "The block cache has 2^N shards (-1: the engine's default, 6)"
@@ -318,6 +319,12 @@ pub fn validate(f: &Flags) -> Result<(), String> {
     range("seek_nexts", f.seek_nexts, 0, i64::MAX)?;
     range("readwritepercent", f.readwritepercent, 0, 100)?;
     range("cache_size", f.cache_size, -1, i64::MAX)?;
+    talus::ChecksumType::from_rocksdb_id(f.checksum_type).ok_or_else(|| {
+        format!(
+            "invalid value {} for flag --checksum_type: 1 (kCRC32c) or 4 (kXXH3)",
+            f.checksum_type
+        )
+    })?;
     talus::WalRecoveryMode::parse(&f.wal_recovery_mode).map_err(|e| e.to_string())?;
     range("cache_numshardbits", f.cache_numshardbits, -1, 20)?;
     range("perf_level", f.perf_level, 0, 5)?;
@@ -445,6 +452,8 @@ mod tests {
         assert_eq!(f.key_size, 16);
         assert_eq!(f.value_size, 100);
         assert_eq!(f.readwritepercent, 90);
+        assert_eq!(f.checksum_type, 4, "kXXH3, RocksDB 10's db_bench default");
+        assert_eq!(p(&["--checksum_type=1"]).unwrap().checksum_type, 1);
         let f = p(&[
             "--num=10",
             "--histogram",
@@ -473,6 +482,8 @@ mod tests {
             (&["--histogram=maybe"][..], "--histogram"),
             (&["--cache_type=no_such_cache"][..], "--cache_type"),
             (&["--engine=leveldb"][..], "--engine"),
+            (&["--checksum_type=3"][..], "--checksum_type"),
+            (&["--checksum_type=0"][..], "kXXH3"),
             (&["--num"][..], "--num"),
             (&["stray"][..], "stray"),
         ] {

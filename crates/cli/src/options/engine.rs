@@ -11,7 +11,7 @@
 
 use talus::cache::MetadataChargePolicy;
 use talus::options::CacheType;
-use talus::{CompactionStyle, CompressionType, IndexType, Options, WalRecoveryMode};
+use talus::{ChecksumType, CompactionStyle, CompressionType, IndexType, Options, WalRecoveryMode};
 
 use super::values::{bad, parse_bool};
 
@@ -249,6 +249,7 @@ pub const TABLE_OPTIONS: &[&str] = &[
     "block_size",
     "block_restart_interval",
     "block_size_deviation",
+    "checksum",
     "filter_policy",
     "whole_key_filtering",
     "cache_index_and_filter_blocks",
@@ -369,6 +370,10 @@ const OPTIONS: &[EngineOption] = &[
     opt!("block_size", int, "Data block size", |o, v| o.block_size = v),
     opt!("block_restart_interval", int, "Keys between restart points", |o, v| o.block_restart_interval = std::cmp::max(v, 1)),
     opt!("block_size_deviation", int, "Close a block early within this percent of block_size (0-100)", |o, v| o.block_size_deviation = v),
+    opt!("checksum", raw, "Block checksum of new tables: kXXH3 (xxh3, the default) or kCRC32c (crc32c)", |o, n, v| {
+        o.checksum = ChecksumType::parse(v).map_err(|_| bad(n, v, "kXXH3 or kCRC32c (xxh3, crc32c)"))?;
+        Ok(())
+    }),
     opt!("filter_policy", raw, "bloomfilter:BITS:false or nullptr", filter_policy),
     opt!("whole_key_filtering", raw, "true only (Talus filters whole keys)", |_, n, v| {
         if boolean(n, v)? {
@@ -438,6 +443,7 @@ mod tests {
             ("intra_l0_compaction", "no"),
             ("compression_opts", "-14:32767:0"),
             ("max_bytes_for_level_multiplier", "8.5"),
+            ("checksum", "kCRC32c"),
         ] {
             set(&mut o, k, v).unwrap_or_else(|e| panic!("{k}={v}: {e}"));
         }
@@ -452,6 +458,9 @@ mod tests {
         assert_eq!((o.size_ratio, o.min_merge_width, o.max_merge_width), (5, 3, usize::MAX));
         assert!(!o.intra_l0_compaction);
         assert_eq!(o.max_bytes_for_level_multiplier, 8.5);
+        assert_eq!(o.checksum, ChecksumType::Crc32c);
+        set(&mut o, "checksum", "xxh3").unwrap();
+        assert_eq!(o.checksum, ChecksumType::Xxh3);
     }
 
     #[test]
@@ -465,6 +474,8 @@ mod tests {
             ("block_cache", "{id=Nope}"),
             ("cache_high_pri_pool_ratio", "1.5"),
             ("max_subcompactions", "-1"),
+            ("checksum", "kxxHash64"),
+            ("checksum", "kNoChecksum"),
         ] {
             let e = set(&mut Options::default(), k, v).unwrap_err();
             assert!(e.contains(k), "{k}={v}: {e}");

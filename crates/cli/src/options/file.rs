@@ -137,6 +137,7 @@ mod tests {
             index_type: IndexType::TwoLevelIndexSearch,
             partition_filters: true,
             metadata_block_size: 8192,
+            checksum: talus::ChecksumType::Crc32c,
             cache_type: CacheType::HyperClockCache,
             block_cache_capacity: 123 << 20,
             block_cache_num_shard_bits: 3,
@@ -179,9 +180,9 @@ mod tests {
     fn unknown_options_are_named_unless_ignored() {
         let text = "[Version]\n  options_file_version=1.1\n[DBOptions]\n  max_open_files=7\n  \
                     allow_mmap_reads=false\n[CFOptions \"other\"]\n  write_buffer_size=1\n\
-                    [TableOptions/BlockBasedTable \"default\"]\n  block_size=8192\n  checksum=kXXH3\n";
+                    [TableOptions/BlockBasedTable \"default\"]\n  block_size=8192\n  format_version=6\n";
         let e = apply(&mut Options::default(), text, false).unwrap_err();
-        assert!(e.contains("allow_mmap_reads") && e.contains("checksum"), "{e}");
+        assert!(e.contains("allow_mmap_reads") && e.contains("format_version"), "{e}");
         assert!(e.contains("CFOptions \"other\""), "{e}");
         let mut o = Options::default();
         let a = apply(&mut o, text, true).unwrap();

@@ -75,6 +75,7 @@ const FIELDS: &[&str] = &[
     "index_type",
     "partition_filters",
     "metadata_block_size",
+    "checksum",
 ];
 
 /// `talus stress --help`.
@@ -93,7 +94,7 @@ worker: --threads=8 --max_key=100000 --ops_per_thread=1000000000 --duration=60 -
   --level0_file_num_compaction_trigger=4 --max_background_jobs=2 --compaction_style=level
   --max_open_files=-1 --wal_recovery_mode=kPointInTimeRecovery (RocksDB's names, or 0-3)
   --use_direct_reads=0 --use_direct_io_for_flush_and_compaction=0 --index_type=0
-  (2: partitioned) --partition_filters=0 --metadata_block_size=4096
+  (2: partitioned) --partition_filters=0 --metadata_block_size=4096 --checksum=kXXH3
   --workload=kv|table  (table: rows + 2 secondary indexes + an index build, checked for
                         index consistency after every reopen)
 crash driver: --duration=600 (seconds) --cycles=N (stop after N) --kill_min_ms=2000
@@ -183,6 +184,8 @@ pub struct Config {
     pub partition_filters: bool,
     /// `metadata_block_size`.
     pub metadata_block_size: usize,
+    /// `checksum` (the block checksum, and so the format version, of new tables).
+    pub checksum: talus::ChecksumType,
     /// `--workload=table`: the table-layer workload (`table.rs`) instead of key-value ops.
     pub table_workload: bool,
     /// `--options_file`, `--options`, `--ignore_unknown_options` and the engine options not in
@@ -244,6 +247,7 @@ impl Config {
             index_type: talus::IndexType::BinarySearch,
             partition_filters: false,
             metadata_block_size: 4096,
+            checksum: talus::ChecksumType::Xxh3,
             table_workload: false,
             extra: Vec::new(),
         }
@@ -314,6 +318,7 @@ impl Config {
         c.index_type = o.index_type;
         c.partition_filters = o.partition_filters;
         c.metadata_block_size = o.metadata_block_size;
+        c.checksum = o.checksum;
         c.table_workload = parse_workload(p.value("workload"))?;
         Ok(c)
     }
@@ -362,6 +367,7 @@ impl Config {
             index_type: self.index_type,
             partition_filters: self.partition_filters,
             metadata_block_size: self.metadata_block_size,
+            checksum: self.checksum,
             ..base
         };
         for (name, value) in self.extra.iter().filter(|(n, _)| !layer(n)) {
@@ -425,6 +431,7 @@ impl Config {
             ),
             format!("--partition_filters={}", b(self.partition_filters)),
             format!("--metadata_block_size={}", self.metadata_block_size),
+            format!("--checksum={}", self.checksum.rocksdb_name()),
         ];
         for (name, v) in MIX_NAMES.iter().zip(self.mix) {
             a.push(format!("--{name}={v}"));
@@ -447,7 +454,7 @@ impl Config {
             "sync={} disable_wal={} compression={} block_size={} write_buffer_size={} \
              bloom_bits={} cache_size={} cache_type={:?} max_open_files={} jobs={} \
              subcompactions={} intra_l0={} style={:?} wal_recovery={} direct_reads={} \
-             direct_writes={} index={} partition_filters={} metadata_block_size={}",
+             direct_writes={} index={} partition_filters={} metadata_block_size={} checksum={}",
             u8::from(self.sync),
             u8::from(self.disable_wal),
             self.compression.name(),
@@ -467,6 +474,7 @@ impl Config {
             self.index_type.name(),
             u8::from(self.partition_filters),
             self.metadata_block_size,
+            self.checksum.name(),
         )
     }
 }
@@ -508,6 +516,7 @@ mod tests {
         c.index_type = talus::IndexType::TwoLevelIndexSearch;
         c.partition_filters = true;
         c.metadata_block_size = 300;
+        c.checksum = talus::ChecksumType::Crc32c;
         let args = c.to_args();
         let mut p = Parsed::parse(&args);
         p.check(&SPEC).unwrap();

@@ -252,6 +252,8 @@ fn randomize(c: &mut Config, rng: &mut StdRng) {
     c.partition_filters =
         c.index_type == talus::IndexType::TwoLevelIndexSearch && rng.gen_bool(0.7);
     c.metadata_block_size = [64, 512, 4096][rng.gen_range(0..3)];
+    // Both block checksums (format versions 2/3 and 4) in one database across reopens.
+    c.checksum = talus::ChecksumType::ALL[rng.gen_range(0..2)];
 }
 
 #[derive(Clone, Copy)]

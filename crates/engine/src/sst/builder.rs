@@ -11,7 +11,7 @@ use crate::options::CompressionType;
 
 use super::block_builder::BlockBuilder;
 use super::filter_builder::FilterBuilder;
-use super::format::{put_trailer, BlockHandle, Footer, BLOCK_TRAILER_LEN, FORMAT_VERSION};
+use super::format::{format_version_for, put_trailer, BlockHandle, Footer, BLOCK_TRAILER_LEN};
 use super::index_builder::IndexBuilder;
 use super::{compression, properties, TableBuilderOptions, TableProperties};
 
@@ -208,7 +208,7 @@ impl TableBuilder {
         };
         let handle = BlockHandle { offset: self.offset, size: body.len() as u64 };
         self.scratch.clear();
-        put_trailer(&mut self.scratch, body, ctype, handle.offset);
+        put_trailer(&mut self.scratch, body, ctype, handle.offset, self.opts.checksum);
         let r = self.file.append(body).and_then(|()| self.file.append(&self.scratch));
         if let Err(e) = r {
             self.failed = true;
@@ -280,12 +280,12 @@ impl TableBuilder {
         }
         let metaindex_handle = self.write_block(mb.finish(), CompressionType::None)?;
 
-        // Version 3 only where its blocks are used, so version-2 readers refuse exactly the files
-        // they would misread.
+        // Version 4 for XXH3 checksums; with crc32c, version 3 only where its blocks are used, so
+        // version-2 readers refuse exactly the files they would misread.
         let partitioned = self.opts.partitioned_index
             || self.props.filter_partitions > 0
             || meta.iter().any(|m| m.0 == super::filter_builder::META_PARTITIONED_FILTER);
-        let version = if partitioned { FORMAT_VERSION } else { 2 };
+        let version = format_version_for(self.opts.checksum, partitioned);
         let footer = Footer { metaindex: metaindex_handle, index: index_handle, version }.encode();
         self.file.append(&footer)?;
         self.offset += footer.len() as u64;

@@ -1,7 +1,9 @@
 //! The fixed parts of the SST format: block handles, the per-block trailer (compression type and
 //! checksum covering the block's offset), the footer, and reading one block back from a file.
-//! Byte layout: `docs/format/sst.md` (format_version 3 for tables with a partitioned index or
-//! filter, 2 for the others; version 1 files are read too).
+//! Byte layout: `docs/format/sst.md` (format_version 4 for tables with XXH3 block checksums;
+//! with crc32c ones, 3 for tables with a partitioned index or filter and 2 for the others;
+//! version 1 files are read too). The footer's version names the block checksum
+//! ([`Footer::checksum_type`]); the checksums themselves are in [`super::checksum`].
 //!
 //! Everything decoded here comes from disk and is checked: a short read, a bad checksum, a
 //! handle pointing outside the file or a failed decompression is `Error::Corruption` naming the
@@ -10,8 +12,9 @@
 use crate::coding::{decode_fixed32, decode_fixed64, get_varint64, put_fixed32, put_varint64};
 use crate::error::{Error, Result};
 use crate::fs::RandomAccessFile;
-use crate::options::CompressionType;
+use crate::options::{ChecksumType, CompressionType};
 
+use super::checksum::{block_checksum, mask_crc};
 use super::compression;
 
 /// Bytes after every block: `compression_type: u8 | checksum: fixed32`.
@@ -22,29 +25,29 @@ pub const FOOTER_LEN: usize = 56;
 pub const FOOTER_HANDLES_LEN: usize = 40;
 /// The footer's magic number ("TALUS_ST" read as a big-endian u64).
 pub const TABLE_MAGIC: u64 = 0x5441_4c55_535f_5354;
-/// The newest format version this code writes and reads (3: partitioned index and filters;
-/// a table without them is written as version 2).
-pub const FORMAT_VERSION: u32 = 3;
+/// The newest format version this code writes and reads (4: XXH3 block checksums, and
+/// everything version 3 allows). Tables with crc32c block checksums are written as version 3
+/// (partitioned index or filters) or 2 (neither).
+pub const FORMAT_VERSION: u32 = 4;
 /// The oldest version this code reads (version 1 differs only in always having internal keys in
 /// the index block).
 pub const MIN_FORMAT_VERSION: u32 = 1;
-/// The first version that may hold a partitioned index or filter.
+/// The first version that may hold a partitioned index or filter (every later one may too).
 pub const PARTITIONED_FORMAT_VERSION: u32 = 3;
+/// The first version whose block trailers carry XXH3 checksums (earlier ones: crc32c).
+pub const XXH3_FORMAT_VERSION: u32 = 4;
 /// Largest encoding of a [`BlockHandle`].
 pub const MAX_HANDLE_LEN: usize = 20;
 
-/// Masks a crc32c so that a checksum of data containing checksums is not degenerate (LevelDB).
-#[inline]
-pub fn mask_crc(crc: u32) -> u32 {
-    crc.rotate_right(15).wrapping_add(0xa282_ead8)
-}
-
-/// The checksum stored in a block trailer: masked crc32c of
-/// `block ++ type ++ fixed64_le(offset)`.
-pub fn block_checksum(block: &[u8], type_byte: u8, offset: u64) -> u32 {
-    let crc = crc32c::crc32c(block);
-    let crc = crc32c::crc32c_append(crc, &[type_byte]);
-    mask_crc(crc32c::crc32c_append(crc, &offset.to_le_bytes()))
+/// The version a new table is written as: 4 with XXH3 block checksums; with crc32c ones, 3 if
+/// it has a partitioned index or filter, else 2 (so a reader that knows only version 2 refuses
+/// exactly the files it would misread).
+pub fn format_version_for(checksum: ChecksumType, partitioned: bool) -> u32 {
+    match checksum {
+        ChecksumType::Xxh3 => XXH3_FORMAT_VERSION,
+        ChecksumType::Crc32c if partitioned => PARTITIONED_FORMAT_VERSION,
+        ChecksumType::Crc32c => 2,
+    }
 }
 
 /// Where a block lives: its offset and its size without the trailer.
@@ -95,6 +98,16 @@ pub struct Footer {
 }
 
 impl Footer {
+    /// The block checksum of every block of the file: XXH3 from version 4 on, else crc32c.
+    #[inline]
+    pub fn checksum_type(&self) -> ChecksumType {
+        if self.version >= XXH3_FORMAT_VERSION {
+            ChecksumType::Xxh3
+        } else {
+            ChecksumType::Crc32c
+        }
+    }
+
     /// The 56 footer bytes.
     pub fn encode(&self) -> Vec<u8> {
         let mut v = Vec::with_capacity(FOOTER_LEN);
@@ -149,16 +162,28 @@ pub fn checked_end(file_size: u64, name: &str, handle: BlockHandle) -> Result<u6
     Ok(end)
 }
 
-/// Reads the block at `handle`, verifies its trailer and returns the uncompressed bytes.
-pub fn read_block(file: &dyn RandomAccessFile, name: &str, handle: BlockHandle) -> Result<Vec<u8>> {
+/// Reads the block at `handle` of a file whose footer names block checksum `checksum`,
+/// verifies its trailer and returns the uncompressed bytes.
+pub fn read_block(
+    file: &dyn RandomAccessFile,
+    name: &str,
+    handle: BlockHandle,
+    checksum: ChecksumType,
+) -> Result<Vec<u8>> {
     checked_end(file.size(), name, handle)?;
     let buf = file.read_vec_at(handle.offset, (handle.size as usize) + BLOCK_TRAILER_LEN)?;
-    decode_block(buf, name, handle)
+    decode_block(buf, name, handle, checksum)
 }
 
-/// Verifies and uncompresses `buf`, the `handle.size + BLOCK_TRAILER_LEN` bytes stored at
-/// `handle` (read by the caller, e.g. several blocks in one read).
-pub fn decode_block(mut buf: Vec<u8>, name: &str, handle: BlockHandle) -> Result<Vec<u8>> {
+/// Verifies (with the file's block checksum `checksum`, [`Footer::checksum_type`]) and
+/// uncompresses `buf`, the `handle.size + BLOCK_TRAILER_LEN` bytes stored at `handle` (read by
+/// the caller, e.g. several blocks in one read).
+pub fn decode_block(
+    mut buf: Vec<u8>,
+    name: &str,
+    handle: BlockHandle,
+    checksum: ChecksumType,
+) -> Result<Vec<u8>> {
     let bad = |d: String| Error::corruption(name, handle.offset, d);
     let n = handle.size as usize;
     let (type_byte, stored) = match (buf.get(n), buf.get(n + 1..).and_then(decode_fixed32)) {
@@ -166,7 +191,7 @@ pub fn decode_block(mut buf: Vec<u8>, name: &str, handle: BlockHandle) -> Result
         _ => return Err(bad("short block trailer".into())),
     };
     let body = buf.get(..n).unwrap_or(&[]);
-    if block_checksum(body, type_byte, handle.offset) != stored {
+    if block_checksum(checksum, body, type_byte, handle.offset) != stored {
         return Err(bad("block checksum mismatch".into()));
     }
     let ctype = CompressionType::from_u8(type_byte)
@@ -178,11 +203,18 @@ pub fn decode_block(mut buf: Vec<u8>, name: &str, handle: BlockHandle) -> Result
     compression::decompress(ctype, body).map_err(bad)
 }
 
-/// Appends the trailer of `block` (stored with `ctype` at `offset`) to `dst`.
-pub fn put_trailer(dst: &mut Vec<u8>, block: &[u8], ctype: CompressionType, offset: u64) {
+/// Appends the trailer of `block` (stored with `ctype` at `offset`, in a file of block checksum
+/// `checksum`) to `dst`.
+pub fn put_trailer(
+    dst: &mut Vec<u8>,
+    block: &[u8],
+    ctype: CompressionType,
+    offset: u64,
+    checksum: ChecksumType,
+) {
     let t = ctype as u8;
     dst.push(t);
-    put_fixed32(dst, block_checksum(block, t, offset));
+    put_fixed32(dst, block_checksum(checksum, block, t, offset));
 }
 
 #[cfg(test)]
@@ -204,9 +236,30 @@ mod tests {
             b[i] ^= 0x10;
             assert!(Footer::decode(&b, "t", 0).unwrap_err().is_corruption(), "byte {i}");
         }
-        let v4 = Footer { version: 4, ..f }.encode();
-        let e = Footer::decode(&v4, "t", 0).unwrap_err();
-        assert!(e.to_string().contains("unsupported format_version 4"), "{e}");
+        let v4 = Footer { version: 4, ..f };
+        assert_eq!(Footer::decode(&v4.encode(), "t", 0).unwrap(), v4);
+        for bad in [0, 5] {
+            let e = Footer::decode(&Footer { version: bad, ..f }.encode(), "t", 0).unwrap_err();
+            assert!(e.to_string().contains(&format!("unsupported format_version {bad}")), "{e}");
+        }
+    }
+
+    #[test]
+    fn the_version_names_the_block_checksum() {
+        let f = |version| Footer {
+            metaindex: BlockHandle::default(),
+            index: BlockHandle::default(),
+            version,
+        };
+        for v in 1..=3 {
+            assert_eq!(f(v).checksum_type(), ChecksumType::Crc32c, "{v}");
+        }
+        assert_eq!(f(4).checksum_type(), ChecksumType::Xxh3);
+        assert_eq!(format_version_for(ChecksumType::Crc32c, false), 2);
+        assert_eq!(format_version_for(ChecksumType::Crc32c, true), 3);
+        assert_eq!(format_version_for(ChecksumType::Xxh3, false), 4);
+        assert_eq!(format_version_for(ChecksumType::Xxh3, true), 4);
+        assert_eq!(FORMAT_VERSION, XXH3_FORMAT_VERSION);
     }
 
     #[test]
@@ -218,12 +271,5 @@ mod tests {
             assert_eq!(BlockHandle::decode(&e), Some((h, e.len())));
         }
         assert_eq!(BlockHandle::decode(&[0x80]), None);
-    }
-
-    #[test]
-    #[allow(clippy::manual_rotate)] // written as LevelDB does, on purpose
-    fn mask_matches_leveldb() {
-        let crc = 0x1234_5678u32;
-        assert_eq!(mask_crc(crc), ((crc >> 15) | (crc << 17)).wrapping_add(0xa282ead8));
     }
 }

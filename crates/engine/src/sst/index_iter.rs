@@ -1,5 +1,5 @@
 //! [`IndexIter`]: a cursor over a table's index entries (separator key → data block handle),
-//! whether the index is one block or partitions under a top-level index (format version 3,
+//! whether the index is one block or partitions under a top-level index (format version 3 or later,
 //! `kTwoLevelIndexSearch`). Callers (point lookups, MultiGet, the table iterator, tools) walk
 //! it as one sorted run of entries and never see partitions.
 //!

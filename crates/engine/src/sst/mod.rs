@@ -2,7 +2,8 @@
 //! and iterators from them. Byte layout: `docs/format/sst.md`.
 //!
 //! Module map: [`block`] (decoded block + iterator), [`block_builder`],
-//! [`format`](mod@format) (handles, trailer, footer, checksums), [`compression`], [`filter`]
+//! [`format`](mod@format) (handles, trailer, footer), [`checksum`] (block checksums by the
+//! footer's version: crc32c or XXH3), [`compression`], [`filter`]
 //! (bloom), [`properties`], [`builder`] ([`TableBuilder`]) with [`index_builder`] and
 //! [`filter_builder`] (one block, or partitions under a top-level block), [`reader`]
 //! ([`TableReader`]) with [`index_iter`] (one index block or a two-level index, walked as one),
@@ -43,12 +44,13 @@
 //! ```
 
 use crate::key::SequenceNumber;
-use crate::options::CompressionType;
+use crate::options::{ChecksumType, CompressionType};
 
 pub mod block;
 pub mod block_builder;
 pub mod builder;
 pub mod cache_stats;
+pub mod checksum;
 pub mod compression;
 pub mod file_writer;
 pub mod filter;
@@ -86,11 +88,14 @@ pub struct TableBuilderOptions {
     pub bloom_bits_per_key: u32,
     /// Compression of data blocks.
     pub compression: CompressionType,
+    /// Block checksum, and with it the format version: 4 for `Xxh3`; for `Crc32c`, 3 with a
+    /// partitioned index or filter, else 2.
+    pub checksum: ChecksumType,
     /// Write the index as partitions of about `metadata_block_size` bytes under a top-level
-    /// index (RocksDB's `kTwoLevelIndexSearch`; format version 3).
+    /// index (RocksDB's `kTwoLevelIndexSearch`; format version 3 or later).
     pub partitioned_index: bool,
     /// Write the bloom filter as partitions of about `metadata_block_size` bytes under a
-    /// top-level filter index (RocksDB's `partition_filters`; format version 3).
+    /// top-level filter index (RocksDB's `partition_filters`; format version 3 or later).
     pub partition_filters: bool,
     /// Target size of an index or filter partition (RocksDB's `metadata_block_size`).
     pub metadata_block_size: usize,
@@ -98,8 +103,8 @@ pub struct TableBuilderOptions {
 
 impl Default for TableBuilderOptions {
     /// The engine's defaults: 4 KiB blocks closed early within 10% of that, restarts every 16
-    /// keys, 10 bloom bits per key, no
-    /// compression, one index block and one filter block.
+    /// keys, 10 bloom bits per key, no compression, XXH3 block checksums (format version 4),
+    /// one index block and one filter block.
     fn default() -> Self {
         TableBuilderOptions {
             block_size: 4096,
@@ -107,6 +112,7 @@ impl Default for TableBuilderOptions {
             block_size_deviation: 10,
             bloom_bits_per_key: 10,
             compression: CompressionType::None,
+            checksum: ChecksumType::Xxh3,
             partitioned_index: false,
             partition_filters: false,
             metadata_block_size: 4096,

@@ -15,7 +15,7 @@
 //!   read (reading and re-inserting them after an eviction), so that they are evictable and
 //!   memory stays within the capacity.
 //!
-//! # Partitioned index and filter (format version 3)
+//! # Partitioned index and filter (format version 3 and later)
 //!
 //! A partitioned index or filter has a top-level block (what the footer or the meta-index
 //! points at) naming its partitions. Only the top level is placed as above (pinned in the
@@ -26,6 +26,10 @@
 //!
 //! Every block fetched is counted by role in the thread's [`crate::perf`] context and in the
 //! database's [`ReadIoStats`] (every file read too).
+//!
+//! Every block is verified with the block checksum the footer's format version names (crc32c
+//! for 1-3, XXH3 for 4; [`Footer::checksum_type`]), taken once at open: the options do not
+//! matter, so a database may hold tables of both kinds.
 
 use std::sync::Arc;
 
@@ -35,6 +39,7 @@ use crate::fs::RandomAccessFile;
 use crate::iter::range_del::{FragmentedTombstones, RangeTombstone};
 use crate::iter::InternalIterator;
 use crate::key::{self, SequenceNumber, ValueKind};
+use crate::options::ChecksumType;
 use crate::perf::{self, ReadIoStats};
 
 use super::block::{Block, BlockRef, BlockRole, BlockSlice, RestartSeek};
@@ -89,6 +94,9 @@ pub struct TableReader {
     props: TableProperties,
     tombstones: FragmentedTombstones,
     io: Arc<ReadIoStats>,
+    /// The footer's format version, and the block checksum it names.
+    format_version: u32,
+    checksum: ChecksumType,
 }
 
 fn bad_handle(name: &str, at: u64, what: &str) -> Error {
@@ -125,9 +133,10 @@ impl TableReader {
         file.read_exact_at(footer_at, &mut fbuf)?;
         io.file_read(FOOTER_LEN as u64);
         let footer = Footer::decode(&fbuf, &name, footer_at)?;
+        let checksum = footer.checksum_type();
 
         let load = |h: BlockHandle, role: BlockRole| -> Result<Block> {
-            load_block(file.as_ref(), &name, h, role, &io)
+            load_block(file.as_ref(), &name, h, checksum, role, &io)
         };
         let metaindex = CacheHandle::new(load(footer.metaindex, BlockRole::Other)?);
         let meta_at = footer.metaindex.offset;
@@ -224,6 +233,8 @@ impl TableReader {
             props,
             tombstones,
             io,
+            format_version: footer.version,
+            checksum,
         })
     }
 
@@ -383,6 +394,16 @@ impl TableReader {
         &self.file_name
     }
 
+    /// The footer's format version (1 to 4).
+    pub fn format_version(&self) -> u32 {
+        self.format_version
+    }
+
+    /// The block checksum of the file's blocks (named by its format version).
+    pub fn checksum_type(&self) -> ChecksumType {
+        self.checksum
+    }
+
     /// Approximate byte offset in the file of the data block holding `ikey`.
     pub fn approximate_offset_of(&self, ikey: &[u8]) -> u64 {
         let mut index = IndexIter::new(self, true);
@@ -539,7 +560,7 @@ impl TableReader {
         let block = match prefetch {
             Some(p) => {
                 let raw = p.read(self.file.as_ref(), &self.file_name, handle, &self.io)?;
-                let data = decode_block(raw, &self.file_name, handle)?;
+                let data = decode_block(raw, &self.file_name, handle, self.checksum)?;
                 self.io.block_read(role, handle.size + BLOCK_TRAILER_LEN as u64);
                 Block::with_role(data, Arc::clone(&self.file_name), handle.offset, role)?
             }
@@ -550,7 +571,7 @@ impl TableReader {
 
     /// Reads, verifies and wraps the block at `handle` (one file read), counting it.
     fn load(&self, handle: BlockHandle, role: BlockRole) -> Result<Block> {
-        load_block(self.file.as_ref(), &self.file_name, handle, role, &self.io)
+        load_block(self.file.as_ref(), &self.file_name, handle, self.checksum, role, &self.io)
     }
 
     /// Inserts `block` into the block cache (if any) and returns a handle to it; a block the
@@ -562,16 +583,17 @@ impl TableReader {
     }
 }
 
-/// Reads, verifies and wraps the block at `handle`, counting the read in `io` and the perf
-/// context.
+/// Reads, verifies (block checksum `checksum`) and wraps the block at `handle`, counting the
+/// read in `io` and the perf context.
 fn load_block(
     file: &dyn RandomAccessFile,
     name: &Arc<str>,
     handle: BlockHandle,
+    checksum: ChecksumType,
     role: BlockRole,
     io: &ReadIoStats,
 ) -> Result<Block> {
-    let data = read_block(file, name, handle)?;
+    let data = read_block(file, name, handle, checksum)?;
     let stored = handle.size + BLOCK_TRAILER_LEN as u64;
     io.file_read(stored);
     io.block_read(role, stored);

@@ -19,6 +19,7 @@ impl Options {
             block_size_deviation: self.block_size_deviation,
             bloom_bits_per_key: self.bloom_bits_per_key,
             compression: self.compression_for_level(level, bottommost),
+            checksum: self.checksum,
             partitioned_index: self.index_type == crate::options::IndexType::TwoLevelIndexSearch,
             partition_filters: self.partition_filters,
             metadata_block_size: self.metadata_block_size,

@@ -84,8 +84,9 @@ fn region(part: SstPart, h: BlockHandle) -> Region {
     Region { part, start: h.offset, end: h.offset + h.size + BLOCK_TRAILER_LEN as u64 }
 }
 
-fn handles_of(file: &MemFile, name: &str, h: BlockHandle) -> Vec<(Vec<u8>, BlockHandle)> {
-    let data = read_block(file, name, h).expect("pristine block");
+fn handles_of(file: &MemFile, name: &str, footer: &Footer) -> Vec<(Vec<u8>, BlockHandle)> {
+    let h = footer.metaindex;
+    let data = read_block(file, name, h, footer.checksum_type()).expect("pristine block");
     let block = talus::cache::CacheHandle::new(
         Block::new(data, name.into(), h.offset).expect("pristine block"),
     );
@@ -123,7 +124,7 @@ pub fn sst_layout(bytes: &[u8], name: &str) -> Vec<Region> {
         out.push(region(SstPart::FilterPartition, h));
     }
     let file = MemFile(bytes.to_vec());
-    for (k, h) in handles_of(&file, name, footer.metaindex) {
+    for (k, h) in handles_of(&file, name, &footer) {
         let part = match k.as_slice() {
             b"filter" | b"partitionedfilter" => SstPart::Filter,
             b"rangedel" => SstPart::RangeDel,

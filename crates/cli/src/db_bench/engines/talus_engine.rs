@@ -83,6 +83,8 @@ fn flag_options(f: &Flags) -> EResult<Options> {
         block_size: f.block_size as usize,
         bloom_bits_per_key: f.bloom_bits.max(0) as u32,
         compression,
+        checksum: talus::ChecksumType::from_rocksdb_id(f.checksum_type)
+            .ok_or_else(|| format!("--checksum_type={}: 1 or 4", f.checksum_type))?,
         block_cache_capacity: f.cache_size.max(0) as usize,
         // RocksDB's db_bench: a cache size of 0 or less means no block cache.
         no_block_cache: f.cache_size <= 0,

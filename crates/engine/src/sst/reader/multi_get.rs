@@ -177,7 +177,7 @@ impl TableReader {
                     let from = (h.offset - first.offset) as usize;
                     let len = h.size as usize + BLOCK_TRAILER_LEN;
                     let raw = buf.get(from..from + len).map(<[u8]>::to_vec).unwrap_or_default();
-                    decode_block(raw, &self.file_name, h).and_then(|data| {
+                    decode_block(raw, &self.file_name, h, self.checksum).and_then(|data| {
                         self.io.block_read(BlockRole::Data, len as u64);
                         Block::new(data, Arc::clone(&self.file_name), h.offset)
                     })

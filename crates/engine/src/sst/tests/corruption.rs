@@ -1,11 +1,16 @@
 //! Every single-bit flip of a small table is caught (Corruption from open/get/iter/verify) or
-//! harmless (the exact data comes back); never a wrong value, never a panic.
+//! harmless (the exact data comes back); never a wrong value, never a panic. For both block
+//! checksums; and a footer that names the wrong checksum (its version rewritten) is caught at
+//! the first block read.
 
 use super::*;
 
 type Entries = Vec<(Vec<u8>, Vec<u8>)>;
 
-fn small_table(c: CompressionType) -> (Vec<u8>, Entries, Vec<RangeTombstone>) {
+fn small_table(
+    c: CompressionType,
+    checksum: ChecksumType,
+) -> (Vec<u8>, Entries, Vec<RangeTombstone>) {
     let mut entries = Vec::new();
     for i in 0..24u32 {
         let uk = format!("key{:03}", i * 3);
@@ -18,7 +23,7 @@ fn small_table(c: CompressionType) -> (Vec<u8>, Entries, Vec<RangeTombstone>) {
         }
     }
     let ts = vec![RangeTombstone { start: b"key010".to_vec(), end: b"key020".to_vec(), seq: 7 }];
-    let (bytes, _) = build(opts(200, c), &entries, &ts);
+    let (bytes, _) = build(TableBuilderOptions { checksum, ..opts(200, c) }, &entries, &ts);
     (bytes, entries, ts)
 }
 
@@ -91,8 +96,10 @@ fn check_image(
 
 #[test]
 fn every_bit_flip_is_caught_or_harmless() {
-    for c in [CompressionType::None, CompressionType::Snappy] {
-        let (bytes, entries, ts) = small_table(c);
+    let cases =
+        ChecksumType::ALL.map(|k| [(CompressionType::None, k), (CompressionType::Snappy, k)]);
+    for (c, checksum) in cases.into_iter().flatten() {
+        let (bytes, entries, ts) = small_table(c, checksum);
         assert!(!check_image(bytes.clone(), &entries, &ts, usize::MAX));
         let mut caught = 0;
         for at in 0..bytes.len() {
@@ -105,13 +112,72 @@ fn every_bit_flip_is_caught_or_harmless() {
             }
         }
         // Every byte is covered by a checksum, so every flip must be detected.
-        assert_eq!(caught, bytes.len() * 8, "{c:?}");
+        assert_eq!(caught, bytes.len() * 8, "{c:?} {checksum:?}");
+    }
+}
+
+/// Rewrites the footer's format version to `version`, with a valid footer checksum.
+fn claim_version(bytes: &mut [u8], version: u32) {
+    use crate::sst::format::FOOTER_LEN;
+    let n = bytes.len();
+    bytes[n - 16..n - 12].copy_from_slice(&version.to_le_bytes());
+    let crc = crate::sst::checksum::mask_crc(crc32c::crc32c(&bytes[n - FOOTER_LEN..n - 12]));
+    bytes[n - 12..n - 8].copy_from_slice(&crc.to_le_bytes());
+}
+
+/// A file that records the offset of every read.
+struct Recording(MemRandom, Mutex<Vec<u64>>);
+
+impl RandomAccessFile for Recording {
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        self.1.lock().unwrap().push(offset);
+        self.0.read_exact_at(offset, buf)
+    }
+    fn size(&self) -> u64 {
+        self.0.size()
+    }
+}
+
+/// A version-4 (XXH3) table whose footer claims version 3 (or 2, 1) is read with crc32c: its
+/// first block read (the meta-index, at open, right after the footer) fails as Corruption
+/// naming that block, and so does a crc32c table (version 2) claiming version 4. Never wrong
+/// data: nothing is decoded from a block whose checksum did not match.
+#[test]
+fn a_footer_naming_the_wrong_checksum_fails_the_first_block_read() {
+    use crate::sst::format::{Footer, FOOTER_LEN};
+    for (checksum, claims) in [
+        (ChecksumType::Xxh3, 3),
+        (ChecksumType::Xxh3, 2),
+        (ChecksumType::Xxh3, 1),
+        (ChecksumType::Crc32c, 4),
+    ] {
+        let (mut bytes, _, _) = small_table(CompressionType::None, checksum);
+        let n = bytes.len();
+        let footer = Footer::decode(&bytes[n - FOOTER_LEN..], "t", 0).unwrap();
+        assert_eq!(footer.checksum_type(), checksum);
+        claim_version(&mut bytes, claims);
+        let lied = Footer::decode(&bytes[n - FOOTER_LEN..], "t", 0).unwrap();
+        assert_eq!((lied.version, lied.metaindex), (claims, footer.metaindex), "footer decodes");
+        let file = Arc::new(Recording(MemRandom(bytes), Mutex::new(Vec::new())));
+        let e = TableReader::open(Arc::clone(&file) as _, 7, "mem.sst".into(), None)
+            .err()
+            .expect("a table whose footer names the wrong checksum opened");
+        let what = format!("{checksum:?} claiming {claims}: {e}");
+        match &e {
+            Error::Corruption { offset, detail, .. } => {
+                assert_eq!(*offset, footer.metaindex.offset, "{what}");
+                assert!(detail.contains("block checksum mismatch"), "{what}");
+            }
+            _ => panic!("{what}"),
+        }
+        let reads = file.1.lock().unwrap().clone();
+        assert_eq!(reads, vec![(n - FOOTER_LEN) as u64, footer.metaindex.offset], "{what}");
     }
 }
 
 #[test]
 fn truncated_and_garbage_files_are_corruption() {
-    let (bytes, _, _) = small_table(CompressionType::Lz4);
+    let (bytes, _, _) = small_table(CompressionType::Lz4, ChecksumType::Xxh3);
     for len in 0..bytes.len() {
         let e = open(bytes[..len].to_vec(), None).err().expect("truncated table opened");
         assert!(e.is_corruption(), "len {len}: {e}");

@@ -1,5 +1,7 @@
-//! The golden table of `docs/format/sst.md`: two entries, no compression, no filter. The bytes
-//! asserted here are the ones the document shows; change both together.
+//! The golden tables of `docs/format/sst.md`: two entries, no compression, no filter, with
+//! crc32c block checksums (version 2) and with XXH3 ones (version 4); and the partitioned
+//! example (version 3). The bytes asserted here are the ones the document shows; change both
+//! together.
 
 use super::*;
 
@@ -24,6 +26,7 @@ fn golden_layout_matches_the_document() {
         block_restart_interval: 16,
         bloom_bits_per_key: 0,
         compression: CompressionType::None,
+        checksum: ChecksumType::Crc32c,
         ..Default::default()
     };
     let entries = vec![
@@ -100,6 +103,7 @@ fn golden_partitioned_layout_matches_the_document() {
         block_size_deviation: 10,
         bloom_bits_per_key: 10,
         compression: CompressionType::None,
+        checksum: ChecksumType::Crc32c,
         partitioned_index: true,
         partition_filters: true,
         metadata_block_size: 1,
@@ -178,4 +182,72 @@ fn golden_partitioned_layout_matches_the_document() {
     assert_eq!(r.get(b"a", 9, false).unwrap(), Some((ValueKind::Put, 1, b"x".to_vec())));
     assert_eq!(r.get(b"b", 9, false).unwrap(), Some((ValueKind::Put, 2, b"yz".to_vec())));
     assert_eq!(r.get(b"c", 9, false).unwrap(), None);
+}
+
+/// The version-4 trailer checksum, written out from the document's formula independently of
+/// `sst::checksum`.
+fn xxh3_trailer(block: &[u8], ctype: u8, offset: u64) -> [u8; 4] {
+    let h = xxhash_rust::xxh3::xxh3_64(block) & 0xffff_ffff;
+    let t = (u64::from(ctype) * 0x9E37_79B1) & 0xffff_ffff;
+    let o = offset.wrapping_mul(0x9E37_79B9_7F4A_7C15) & 0xffff_ffff;
+    ((h ^ t ^ o) as u32).to_le_bytes()
+}
+
+/// The version-4 example of `docs/format/sst.md`: the same two entries with XXH3 block
+/// checksums. Every block byte is the crc32c table's; the trailers' checksums and the footer's
+/// version differ.
+#[test]
+fn golden_xxh3_layout_matches_the_document() {
+    let o = |checksum| TableBuilderOptions {
+        block_size: 4096,
+        block_restart_interval: 16,
+        bloom_bits_per_key: 0,
+        compression: CompressionType::None,
+        checksum,
+        ..Default::default()
+    };
+    let entries = vec![
+        (key::make_internal_key(b"a", 1, ValueKind::Put), b"x".to_vec()),
+        (key::make_internal_key(b"b", 2, ValueKind::Put), b"yz".to_vec()),
+    ];
+    let (bytes, props) = build(o(ChecksumType::Xxh3), &entries, &[]);
+    let (crc_bytes, crc_props) = build(o(ChecksumType::Crc32c), &entries, &[]);
+    assert_eq!(props, crc_props);
+    assert_eq!(bytes.len(), crc_bytes.len());
+
+    // The data block (35 bytes at 0) and the index block (14 bytes at 40) as in version 2, with
+    // the trailers the document lists.
+    assert_eq!(&bytes[..35], &crc_bytes[..35]);
+    assert_eq!(&bytes[35..40], &[0x00, 0xa5, 0xe9, 0x0c, 0xd6], "data block trailer");
+    assert_eq!(&bytes[36..40], &xxh3_trailer(&bytes[..35], 0, 0));
+    assert_eq!(&bytes[40..54], &crc_bytes[40..54]);
+    assert_eq!(&bytes[54..59], &[0x00, 0x32, 0xae, 0x24, 0x14], "index block trailer");
+    assert_eq!(&bytes[55..59], &xxh3_trailer(&bytes[40..54], 0, 40));
+
+    // Every block of the file, found from the footer's handles: the same bytes as in the crc32c
+    // table, each followed by type 0 and its XXH3 checksum.
+    let n = bytes.len();
+    let footer = &bytes[n - 56..];
+    let (meta, _) = super::super::format::BlockHandle::decode(footer).unwrap();
+    let (m, ms) = (meta.offset as usize, meta.size as usize);
+    let props_at = 59;
+    let props_size = m - 5 - props_at;
+    for (off, size) in [(0, 35), (40, 14), (props_at, props_size), (m, ms)] {
+        assert_eq!(&bytes[off..off + size], &crc_bytes[off..off + size], "block at {off}");
+        assert_eq!(bytes[off + size], 0, "type at {off}");
+        let want = xxh3_trailer(&bytes[off..off + size], 0, off as u64);
+        assert_eq!(&bytes[off + size + 1..off + size + 5], &want, "checksum at {off}");
+    }
+    assert_eq!(m + ms + 5 + 56, n);
+
+    // The footer: the same handles, version 4, the crc32c footer checksum, the magic.
+    assert_eq!(&footer[..40], &crc_bytes[n - 56..n - 16]);
+    assert_eq!(&footer[40..44], &[4, 0, 0, 0], "format_version 4");
+    assert_eq!(&footer[44..48], &masked(&footer[..44]), "the footer checksum stays crc32c");
+    assert_eq!(&footer[48..], b"TS_SULAT");
+
+    let r = open(bytes, None).unwrap();
+    assert_eq!(r.get(b"b", 9, false).unwrap(), Some((ValueKind::Put, 2, b"yz".to_vec())));
+    assert_eq!((r.format_version(), r.checksum_type()), (4, ChecksumType::Xxh3));
+    r.verify_checksums().unwrap();
 }

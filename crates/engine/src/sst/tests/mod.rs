@@ -13,7 +13,7 @@ use crate::fs::{RandomAccessFile, WritableFile};
 use crate::iter::range_del::{FragmentedTombstones, RangeTombstone};
 use crate::iter::{InternalIterator, VecIterator};
 use crate::key::{self, InternalKey, ValueKind};
-use crate::options::CompressionType;
+use crate::options::{ChecksumType, CompressionType};
 
 use super::{Block, TableBuilder, TableBuilderOptions, TableProperties, TableReader};
 

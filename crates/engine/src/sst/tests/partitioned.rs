@@ -1,10 +1,11 @@
-//! Partitioned index and filters (format version 3): answers equal to the model and to the
-//! same table unpartitioned, under every placement of the top level; partitions fetched
-//! through the block cache like data blocks; version checks.
+//! Partitioned index and filters (format version 3 with crc32c block checksums, 4 with XXH3):
+//! answers equal to the model and to the same table unpartitioned, under every placement of the
+//! top level; partitions fetched through the block cache like data blocks; version checks.
 
 use super::*;
 use crate::perf;
-use crate::sst::format::{mask_crc, Footer, FOOTER_LEN};
+use crate::sst::checksum::mask_crc;
+use crate::sst::format::{Footer, FOOTER_LEN};
 use crate::sst::reader::{MultiGetKey, TableReaderOptions};
 
 fn popts(block_size: usize, meta: usize, filters: bool) -> TableBuilderOptions {
@@ -14,6 +15,7 @@ fn popts(block_size: usize, meta: usize, filters: bool) -> TableBuilderOptions {
         block_size_deviation: 10,
         bloom_bits_per_key: 10,
         compression: CompressionType::Lz4,
+        checksum: ChecksumType::Xxh3,
         partitioned_index: true,
         partition_filters: filters,
         metadata_block_size: meta,
@@ -47,8 +49,12 @@ fn partitioned_tables_answer_as_the_model_under_every_placement() {
     let entries = random_entries(&mut rng, 4000);
     let (plain, _) = build(opts(256, CompressionType::Lz4), &entries, &[]);
     let (bytes, props) = build(popts(256, 256, true), &entries, &[]);
-    assert_eq!(footer_version(&plain), 2, "unpartitioned tables stay version 2");
-    assert_eq!(footer_version(&bytes), 3);
+    assert_eq!(footer_version(&plain), 4, "XXH3 checksums: version 4, partitioned or not");
+    assert_eq!(footer_version(&bytes), 4);
+    let crc = |o: TableBuilderOptions| TableBuilderOptions { checksum: ChecksumType::Crc32c, ..o };
+    let crc_plain = build(crc(opts(256, CompressionType::Lz4)), &entries, &[]).0;
+    assert_eq!(footer_version(&crc_plain), 2, "unpartitioned crc32c tables stay version 2");
+    assert_eq!(footer_version(&build(crc(popts(256, 256, true)), &entries, &[]).0), 3);
     assert!(props.partitioned_index);
     assert!(props.index_partitions > 5, "{props:?}");
     assert!(props.filter_partitions > 2, "{props:?}");
@@ -190,7 +196,8 @@ fn partitions_are_cached_like_data_blocks_and_counted_by_role() {
 fn a_partitioned_table_claiming_an_old_version_is_corruption() {
     let mut rng = StdRng::seed_from_u64(4);
     let entries = random_entries(&mut rng, 500);
-    let (mut bytes, _) = build(popts(256, 128, true), &entries, &[]);
+    let o = TableBuilderOptions { checksum: ChecksumType::Crc32c, ..popts(256, 128, true) };
+    let (mut bytes, _) = build(o, &entries, &[]);
     let n = bytes.len();
     // Rewrite the footer as version 2 with a valid checksum: a version-2 reader would take the
     // top-level index for the index; this one must refuse it.
@@ -214,7 +221,14 @@ fn every_bit_flip_in_a_partitioned_table_is_caught_or_harmless() {
             )
         })
         .collect();
-    let (bytes, props) = build(popts(64, 40, true), &entries, &[]);
+    for checksum in ChecksumType::ALL {
+        let o = TableBuilderOptions { checksum, ..popts(64, 40, true) };
+        every_bit_flip_in(o, &entries);
+    }
+}
+
+fn every_bit_flip_in(o: TableBuilderOptions, entries: &[(Vec<u8>, Vec<u8>)]) {
+    let (bytes, props) = build(o, entries, &[]);
     assert!(props.index_partitions > 2 && props.filter_partitions > 1, "{props:?}");
     for bit in 0..bytes.len() * 8 {
         let mut b = bytes.clone();
@@ -231,7 +245,7 @@ fn every_bit_flip_in_a_partitioned_table_is_caught_or_harmless() {
             continue;
         }
         // Checksums all pass: every answer must be right.
-        for (k, v) in &entries {
+        for (k, v) in entries {
             let p = key::parse_internal_key(k).unwrap();
             match r.get(p.user_key, p.seq, false) {
                 Ok(got) => assert_eq!(got, Some((p.kind, p.seq, v.clone())), "bit {bit}"),

@@ -1,5 +1,5 @@
-//! Randomized table shapes (restart interval, block size, compression, filter) and concurrent
-//! readers sharing one table and one block cache.
+//! Randomized table shapes (restart interval, block size, compression, filter, checksum) and
+//! concurrent readers sharing one table and one block cache.
 
 use super::*;
 
@@ -17,12 +17,14 @@ fn random_shapes_match_the_model() {
             partitioned_index,
             partition_filters: partitioned_index && rng.gen_bool(0.7),
             metadata_block_size: rng.gen_range(1..600),
+            checksum: ChecksumType::ALL[rng.gen_range(0..2)],
         };
         let n = rng.gen_range(1..600);
         let entries = random_entries(&mut rng, n);
         let (bytes, props) = build(o.clone(), &entries, &[]);
         assert_eq!(props.num_entries, entries.len() as u64, "{o:?}");
         let r = Arc::new(open(bytes, None).unwrap());
+        assert_eq!(r.checksum_type(), o.checksum);
         r.verify_checksums().unwrap();
         for (k, v) in entries.iter().step_by(3) {
             let p = key::parse_internal_key(k).unwrap();
