@@ -18,6 +18,7 @@ use std::sync::Arc;
 
 use crate::error::Result;
 
+pub mod buf_pool;
 pub mod direct;
 pub mod fault;
 #[cfg(target_os = "linux")]

@@ -81,11 +81,12 @@ impl RandomAccessFile for StdRandom {
     }
 }
 
-/// Reads exactly `len` bytes at `offset` of `file` into a new buffer with `pread(2)` straight
-/// into its capacity (no zero-filling first); a short file is `UnexpectedEof`.
+/// Reads exactly `len` bytes at `offset` of `file` into a buffer (a pooled one if this thread
+/// released one that fits: `buf_pool`) with `pread(2)` straight into its capacity (no
+/// zero-filling first); a short file is `UnexpectedEof`.
 fn pread_exact(file: &File, offset: u64, len: usize) -> std::io::Result<Vec<u8>> {
     use std::os::fd::AsRawFd;
-    let mut buf = Vec::with_capacity(len);
+    let mut buf = super::buf_pool::take(len);
     let mut done = 0usize;
     while done < len {
         let Some(dst) = buf.spare_capacity_mut().get_mut(done..len) else {
@@ -111,7 +112,7 @@ fn pread_exact(file: &File, offset: u64, len: usize) -> std::io::Result<Vec<u8>>
         done += n as usize;
     }
     // SAFETY: the loop above initialised bytes `0..len` (pread wrote `done == len` bytes in
-    // order into the capacity, which `with_capacity` made at least `len`).
+    // order into the capacity, which `take` made at least `len`).
     unsafe { buf.set_len(len) };
     Ok(buf)
 }

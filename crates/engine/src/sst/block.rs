@@ -50,6 +50,14 @@ impl std::fmt::Debug for Block {
     }
 }
 
+impl Drop for Block {
+    /// The bytes go back to this thread's read-buffer pool (`fs::buf_pool`), for the next block
+    /// read: a block evicted from the cache is the buffer of the next miss.
+    fn drop(&mut self) {
+        crate::fs::buf_pool::give(std::mem::take(&mut self.data));
+    }
+}
+
 impl Block {
     /// Wraps uncompressed block bytes read from `file` at `offset` (both used in errors),
     /// validating the restart array.

@@ -200,7 +200,10 @@ pub fn decode_block(
         buf.truncate(n);
         return Ok(buf);
     }
-    compression::decompress(ctype, body).map_err(bad)
+    let out = compression::decompress(ctype, body).map_err(bad);
+    // The stored bytes are done with: their buffer serves the next read (`fs::buf_pool`).
+    crate::fs::buf_pool::give(buf);
+    out
 }
 
 /// Appends the trailer of `block` (stored with `ctype` at `offset`, in a file of block checksum
