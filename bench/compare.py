@@ -52,7 +52,7 @@ COMMON = [
     "--cache_size=1073741824", "--cache_type=lru_cache", "--cache_numshardbits=6",
     "--cache_high_pri_pool_ratio=0.5", "--cache_index_and_filter_blocks=false",
     "--pin_l0_filter_and_index_blocks_in_cache=false", "--pin_top_level_index_and_filter=false",
-    "--bloom_bits=10", "--block_size=4096", "--threads=1",
+    "--bloom_bits=10", "--block_size=4096", "--checksum_type=4", "--threads=1",
     "--write_buffer_size=67108864", "--max_write_buffer_number=2",
     "--level0_file_num_compaction_trigger=4", "--level0_slowdown_writes_trigger=20",
     "--level0_stop_writes_trigger=36", "--max_bytes_for_level_base=268435456",
