@@ -38,6 +38,8 @@ pub struct RocksEngine {
     /// RocksDB's `PerfLevel` for every benchmark thread (thread-local in RocksDB; db_bench sets
     /// it in each thread from `--perf_level`, default 1 = kDisable).
     perf_level: c_int,
+    /// `--subcompactions`, for `compact` (db_bench's `CompactRangeOptions::max_subcompactions`).
+    subcompactions: c_int,
 }
 
 // SAFETY: RocksDB's DB, its read options (only read after open) and the shim's handle (read-only
@@ -92,7 +94,13 @@ impl RocksEngine {
         let ro = unsafe { ffi::rocksdb_readoptions_create() };
         // SAFETY: `ro` is live.
         unsafe { ffi::rocksdb_readoptions_set_verify_checksums(ro, u8::from(f.verify_checksum)) };
-        let engine = RocksEngine { db, shim, ro, perf_level: f.perf_level as c_int };
+        let engine = RocksEngine {
+            db,
+            shim,
+            ro,
+            perf_level: f.perf_level as c_int,
+            subcompactions: f.subcompactions as c_int,
+        };
         // The shim reads the `DB*` out of the C API's handle by its layout in RocksDB's db/c.cc;
         // the name the DB reports through it must be the path RocksDB was given.
         let got = if name.is_null() { String::new() } else { take_string(name) };
@@ -245,8 +253,18 @@ impl Engine for RocksEngine {
     }
 
     fn compact(&self) -> EResult<()> {
-        // SAFETY: open database; null bounds = the whole key range.
-        unsafe { ffi::rocksdb_compact_range(self.db, std::ptr::null(), 0, std::ptr::null(), 0) };
+        // As RocksDB's db_bench `compact`: the bottommost level rewritten too
+        // (`BottommostLevelCompaction::kForceOptimized` = 3; RocksDB's default, 1, would leave
+        // it, or move files into it, so the step after would read different files) and
+        // `max_subcompactions = --subcompactions`.
+        // SAFETY: options created and destroyed here; open database; null bounds = every key.
+        unsafe {
+            let co = ffi::rocksdb_compactoptions_create();
+            ffi::rocksdb_compactoptions_set_bottommost_level_compaction(co, 3);
+            ffi::rocksdb_compactoptions_set_max_subcompactions(co, self.subcompactions);
+            ffi::rocksdb_compact_range_opt(self.db, co, std::ptr::null(), 0, std::ptr::null(), 0);
+            ffi::rocksdb_compactoptions_destroy(co);
+        }
         Ok(())
     }
 
