@@ -20,6 +20,24 @@ impl RocksIter<'_> {
         // SAFETY: live iterator.
         self.valid = unsafe { ffi::rocksdb_iter_valid(self.it) } != 0;
     }
+
+    /// The key or value (`get`: `rocksdb_iter_key` or `rocksdb_iter_value`) at a valid position,
+    /// else empty.
+    fn slice(
+        &self,
+        get: unsafe extern "C" fn(*const ffi::rocksdb_iterator_t, *mut usize) -> *const c_char,
+    ) -> &[u8] {
+        if !self.valid {
+            return &[];
+        }
+        let mut n = 0usize;
+        // SAFETY: a valid, live iterator; the bytes stay until the iterator moves, which needs
+        // `&mut self`, so they outlive the returned borrow of `self`.
+        unsafe {
+            let p = get(self.it, &mut n);
+            std::slice::from_raw_parts(p.cast(), n)
+        }
+    }
 }
 
 impl Drop for RocksIter<'_> {
@@ -64,26 +82,10 @@ impl EngineIter for RocksIter<'_> {
         self.valid
     }
     fn key(&self) -> &[u8] {
-        if !self.valid {
-            return &[];
-        }
-        let mut n = 0usize;
-        // SAFETY: valid iterator; the key stays until the iterator moves, which needs `&mut self`.
-        unsafe {
-            let p = ffi::rocksdb_iter_key(self.it, &mut n);
-            std::slice::from_raw_parts(p.cast(), n)
-        }
+        self.slice(ffi::rocksdb_iter_key)
     }
     fn value(&self) -> &[u8] {
-        if !self.valid {
-            return &[];
-        }
-        let mut n = 0usize;
-        // SAFETY: as `key`.
-        unsafe {
-            let p = ffi::rocksdb_iter_value(self.it, &mut n);
-            std::slice::from_raw_parts(p.cast(), n)
-        }
+        self.slice(ffi::rocksdb_iter_value)
     }
     fn status(&self) -> EResult<()> {
         let mut err: *mut c_char = std::ptr::null_mut();
