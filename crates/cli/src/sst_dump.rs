@@ -7,7 +7,8 @@
 //! A failing file prints `<file>: <error>` (the error names the file and offset) on stderr; the
 //! other files are still processed, and the exit code is 1 if any failed.
 //!
-//! Difference from RocksDB: `raw` prints to stdout instead of writing `<file>_dump.txt`.
+//! Differences from RocksDB: `raw` prints to stdout instead of writing `<file>_dump.txt`, and its
+//! "Footer Details" add the block checksum the format version names (`checksum: kXXH3`).
 
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -15,6 +16,7 @@ use std::sync::Arc;
 
 use talus::fs::{Fs, StdFs};
 use talus::key::{parse_internal_key, seek_key, MAX_SEQUENCE};
+use talus::sst::format::{Footer, FOOTER_LEN, TABLE_MAGIC};
 use talus::sst::{TableProperties, TableReader};
 
 use crate::fmt::{decode_input, write_escaped, write_hex, write_internal_key};
@@ -220,6 +222,7 @@ fn process(fs: &dyn Fs, path: &Path, job: &Job, out: &mut dyn Write) -> Result<(
             writeln!(out, "{n} entries checked, {} range tombstones", tombstone_count(&table))?;
         }
         Cmd::Raw => {
+            write_footer(fs, path, &table, out)?;
             write_properties(table.properties(), out)?;
             raw(&table, &name, out)?;
         }
@@ -281,6 +284,33 @@ fn write_tombstones(table: &TableReader, hex: bool, out: &mut dyn Write) -> io::
         }
         out.write_all(b"\n")?;
     }
+    Ok(())
+}
+
+/// RocksDB's "Footer Details" of a raw dump (`Footer::ToString`), plus the block checksum.
+fn write_footer(
+    fs: &dyn Fs,
+    path: &Path,
+    table: &TableReader,
+    out: &mut dyn Write,
+) -> Result<(), Failure> {
+    let name = path.display().to_string();
+    let file = fs.open_random(path).map_err(|e| e.to_string())?;
+    let at = file.size().checked_sub(FOOTER_LEN as u64).ok_or_else(|| format!("{name}: short"))?;
+    let mut buf = [0u8; FOOTER_LEN];
+    file.read_exact_at(at, &mut buf).map_err(|e| e.to_string())?;
+    let footer = Footer::decode(&buf, &name, at).map_err(|e| e.to_string())?;
+    writeln!(out, "Footer Details:")?;
+    writeln!(out, "--------------------------------------")?;
+    for (what, h) in [("metaindex", footer.metaindex), ("index", footer.index)] {
+        write!(out, "  {what} handle: ")?;
+        write_hex(out, &h.encoded(), false)?;
+        writeln!(out, " offset: {} size: {}", h.offset, h.size)?;
+    }
+    writeln!(out, "  table_magic_number: {TABLE_MAGIC}")?;
+    writeln!(out, "  format version: {}", footer.version)?;
+    writeln!(out, "  checksum: {}", table.checksum_type().rocksdb_name())?;
+    writeln!(out)?;
     Ok(())
 }
 

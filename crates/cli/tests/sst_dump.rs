@@ -135,8 +135,11 @@ fn a_partitioned_table_dumps_the_same_entries() {
     let s = text(&sst_dump(&[&flag("file", &part), "--command=raw"]).stdout);
     assert!(s.contains("# index partitions: ") && s.contains("top-level index size: "), "{s}");
     assert!(s.contains("# filter partitions: "), "{s}");
+    assert!(s.contains("  format version: 3\n  checksum: kCRC32c\n"), "{s}");
     let s = text(&sst_dump(&[&flag("file", &plain), "--command=raw"]).stdout);
     assert!(!s.contains("partitions"), "{s}");
+    assert!(s.contains("Footer Details:") && s.contains("table_magic_number: "), "{s}");
+    assert!(s.contains("  format version: 4\n  checksum: kXXH3\n"), "{s}");
 }
 
 #[test]
