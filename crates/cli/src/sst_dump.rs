@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use talus::fs::{Fs, StdFs};
 use talus::key::{parse_internal_key, seek_key, MAX_SEQUENCE};
-use talus::sst::format::{Footer, FOOTER_LEN, TABLE_MAGIC};
+use talus::sst::format::TABLE_MAGIC;
 use talus::sst::{TableProperties, TableReader};
 
 use crate::fmt::{decode_input, write_escaped, write_hex, write_internal_key};
@@ -222,7 +222,7 @@ fn process(fs: &dyn Fs, path: &Path, job: &Job, out: &mut dyn Write) -> Result<(
             writeln!(out, "{n} entries checked, {} range tombstones", tombstone_count(&table))?;
         }
         Cmd::Raw => {
-            write_footer(fs, path, &table, out)?;
+            write_footer(&table, out)?;
             write_properties(table.properties(), out)?;
             raw(&table, &name, out)?;
         }
@@ -288,18 +288,8 @@ fn write_tombstones(table: &TableReader, hex: bool, out: &mut dyn Write) -> io::
 }
 
 /// RocksDB's "Footer Details" of a raw dump (`Footer::ToString`), plus the block checksum.
-fn write_footer(
-    fs: &dyn Fs,
-    path: &Path,
-    table: &TableReader,
-    out: &mut dyn Write,
-) -> Result<(), Failure> {
-    let name = path.display().to_string();
-    let file = fs.open_random(path).map_err(|e| e.to_string())?;
-    let at = file.size().checked_sub(FOOTER_LEN as u64).ok_or_else(|| format!("{name}: short"))?;
-    let mut buf = [0u8; FOOTER_LEN];
-    file.read_exact_at(at, &mut buf).map_err(|e| e.to_string())?;
-    let footer = Footer::decode(&buf, &name, at).map_err(|e| e.to_string())?;
+fn write_footer(table: &TableReader, out: &mut dyn Write) -> io::Result<()> {
+    let footer = table.footer();
     writeln!(out, "Footer Details:")?;
     writeln!(out, "--------------------------------------")?;
     for (what, h) in [("metaindex", footer.metaindex), ("index", footer.index)] {
@@ -309,9 +299,8 @@ fn write_footer(
     }
     writeln!(out, "  table_magic_number: {TABLE_MAGIC}")?;
     writeln!(out, "  format version: {}", footer.version)?;
-    writeln!(out, "  checksum: {}", table.checksum_type().rocksdb_name())?;
-    writeln!(out)?;
-    Ok(())
+    writeln!(out, "  checksum: {}", footer.checksum_type().rocksdb_name())?;
+    writeln!(out)
 }
 
 fn write_properties(p: &TableProperties, out: &mut dyn Write) -> io::Result<()> {

@@ -94,8 +94,9 @@ pub struct TableReader {
     props: TableProperties,
     tombstones: FragmentedTombstones,
     io: Arc<ReadIoStats>,
-    /// The footer's format version, and the block checksum it names.
-    format_version: u32,
+    /// The decoded footer (its handles, and the format version naming the block checksum).
+    footer: Footer,
+    /// `footer.checksum_type()`, kept beside the fields every block read uses.
     checksum: ChecksumType,
 }
 
@@ -233,7 +234,7 @@ impl TableReader {
             props,
             tombstones,
             io,
-            format_version: footer.version,
+            footer,
             checksum,
         })
     }
@@ -396,7 +397,12 @@ impl TableReader {
 
     /// The footer's format version (1 to 4).
     pub fn format_version(&self) -> u32 {
-        self.format_version
+        self.footer.version
+    }
+
+    /// The footer as decoded (and checked) at open.
+    pub fn footer(&self) -> &Footer {
+        &self.footer
     }
 
     /// The block checksum of the file's blocks (named by its format version).
