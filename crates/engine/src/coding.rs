@@ -173,8 +173,31 @@ impl<'a> Decoder<'a> {
     }
 }
 
+const MASK_DELTA: u32 = 0xa282_ead8;
+
+/// LevelDB's checksum mask, used by every stored crc32c (WAL and MANIFEST records, SST footers
+/// and crc32c block trailers): storing the CRC of data that itself contains CRCs is weak, so the
+/// stored value is rotated and offset.
+#[inline]
+pub fn mask_crc(crc: u32) -> u32 {
+    crc.rotate_right(15).wrapping_add(MASK_DELTA)
+}
+
+/// Inverse of [`mask_crc`].
+#[inline]
+pub fn unmask_crc(masked: u32) -> u32 {
+    masked.wrapping_sub(MASK_DELTA).rotate_left(15)
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    #[allow(clippy::manual_rotate)] // written as LevelDB does, on purpose
+    fn mask_matches_leveldb() {
+        let crc = 0x1234_5678u32;
+        assert_eq!(super::mask_crc(crc), ((crc >> 15) | (crc << 17)).wrapping_add(0xa282ead8));
+    }
+
     use super::*;
 
     #[test]

@@ -1,4 +1,4 @@
-//! Block checksums: the `checksum: fixed32` of every block trailer, and LevelDB's crc mask.
+//! Block checksums: the `checksum: fixed32` of every block trailer.
 //! Formulas: `docs/format/sst.md`, "Block trailer".
 //!
 //! # Contract
@@ -16,8 +16,10 @@
 //!   detects every move of a block to an offset less than 2^32 away (the offset's term is
 //!   `lower32(offset) * 0x7F4A7C15 mod 2^32`, odd again); crc32c detects a move with
 //!   probability 1 - 2^-32, as any other damage.
-//! * The footer's own checksum is masked crc32c in every version ([`mask_crc`]).
+//! * The footer's own checksum is masked crc32c in every version ([`mask_crc`], LevelDB's mask
+//!   in `crate::coding`, which the WAL uses too).
 
+use crate::coding::mask_crc;
 use crate::options::ChecksumType;
 
 /// XXH3 trailers: the compression type byte is multiplied by this (odd; `lower32` of the
@@ -26,12 +28,6 @@ pub const XXH3_TYPE_MULTIPLIER: u64 = 0x9E37_79B1;
 /// XXH3 trailers: the block's offset is multiplied by this (mod 2^64, odd; `lower32` of the
 /// product) before it is mixed in.
 pub const XXH3_OFFSET_MULTIPLIER: u64 = 0x9E37_79B9_7F4A_7C15;
-
-/// Masks a crc32c so that a checksum of data containing checksums is not degenerate (LevelDB).
-#[inline]
-pub fn mask_crc(crc: u32) -> u32 {
-    crc.rotate_right(15).wrapping_add(0xa282_ead8)
-}
 
 /// The checksum stored in the trailer of `block` (its stored, possibly compressed bytes), whose
 /// trailer's type byte is `type_byte`, at file offset `offset`, in a file of checksum `kind`.
@@ -64,13 +60,6 @@ pub fn xxh3_block_checksum(block: &[u8], type_byte: u8, offset: u64) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    #[allow(clippy::manual_rotate)] // written as LevelDB does, on purpose
-    fn mask_matches_leveldb() {
-        let crc = 0x1234_5678u32;
-        assert_eq!(mask_crc(crc), ((crc >> 15) | (crc << 17)).wrapping_add(0xa282ead8));
-    }
 
     /// Pins both kinds for fixed inputs: a change of formula, constant or library version that
     /// would change the bytes on disk fails here.

@@ -9,12 +9,14 @@
 //! handle pointing outside the file or a failed decompression is `Error::Corruption` naming the
 //! file and the offset of the unit that failed.
 
-use crate::coding::{decode_fixed32, decode_fixed64, get_varint64, put_fixed32, put_varint64};
+use crate::coding::{
+    decode_fixed32, decode_fixed64, get_varint64, mask_crc, put_fixed32, put_varint64,
+};
 use crate::error::{Error, Result};
 use crate::fs::RandomAccessFile;
 use crate::options::{ChecksumType, CompressionType};
 
-use super::checksum::{block_checksum, mask_crc};
+use super::checksum::block_checksum;
 use super::compression;
 
 /// Bytes after every block: `compression_type: u8 | checksum: fixed32`.

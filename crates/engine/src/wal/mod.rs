@@ -19,6 +19,7 @@ mod writer;
 #[cfg(test)]
 mod tests;
 
+pub use crate::coding::{mask_crc, unmask_crc};
 pub use reader::LogReader;
 pub use writer::LogWriter;
 
@@ -78,21 +79,6 @@ impl PredecessorWal {
         };
         Some(PredecessorWal { number: word(0), size: word(8), last_seq: word(16) })
     }
-}
-
-const MASK_DELTA: u32 = 0xa282_ead8;
-
-/// LevelDB's checksum mask: storing the CRC of data that itself contains CRCs is weak, so the
-/// stored value is rotated and offset.
-#[inline]
-pub fn mask_crc(crc: u32) -> u32 {
-    crc.rotate_right(15).wrapping_add(MASK_DELTA)
-}
-
-/// Inverse of [`mask_crc`].
-#[inline]
-pub fn unmask_crc(masked: u32) -> u32 {
-    masked.wrapping_sub(MASK_DELTA).rotate_left(15)
 }
 
 /// The stored checksum of a fragment: masked crc32c over the type byte then the payload.

@@ -121,7 +121,7 @@ fn claim_version(bytes: &mut [u8], version: u32) {
     use crate::sst::format::FOOTER_LEN;
     let n = bytes.len();
     bytes[n - 16..n - 12].copy_from_slice(&version.to_le_bytes());
-    let crc = crate::sst::checksum::mask_crc(crc32c::crc32c(&bytes[n - FOOTER_LEN..n - 12]));
+    let crc = crate::coding::mask_crc(crc32c::crc32c(&bytes[n - FOOTER_LEN..n - 12]));
     bytes[n - 12..n - 8].copy_from_slice(&crc.to_le_bytes());
 }
 

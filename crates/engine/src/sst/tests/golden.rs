@@ -5,7 +5,7 @@
 
 use super::*;
 
-/// LevelDB's mask, written out independently of `format::mask_crc`.
+/// LevelDB's mask, written out independently of `coding::mask_crc`.
 #[allow(clippy::manual_rotate)]
 fn masked(bytes: &[u8]) -> [u8; 4] {
     let crc = crc32c::crc32c(bytes);

@@ -3,8 +3,8 @@
 //! top level; partitions fetched through the block cache like data blocks; version checks.
 
 use super::*;
+use crate::coding::mask_crc;
 use crate::perf;
-use crate::sst::checksum::mask_crc;
 use crate::sst::format::{Footer, FOOTER_LEN};
 use crate::sst::reader::{MultiGetKey, TableReaderOptions};
 
