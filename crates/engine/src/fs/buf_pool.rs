@@ -63,8 +63,9 @@ pub fn give(mut buf: Vec<u8>) {
     });
 }
 
-/// Buffers held by this thread's pool (for tests).
-pub fn pooled() -> usize {
+/// Buffers held by this thread's pool.
+#[cfg(test)]
+fn pooled() -> usize {
     POOL.try_with(|p| p.borrow().len()).unwrap_or(0)
 }
 

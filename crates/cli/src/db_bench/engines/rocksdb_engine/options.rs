@@ -167,29 +167,28 @@ pub fn db_options(f: &Flags) -> EResult<DbOptions> {
         }
         if f.compaction_style == 1 {
             let u = ffi::rocksdb_universal_compaction_options_create();
-            if f.universal_size_ratio > 0 {
-                ffi::rocksdb_universal_compaction_options_set_size_ratio(
-                    u,
-                    f.universal_size_ratio as c_int,
-                );
-            }
-            if f.universal_min_merge_width > 0 {
-                ffi::rocksdb_universal_compaction_options_set_min_merge_width(
-                    u,
-                    f.universal_min_merge_width as c_int,
-                );
-            }
-            if f.universal_max_merge_width > 0 {
-                ffi::rocksdb_universal_compaction_options_set_max_merge_width(
-                    u,
-                    f.universal_max_merge_width as c_int,
-                );
-            }
-            if f.universal_max_size_amplification_percent > 0 {
-                ffi::rocksdb_universal_compaction_options_set_max_size_amplification_percent(
-                    u,
-                    f.universal_max_size_amplification_percent as c_int,
-                );
+            // Each flag set (non-zero) goes to RocksDB's option of the same name.
+            type Set =
+                unsafe extern "C" fn(*mut ffi::rocksdb_universal_compaction_options_t, c_int);
+            let settings: [(u64, Set); 4] = [
+                (f.universal_size_ratio, ffi::rocksdb_universal_compaction_options_set_size_ratio),
+                (
+                    f.universal_min_merge_width,
+                    ffi::rocksdb_universal_compaction_options_set_min_merge_width,
+                ),
+                (
+                    f.universal_max_merge_width,
+                    ffi::rocksdb_universal_compaction_options_set_max_merge_width,
+                ),
+                (
+                    f.universal_max_size_amplification_percent,
+                    ffi::rocksdb_universal_compaction_options_set_max_size_amplification_percent,
+                ),
+            ];
+            for (v, set) in settings {
+                if v > 0 {
+                    set(u, v as c_int);
+                }
             }
             ffi::rocksdb_options_set_universal_compaction_options(p, u);
             ffi::rocksdb_universal_compaction_options_destroy(u);
