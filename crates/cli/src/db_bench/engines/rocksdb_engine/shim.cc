@@ -35,13 +35,16 @@ struct Handle {
   rocksdb::ReadOptions ro;
 };
 
-// A malloc'd copy of `s`'s message for Rust to free with `free`, or null when `s` is ok.
+// A malloc'd, NUL-terminated copy of `s` for Rust to free with `free` (null if out of memory).
+char* malloc_copy(const std::string& s) {
+  char* c = static_cast<char*>(std::malloc(s.size() + 1));
+  if (c != nullptr) std::memcpy(c, s.c_str(), s.size() + 1);
+  return c;
+}
+
+// A malloc'd copy of `s`'s message, or null when `s` is ok.
 char* error(const rocksdb::Status& s) {
-  if (s.ok()) return nullptr;
-  std::string m = s.ToString();
-  char* e = static_cast<char*>(std::malloc(m.size() + 1));
-  if (e != nullptr) std::memcpy(e, m.c_str(), m.size() + 1);
-  return e;
+  return s.ok() ? nullptr : malloc_copy(s.ToString());
 }
 
 // Each thread's batch, cleared before every use (db_bench: one per thread, `batch.Clear()` per
@@ -64,9 +67,7 @@ void* talus_rdb_new(rocksdb_t* db, unsigned char sync, unsigned char disable_wal
   h->wo.sync = sync != 0;
   h->wo.disableWAL = disable_wal != 0;
   h->ro = rocksdb::ReadOptions(verify_checksums != 0, true);
-  const std::string& n = h->db->GetName();
-  *name = static_cast<char*>(std::malloc(n.size() + 1));
-  if (*name != nullptr) std::memcpy(*name, n.c_str(), n.size() + 1);
+  *name = malloc_copy(h->db->GetName());
   return h;
 }
 
