@@ -121,6 +121,10 @@ impl DbInner {
         let v = &st.current;
         let l0_compacting = v.level_files(0).iter().any(|f| st.jobs.is_compacting(f.number));
         self.write_controller.recalculate(&self.opts, v, st.imms.len(), l0_compacting, &self.stats);
+        // The new shape may lift a write stop: writers waiting in `make_room_for_write` look
+        // again now, not when the job that installed this ends (a flush still closes its old
+        // WAL after installing: milliseconds of munmap and truncate).
+        self.done_cv.notify_all();
     }
 
     /// `NotSupported` on a read-only handle (RocksDB's message), for every call that writes.
