@@ -587,7 +587,10 @@ pub struct ReadOptions {
     pub iterate_upper_bound: Option<Vec<u8>>,
     /// Insert blocks read into the block cache (default true).
     pub fill_cache: bool,
-    /// Verify block checksums on read (default true).
+    /// RocksDB's option to skip verifying block checksums on reads (default true). Talus
+    /// accepts it and verifies anyway: every block read from a file is checked before use (a
+    /// block served from the block cache was checked when it was read), so corruption is an
+    /// `Error::Corruption`, never wrong data (docs/rocksdb-differences.md).
     pub verify_checksums: bool,
 }
 
