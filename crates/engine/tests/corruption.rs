@@ -722,15 +722,21 @@ fn length_flip_is_not_a_torn_tail() {
 
 /// Writes the fuzzers' seed files to `$FUZZ_SEEDS_DIR`: `FUZZ_SEEDS_DIR=fuzz/seeds cargo test
 /// --release -p talus --test corruption write_fuzz_seeds -- --ignored` (for `sst_open_scan` an
-/// SST with a range tombstone in format version 2, and the same data as a partitioned version-3
-/// table, `partitioned-*.sst`; a WAL for `wal_replay`).
+/// SST with a range tombstone in format version 2 (crc32c), the same data as a partitioned
+/// version-3 table, `partitioned-*.sst`, and as a version-4 table (XXH3, the default),
+/// `xxh3-*.sst`; a WAL for `wal_replay`).
 #[test]
 #[ignore]
 fn write_fuzz_seeds() {
     let out = PathBuf::from(std::env::var_os("FUZZ_SEEDS_DIR").expect("FUZZ_SEEDS_DIR"));
+    let crc = talus::ChecksumType::Crc32c;
     for (prefix, opts) in [
-        ("", unpartitioned(Default::default())),
-        ("partitioned-", Options { metadata_block_size: 32, ..options(Default::default()) }),
+        ("", Options { checksum: crc, ..unpartitioned(Default::default()) }),
+        (
+            "partitioned-",
+            Options { metadata_block_size: 32, checksum: crc, ..options(Default::default()) },
+        ),
+        ("xxh3-", unpartitioned(Default::default())),
     ] {
         let dir = tempfile::tempdir().expect("tempdir");
         let db = Db::open(dir.path(), Options { create_if_missing: true, ..opts }).expect("open");
