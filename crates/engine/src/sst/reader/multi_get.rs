@@ -176,7 +176,13 @@ impl TableReader {
                 let got = if let Some(buf) = &shared {
                     let from = (h.offset - first.offset) as usize;
                     let len = h.size as usize + BLOCK_TRAILER_LEN;
-                    let raw = buf.get(from..from + len).map(<[u8]>::to_vec).unwrap_or_default();
+                    // The block's own buffer from the thread's pool (`fs::buf_pool`), as a
+                    // single block read takes one; the block gives it back when dropped.
+                    let raw = buf.get(from..from + len).map_or_else(Vec::new, |b| {
+                        let mut raw = crate::fs::buf_pool::take(b.len());
+                        raw.extend_from_slice(b);
+                        raw
+                    });
                     decode_block(raw, &self.file_name, h, self.checksum).and_then(|data| {
                         self.io.block_read(BlockRole::Data, len as u64);
                         Block::new(data, Arc::clone(&self.file_name), h.offset)
@@ -195,6 +201,9 @@ impl TableReader {
                 if let Some(slot) = out.get_mut(j) {
                     *slot = Some(got);
                 }
+            }
+            if let Some(buf) = shared {
+                crate::fs::buf_pool::give(buf);
             }
             m = n;
         }
