@@ -8,7 +8,7 @@ use crate::cache::CacheHandle;
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
 use crate::key;
-use crate::sst::block::BlockRole;
+use crate::sst::block::{BlockRef, BlockRole};
 use crate::sst::format::BlockHandle;
 use crate::sst::index_iter::IndexIter;
 
@@ -41,19 +41,10 @@ impl TableReader {
 
     /// The handles of a partitioned filter's partitions, in key order (empty otherwise).
     pub fn filter_partition_handles(&self) -> Result<Vec<BlockHandle>> {
-        let mut out = Vec::new();
         let Some(filter) = self.filter.as_ref().filter(|_| self.partitioned_filter) else {
-            return Ok(out);
+            return Ok(Vec::new());
         };
-        let top = self.meta_block(filter)?;
-        let mut it = top.iter();
-        it.seek_to_first();
-        while it.valid() {
-            out.push(self.decode_handle(it.value(), top.offset())?);
-            it.next();
-        }
-        it.status()?;
-        Ok(out)
+        self.listed_handles(&self.meta_block(filter)?)
     }
 
     /// The handles of the data blocks, in key order (for tools such as `sst_dump`).
@@ -64,11 +55,15 @@ impl TableReader {
     /// The handles of the index partitions of a partitioned index, in key order (empty
     /// otherwise; for tools and tests).
     pub fn index_partition_handles(&self) -> Result<Vec<BlockHandle>> {
-        let mut out = Vec::new();
         if !self.props.partitioned_index {
-            return Ok(out);
+            return Ok(Vec::new());
         }
-        let top = self.index_block()?;
+        self.listed_handles(&self.index_block()?)
+    }
+
+    /// The block handles a top-level block of a partitioned index or filter lists, in order.
+    fn listed_handles(&self, top: &BlockRef<'_>) -> Result<Vec<BlockHandle>> {
+        let mut out = Vec::new();
         let mut it = top.iter();
         it.seek_to_first();
         while it.valid() {
