@@ -26,8 +26,8 @@
 //! still takes a fault per page it is the first to write (the page is cached by then: the fault
 //! only maps it writable). Measured (`fillseq`, 1M values of 400 bytes, 4 runs interleaved,
 //! medians): 1 MiB allocations and read-around faults 1.14M ops/s, p99.99 380 us; 8 MiB and
-//! read-around 1.31M, 425 us; 8 MiB and 256 KiB read ahead 1.20M, 109 us (with 1 MiB read ahead: 1.19M, 350 us);
-//! p99 3.5-3.9 us and the maximum 3-4 ms (medians) in all four. Making the pages writable ahead
+//! read-around 1.31M, 425 us; 8 MiB and 256 KiB read ahead 1.20M, 109 us (with 1 MiB read
+//! ahead: 1.19M, 350 us); p99 3.5-3.9 us and the maximum 3-4 ms (medians) in all four. Making the pages writable ahead
 //! as well (`MADV_POPULATE_WRITE`) moved each page's fault into the one call and put a 25 us put
 //! into the 1% (p99 26 us).
 //!
@@ -211,14 +211,14 @@ impl WritableFile for MmapWritable {
             if self.size == self.cached {
                 self.read_ahead(map);
             }
-            // Within the window, the allocated length (both multiples of `alloc` apart) and the
-            // pages asked into the page cache.
-            let room =
-                (self.window - used).min(self.allocated - self.size).min(self.cached - self.size);
+            // Within the window and the pages asked into the page cache (which never pass the
+            // allocated length; it and the window are multiples of `alloc` apart).
+            let room = (self.window - used).min(self.cached - self.size);
             let n = data.len().min(usize::try_from(room).unwrap_or(usize::MAX));
             // SAFETY: `map` is a live writable mapping of `window` bytes starting at file offset
             // `window_offset`; `used + n <= window`, and the file is allocated (so extends) past
-            // `size + n`, so every page written lies inside the file. `data` is a separate
+            // `size + n` (`n <= cached - size`, `cached <= allocated`), so every page written
+            // lies inside the file. `data` is a separate
             // allocation of at least `n` bytes.
             unsafe {
                 std::ptr::copy_nonoverlapping(data.as_ptr(), map.as_ptr().add(used as usize), n)
