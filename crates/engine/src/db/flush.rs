@@ -138,8 +138,11 @@ impl DbInner {
                 self.report_flush("memtable", &mem, number, bytes, start);
                 // The file is in the version: it needs no protection from deletion any more.
                 drop(output);
-                drop(flushing);
+                // The flush mark goes last: `Db::flush` returns when it is gone, and the
+                // deletion of the WALs this flush made obsolete logs to the info log (a test
+                // that injects a write fault next must not see it taken by that line).
                 self.delete_obsolete_files();
+                drop(flushing);
                 Ok(true)
             }
             Err(e) => {
