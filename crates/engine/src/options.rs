@@ -81,8 +81,15 @@ pub struct Options {
     /// are only counted once a database of the process was opened with this (RocksDB: a
     /// `Statistics` object in the options; none by default).
     pub statistics: bool,
-    /// Background threads for flushes and compactions (2).
+    /// Background jobs (2), divided as RocksDB divides them: one flush thread, and
+    /// `max_background_jobs` minus a quarter (at least one kept for flushes; at least one left)
+    /// compaction threads.
     pub max_background_jobs: usize,
+    /// How many nice levels below the thread that opens the database the compaction threads
+    /// run, 0 (same) to 19 (Linux; ignored elsewhere): a compaction yields the CPU to flushes
+    /// and to the application's threads (RocksDB: `Env::LowerThreadPoolCPUPriority` for its
+    /// LOW pool, off by default).
+    pub compaction_thread_nice: i32,
     /// WAL recovery mode.
     pub wal_recovery_mode: WalRecoveryMode,
     /// The file system. Tests swap in a fault-injecting one.
@@ -211,6 +218,7 @@ impl Default for Options {
             max_open_files: -1,
             statistics: false,
             max_background_jobs: 2,
+            compaction_thread_nice: 10,
             wal_recovery_mode: WalRecoveryMode::PointInTimeRecovery,
             fs: Arc::new(StdFs),
             disable_auto_compactions: false,
@@ -340,6 +348,9 @@ impl Options {
         }
         if self.max_background_jobs == 0 {
             return Err(invalid("max_background_jobs", "must be at least 1"));
+        }
+        if !(0..=19).contains(&self.compaction_thread_nice) {
+            return Err(invalid("compaction_thread_nice", "must be between 0 and 19"));
         }
         if !(0.0..=1.0).contains(&self.high_pri_pool_ratio) {
             return Err(invalid("high_pri_pool_ratio", "must be between 0 and 1"));

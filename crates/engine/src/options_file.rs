@@ -70,6 +70,7 @@ pub fn render(o: &Options) -> String {
         ("paranoid_checks", o.paranoid_checks.to_string()),
         ("max_open_files", o.max_open_files.to_string()),
         ("max_background_jobs", o.max_background_jobs.to_string()),
+        ("compaction_thread_nice", o.compaction_thread_nice.to_string()),
         ("max_subcompactions", o.max_subcompactions.to_string()),
         ("wal_recovery_mode", wal_recovery_mode_name(o.wal_recovery_mode).to_string()),
         ("delayed_write_rate", o.delayed_write_rate.to_string()),

@@ -170,6 +170,7 @@ define_flags! {
     num_levels: i64 = 7; "Number of LSM levels"
     compaction_style: i64 = 0; "0: leveled, 1: universal"
     max_background_jobs: i64 = 2; "Background flush and compaction threads"
+    compaction_thread_nice: i64 = -1; "talus: nice value of the compaction threads, 0-19 (-1: the engine's default)"
     table_cache_numshardbits: i64 = 4; "rocksdb: the table cache has 2^N shards (Talus's table cache is one map)"
     open_files: i64 = -1; "Open SST files kept in the table cache (-1: unbounded)"
     disable_auto_compactions: bool = false; "Disable automatic compactions"
@@ -352,6 +353,7 @@ pub fn validate(f: &Flags) -> Result<(), String> {
     range("num_levels", f.num_levels, 1, 64)?;
     range("compaction_style", f.compaction_style, 0, 1)?;
     range("max_background_jobs", f.max_background_jobs, 1, 1024)?;
+    range("compaction_thread_nice", f.compaction_thread_nice, -1, 19)?;
     range("stats_per_interval", f.stats_per_interval, 0, i64::MAX)?;
     if f.open_files == 0 || f.open_files < -1 {
         return Err(format!(

@@ -299,6 +299,7 @@ const OPTIONS: &[EngineOption] = &[
     opt!("paranoid_checks", bool, "Aggressive consistency checks", |o, v| o.paranoid_checks = v),
     opt!("max_open_files", int, "SST readers kept open (-1: unbounded)", |o, v| o.max_open_files = v),
     opt!("max_background_jobs", int, "Background flush + compaction threads", |o, v| o.max_background_jobs = v),
+    opt!("compaction_thread_nice", int, "Nice value of the compaction threads (0-19, Linux)", |o, v| o.compaction_thread_nice = v),
     opt!("max_subcompactions", int, "Threads one L0->base or manual compaction is split across", |o, v| {
         o.max_subcompactions = std::cmp::max(v, 1)
     }),

@@ -1,9 +1,13 @@
-//! Background work: `max_background_jobs` threads that run flushes (first) and compactions
-//! (several at once when their inputs are disjoint, up to [`max_compactions`]), and the
-//! deletion of files no live version needs.
+//! Background work: one thread for flushes and [`max_compactions`] threads for compactions
+//! (several at once when their inputs are disjoint), as RocksDB divides `max_background_jobs`
+//! into its HIGH and LOW pools; and the deletion of files no live version needs. Compaction
+//! threads run `Options::compaction_thread_nice` levels below the thread that opened the
+//! database (Linux): flushes and the foreground win the CPU from them on a busy machine (a writer runnable behind a compaction for a scheduler
+//! tick is a put of milliseconds).
 //!
-//! Who calls: threads started by `open.rs`; `Db::flush` and `Db::compact_range` wait on
-//! `done_cv`. Locks: `state` to pick a job and to record its end; never across IO.
+//! Who calls: threads started by `mod.rs` (one per [`Role`] of [`thread_roles`]); `Db::flush`
+//! and `Db::compact_range` wait on `done_cv`. Locks: `state` to pick a job and to record its
+//! end; never across IO.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -20,9 +24,59 @@ pub(crate) fn max_compactions(opts: &crate::options::Options) -> usize {
     jobs.saturating_sub((jobs / 4).max(1)).max(1)
 }
 
+/// What one background thread runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Role {
+    /// Flushes of immutable memtables (one at a time).
+    Flush,
+    /// Compactions, at the compaction threads' priority.
+    Compaction,
+}
+
+/// The background threads a database starts: one flush thread, then one per compaction that
+/// may run at once. Like RocksDB's pools, `max_background_jobs = 1` still gets one of each.
+pub(crate) fn thread_roles(opts: &crate::options::Options) -> Vec<Role> {
+    let mut roles = vec![Role::Flush];
+    roles.extend(std::iter::repeat_n(Role::Compaction, max_compactions(opts)));
+    roles
+}
+
+/// Lowers the calling thread's CPU priority by `nice` levels (0: unchanged; the result is at
+/// most 19, the lowest). Relative, so a process started at another nice value keeps the same
+/// distance between its compactions and the rest. Linux sets it per thread (`setpriority` on
+/// the thread id); elsewhere that would apply to the whole process, so it is skipped. A failure
+/// is returned for the info log, never fatal.
+fn lower_this_thread(nice: i32) -> std::io::Result<()> {
+    #[cfg(target_os = "linux")]
+    if nice != 0 {
+        // SAFETY: gettid, getpriority and setpriority take plain integers and touch no memory
+        // of ours; errno is this thread's.
+        unsafe {
+            let tid = libc::gettid() as libc::id_t;
+            *libc::__errno_location() = 0;
+            let now = libc::getpriority(libc::PRIO_PROCESS, tid);
+            if now == -1 && *libc::__errno_location() != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if libc::setpriority(libc::PRIO_PROCESS, tid, (now + nice).min(19)) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = nice;
+    Ok(())
+}
+
 impl DbInner {
-    /// The loop of one background thread; returns at shutdown.
-    pub(crate) fn background_loop(self: &Arc<Self>) {
+    /// The loop of one background thread running `role`'s jobs; returns at shutdown.
+    pub(crate) fn background_loop(self: &Arc<Self>, role: Role) {
+        if role == Role::Compaction {
+            let nice = self.opts.compaction_thread_nice;
+            if let Err(e) = lower_this_thread(nice) {
+                self.info_log.log(&format!("[WARN] compaction thread at nice {nice}: {e}"));
+            }
+        }
         loop {
             enum Job<'a> {
                 Flush,
@@ -35,10 +89,11 @@ impl DbInner {
                         return;
                     }
                     if st.bg_error.is_none() {
-                        if !st.jobs.flush_running() && !st.imms.is_empty() {
+                        if role == Role::Flush && !st.jobs.flush_running() && !st.imms.is_empty() {
                             break Job::Flush;
                         }
-                        if !self.opts.disable_auto_compactions
+                        if role == Role::Compaction
+                            && !self.opts.disable_auto_compactions
                             && !st.jobs.manual_running()
                             && !st.compactions_paused
                             && st.jobs.compactions_running() < max_compactions(&self.opts)

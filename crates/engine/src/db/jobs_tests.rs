@@ -83,6 +83,9 @@ fn two_l0_files(dir: &Path, trap: &Arc<SstTrap>, auto: bool) -> Db {
         fs: trap.clone(),
         disable_auto_compactions: !auto,
         level0_file_num_compaction_trigger: 2,
+        // Two compaction threads (and the flush thread): a compaction that panics takes its
+        // thread down, and the panic test needs the other one to pick its files again.
+        max_background_jobs: 3,
         ..Default::default()
     };
     let db = Db::open(dir, opts).unwrap();

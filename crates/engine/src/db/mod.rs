@@ -52,6 +52,7 @@ pub use pinned::PinnedSlice;
 pub use replay::{RecoveryReport, WalLoss, WalLossKind};
 pub use snapshot::Snapshot;
 
+use self::background::Role;
 use self::core::DbInner;
 
 /// Stops the background threads when the last [`Db`] handle is dropped (or at [`Db::close`]).
@@ -110,21 +111,26 @@ impl Drop for DbHandle {
     }
 }
 
-/// Starts `jobs` background threads with `spawn`. If one fails to start, the ones already
-/// started are stopped and joined before the error is returned, so nothing keeps `inner` (and
-/// its LOCK) alive.
+/// Starts one background thread per role in `roles` with `spawn`. If one fails to start, the
+/// ones already started are stopped and joined before the error is returned, so nothing keeps
+/// `inner` (and its LOCK) alive.
 fn start_threads(
     inner: &Arc<DbInner>,
-    jobs: usize,
-    spawn: &mut dyn FnMut(usize, Arc<DbInner>) -> std::io::Result<std::thread::JoinHandle<()>>,
+    roles: &[Role],
+    spawn: &mut dyn FnMut(
+        usize,
+        Role,
+        Arc<DbInner>,
+    ) -> std::io::Result<std::thread::JoinHandle<()>>,
 ) -> Result<Vec<std::thread::JoinHandle<()>>> {
-    let mut threads = Vec::with_capacity(jobs);
-    for i in 0..jobs {
-        match spawn(i, inner.clone()) {
+    let mut threads = Vec::with_capacity(roles.len());
+    for (i, &role) in roles.iter().enumerate() {
+        match spawn(i, role, inner.clone()) {
             Ok(t) => threads.push(t),
             Err(e) => {
                 let _ = shut_down(inner, &mut threads);
-                return Err(Error::io(format!("starting background thread {i} of {jobs}"), e));
+                let n = roles.len();
+                return Err(Error::io(format!("starting background thread {i} of {n}"), e));
             }
         }
     }
@@ -132,8 +138,17 @@ fn start_threads(
     Ok(threads)
 }
 
-fn spawn_background(i: usize, inner: Arc<DbInner>) -> std::io::Result<std::thread::JoinHandle<()>> {
-    std::thread::Builder::new().name(format!("talus-bg-{i}")).spawn(move || inner.background_loop())
+/// Starts background thread `i`, named by its role (`talus-flush`, `talus-compact-1`, ...).
+fn spawn_background(
+    i: usize,
+    role: Role,
+    inner: Arc<DbInner>,
+) -> std::io::Result<std::thread::JoinHandle<()>> {
+    let name = match role {
+        Role::Flush => format!("talus-flush-{i}"),
+        Role::Compaction => format!("talus-compact-{i}"),
+    };
+    std::thread::Builder::new().name(name).spawn(move || inner.background_loop(role))
 }
 
 /// A database handle. Cheap to clone (an `Arc` inside) and `Send + Sync`; the database closes
@@ -167,9 +182,9 @@ impl Db {
     /// # drop(db);
     /// ```
     pub fn open(path: impl AsRef<Path>, options: Options) -> Result<Db> {
-        let jobs = options.max_background_jobs;
+        let roles = background::thread_roles(&options);
         let inner = open::open(path.as_ref(), options, open::Access::ReadWrite)?;
-        let threads = start_threads(&inner, jobs, &mut spawn_background)?;
+        let threads = start_threads(&inner, &roles, &mut spawn_background)?;
         Ok(Db { handle: Arc::new(DbHandle::new(inner, threads)) })
     }
 

@@ -136,6 +136,11 @@ fn flag_options(f: &Flags) -> EResult<Options> {
         max_open_files: f.open_files,
         statistics: f.statistics,
         max_background_jobs: f.max_background_jobs as usize,
+        compaction_thread_nice: if f.compaction_thread_nice >= 0 {
+            f.compaction_thread_nice as i32
+        } else {
+            Options::default().compaction_thread_nice
+        },
         disable_auto_compactions: f.disable_auto_compactions,
         max_subcompactions: (if f.max_subcompactions > 0 {
             f.max_subcompactions
