@@ -35,6 +35,20 @@ pub fn put_varint32(dst: &mut Vec<u8>, v: u32) {
     put_varint64(dst, u64::from(v))
 }
 
+/// Writes `v` as a LEB128 varint (1–5 bytes, as [`put_varint32`]) at the start of `dst`, which
+/// must hold 5 bytes (panics otherwise); returns how many it wrote.
+#[inline]
+pub fn encode_varint32(dst: &mut [u8], mut v: u32) -> usize {
+    let mut n = 0;
+    while v >= 0x80 {
+        dst[n] = (v as u8) | 0x80;
+        v >>= 7;
+        n += 1;
+    }
+    dst[n] = v as u8;
+    n + 1
+}
+
 /// Appends `v` as a LEB128 varint (1–10 bytes).
 #[inline]
 pub fn put_varint64(dst: &mut Vec<u8>, mut v: u64) {
@@ -208,6 +222,17 @@ mod tests {
             put_varint64(&mut buf, v);
             assert_eq!(buf.len(), varint_len(v));
             assert_eq!(get_varint64(&buf), Some((v, buf.len())));
+        }
+    }
+
+    #[test]
+    fn encode_varint32_writes_what_put_varint32_appends() {
+        for v in [0u32, 1, 127, 128, 300, 16383, 16384, 1 << 21, 1 << 28, u32::MAX] {
+            let mut want = Vec::new();
+            put_varint32(&mut want, v);
+            let mut got = [0xAAu8; 5];
+            let n = encode_varint32(&mut got, v);
+            assert_eq!(&got[..n], &want[..], "{v}");
         }
     }
 

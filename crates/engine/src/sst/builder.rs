@@ -36,6 +36,8 @@ pub struct TableBuilder {
     range_dels: Vec<RangeTombstone>,
     props: TableProperties,
     scratch: Vec<u8>,
+    /// Scratch for compressed blocks (`compression::compress_into`), kept across blocks.
+    compressed: Vec<u8>,
     failed: bool,
     /// `block_size` less `block_size_deviation` percent (rounded up): a data block past it is
     /// closed before an entry that would take it past `block_size`. `None`: deviation 0.
@@ -73,6 +75,7 @@ impl TableBuilder {
             range_dels: Vec::new(),
             props: TableProperties { smallest_seq: u64::MAX, ..Default::default() },
             scratch: Vec::new(),
+            compressed: Vec::new(),
             failed: false,
             deviation_limit,
         }
@@ -201,9 +204,8 @@ impl TableBuilder {
 
     /// Compresses (if worthwhile), appends the block and its trailer, returns its handle.
     fn write_block(&mut self, raw: &[u8], ctype: CompressionType) -> Result<BlockHandle> {
-        let compressed = compression::compress(ctype, raw);
-        let (body, ctype) = match &compressed {
-            Some(c) => (c.as_slice(), ctype),
+        let (body, ctype) = match compression::compress_into(ctype, raw, &mut self.compressed) {
+            Some(n) => (&self.compressed[..n], ctype),
             None => (raw, CompressionType::None),
         };
         let handle = BlockHandle { offset: self.offset, size: body.len() as u64 };

@@ -5,7 +5,7 @@
 //! stores it uncompressed); [`decompress`] turns every failure into an error string that the
 //! caller wraps in `Error::Corruption` with the block's file and offset.
 
-use crate::coding::{get_varint32, put_varint32};
+use crate::coding::{encode_varint32, get_varint32};
 use crate::options::CompressionType;
 
 /// Largest uncompressed block accepted when decompressing: the largest block the builder can
@@ -16,29 +16,43 @@ pub const MAX_UNCOMPRESSED_BLOCK: usize = 3 << 30;
 const ZSTD_LEVEL: i32 = 3;
 
 /// Compresses `raw` with `ctype`, or `None` if the type is `None`, compression failed, or it
-/// saved less than 1/8 of the size.
+/// saved less than 1/8 of the size. Allocates the result; [`compress_into`] reuses a buffer.
 pub fn compress(ctype: CompressionType, raw: &[u8]) -> Option<Vec<u8>> {
-    let out = match ctype {
-        CompressionType::None => return None,
-        CompressionType::Snappy => snap::raw::Encoder::new().compress_vec(raw).ok()?,
-        CompressionType::Lz4 => {
-            let mut v = Vec::with_capacity(raw.len() / 2 + 16);
-            put_varint32(&mut v, u32::try_from(raw.len()).ok()?);
-            v.extend_from_slice(&lz4_flex::block::compress(raw));
-            v
-        }
-        CompressionType::Zstd => {
-            let mut v = Vec::with_capacity(raw.len() / 2 + 16);
-            put_varint32(&mut v, u32::try_from(raw.len()).ok()?);
-            v.extend_from_slice(&zstd::bulk::compress(raw, ZSTD_LEVEL).ok()?);
-            v
+    let mut out = Vec::new();
+    let n = compress_into(ctype, raw, &mut out)?;
+    out.truncate(n);
+    Some(out)
+}
+
+/// Compresses `raw` with `ctype` into `out[..n]` and returns `n`, or `None` as [`compress`]
+/// does. `out` is a scratch buffer: it is grown (zero-filled) when a block may need more room
+/// and never shrunk, so a table builder that passes the same one for every block neither
+/// allocates nor zeroes per block; the bytes past `n` are left from earlier blocks.
+pub fn compress_into(ctype: CompressionType, raw: &[u8], out: &mut Vec<u8>) -> Option<usize> {
+    let len = u32::try_from(raw.len()).ok()?;
+    let mut room = |need: usize| {
+        if out.len() < need {
+            out.resize(need, 0);
         }
     };
-    if out.len() < raw.len() - raw.len() / 8 {
-        Some(out)
-    } else {
-        None
-    }
+    let n = match ctype {
+        CompressionType::None => return None,
+        CompressionType::Snappy => {
+            room(snap::raw::max_compress_len(raw.len()));
+            snap::raw::Encoder::new().compress(raw, out).ok()?
+        }
+        CompressionType::Lz4 => {
+            room(5 + lz4_flex::block::get_maximum_output_size(raw.len()));
+            let start = encode_varint32(out, len);
+            start + lz4_flex::block::compress_into(raw, &mut out[start..]).ok()?
+        }
+        CompressionType::Zstd => {
+            room(5 + zstd::zstd_safe::compress_bound(raw.len()));
+            let start = encode_varint32(out, len);
+            start + zstd::bulk::compress_to_buffer(raw, &mut out[start..], ZSTD_LEVEL).ok()?
+        }
+    };
+    (n < raw.len() - raw.len() / 8).then_some(n)
 }
 
 /// Decompresses a block stored with `ctype` (not `None`).
@@ -97,6 +111,22 @@ mod tests {
             assert_eq!(decompress(c, &z).unwrap(), raw, "{c:?}");
         }
         assert!(compress(CompressionType::None, &raw).is_none());
+    }
+
+    /// One buffer across blocks of different sizes and kinds gives each block exactly what a
+    /// fresh buffer gives (nothing of the previous, longer block is left behind).
+    #[test]
+    fn a_reused_buffer_holds_only_the_last_block() {
+        let long: Vec<u8> = (0..8000u32).flat_map(|i| (i % 13).to_le_bytes()).collect();
+        let short: Vec<u8> = (0..300u32).flat_map(|i| (i % 5).to_le_bytes()).collect();
+        let mut buf = Vec::new();
+        for c in ALL {
+            for raw in [&long, &short, &long] {
+                let n = compress_into(c, raw, &mut buf).expect("compressible");
+                assert_eq!(Some(&buf[..n]), compress(c, raw).as_deref(), "{c:?}");
+                assert_eq!(&decompress(c, &buf[..n]).unwrap(), raw, "{c:?}");
+            }
+        }
     }
 
     #[test]
