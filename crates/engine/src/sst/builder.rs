@@ -36,8 +36,8 @@ pub struct TableBuilder {
     range_dels: Vec<RangeTombstone>,
     props: TableProperties,
     scratch: Vec<u8>,
-    /// Scratch for compressed blocks (`compression::compress_into`), kept across blocks.
-    compressed: Vec<u8>,
+    /// The output buffer and zstd context, kept across blocks.
+    compressor: compression::BlockCompressor,
     failed: bool,
     /// `block_size` less `block_size_deviation` percent (rounded up): a data block past it is
     /// closed before an entry that would take it past `block_size`. `None`: deviation 0.
@@ -75,7 +75,7 @@ impl TableBuilder {
             range_dels: Vec::new(),
             props: TableProperties { smallest_seq: u64::MAX, ..Default::default() },
             scratch: Vec::new(),
-            compressed: Vec::new(),
+            compressor: Default::default(),
             failed: false,
             deviation_limit,
         }
@@ -204,8 +204,8 @@ impl TableBuilder {
 
     /// Compresses (if worthwhile), appends the block and its trailer, returns its handle.
     fn write_block(&mut self, raw: &[u8], ctype: CompressionType) -> Result<BlockHandle> {
-        let (body, ctype) = match compression::compress_into(ctype, raw, &mut self.compressed) {
-            Some(n) => (&self.compressed[..n], ctype),
+        let (body, ctype) = match self.compressor.compress(ctype, raw) {
+            Some(c) => (c, ctype),
             None => (raw, CompressionType::None),
         };
         let handle = BlockHandle { offset: self.offset, size: body.len() as u64 };

@@ -16,43 +16,55 @@ pub const MAX_UNCOMPRESSED_BLOCK: usize = 3 << 30;
 const ZSTD_LEVEL: i32 = 3;
 
 /// Compresses `raw` with `ctype`, or `None` if the type is `None`, compression failed, or it
-/// saved less than 1/8 of the size. Allocates the result; [`compress_into`] reuses a buffer.
+/// saved less than 1/8 of the size. Allocates the result and a fresh context; a table builder
+/// uses a [`BlockCompressor`] instead.
 pub fn compress(ctype: CompressionType, raw: &[u8]) -> Option<Vec<u8>> {
-    let mut out = Vec::new();
-    let n = compress_into(ctype, raw, &mut out)?;
-    out.truncate(n);
-    Some(out)
+    BlockCompressor::default().compress(ctype, raw).map(<[u8]>::to_vec)
 }
 
-/// Compresses `raw` with `ctype` into `out[..n]` and returns `n`, or `None` as [`compress`]
-/// does. `out` is a scratch buffer: it is grown (zero-filled) when a block may need more room
-/// and never shrunk, so a table builder that passes the same one for every block neither
-/// allocates nor zeroes per block; the bytes past `n` are left from earlier blocks.
-pub fn compress_into(ctype: CompressionType, raw: &[u8], out: &mut Vec<u8>) -> Option<usize> {
-    let len = u32::try_from(raw.len()).ok()?;
-    let mut room = |need: usize| {
-        if out.len() < need {
-            out.resize(need, 0);
-        }
-    };
-    let n = match ctype {
-        CompressionType::None => return None,
-        CompressionType::Snappy => {
-            room(snap::raw::max_compress_len(raw.len()));
-            snap::raw::Encoder::new().compress(raw, out).ok()?
-        }
-        CompressionType::Lz4 => {
-            room(5 + lz4_flex::block::get_maximum_output_size(raw.len()));
-            let start = encode_varint32(out, len);
-            start + lz4_flex::block::compress_into(raw, &mut out[start..]).ok()?
-        }
-        CompressionType::Zstd => {
-            room(5 + zstd::zstd_safe::compress_bound(raw.len()));
-            let start = encode_varint32(out, len);
-            start + zstd::bulk::compress_to_buffer(raw, &mut out[start..], ZSTD_LEVEL).ok()?
-        }
-    };
-    (n < raw.len() - raw.len() / 8).then_some(n)
+/// What compressing blocks one after another keeps: an output buffer, grown (zero-filled) when
+/// a block may need more room and never shrunk, and zstd's context once a zstd block was
+/// compressed. A table builder owns one, so it neither allocates nor zeroes per block, and
+/// zstd does not build a context per block (about 6 us of 27 per 4 KiB block here).
+#[derive(Default)]
+pub struct BlockCompressor {
+    out: Vec<u8>,
+    zstd: Option<zstd::bulk::Compressor<'static>>,
+}
+
+impl BlockCompressor {
+    /// Compresses `raw` with `ctype`: the block's bytes, or `None` as [`compress`] says.
+    pub fn compress(&mut self, ctype: CompressionType, raw: &[u8]) -> Option<&[u8]> {
+        let len = u32::try_from(raw.len()).ok()?;
+        let out = &mut self.out;
+        let mut room = |need: usize| {
+            if out.len() < need {
+                out.resize(need, 0);
+            }
+        };
+        let n = match ctype {
+            CompressionType::None => return None,
+            CompressionType::Snappy => {
+                room(snap::raw::max_compress_len(raw.len()));
+                snap::raw::Encoder::new().compress(raw, out).ok()?
+            }
+            CompressionType::Lz4 => {
+                room(5 + lz4_flex::block::get_maximum_output_size(raw.len()));
+                let start = encode_varint32(out, len);
+                start + lz4_flex::block::compress_into(raw, &mut out[start..]).ok()?
+            }
+            CompressionType::Zstd => {
+                room(5 + zstd::zstd_safe::compress_bound(raw.len()));
+                let z = match &mut self.zstd {
+                    Some(z) => z,
+                    None => self.zstd.insert(zstd::bulk::Compressor::new(ZSTD_LEVEL).ok()?),
+                };
+                let start = encode_varint32(out, len);
+                start + z.compress_to_buffer(raw, &mut out[start..]).ok()?
+            }
+        };
+        (n < raw.len() - raw.len() / 8).then(|| &self.out[..n])
+    }
 }
 
 /// Decompresses a block stored with `ctype` (not `None`).
@@ -113,18 +125,20 @@ mod tests {
         assert!(compress(CompressionType::None, &raw).is_none());
     }
 
-    /// One buffer across blocks of different sizes and kinds gives each block exactly what a
-    /// fresh buffer gives (nothing of the previous, longer block is left behind).
+    /// One compressor across blocks of different sizes and kinds gives each block exactly what
+    /// a fresh one gives (nothing of the previous, longer block is left behind; zstd's reused
+    /// context carries nothing over).
     #[test]
-    fn a_reused_buffer_holds_only_the_last_block() {
+    fn a_reused_compressor_gives_what_a_fresh_one_gives() {
         let long: Vec<u8> = (0..8000u32).flat_map(|i| (i % 13).to_le_bytes()).collect();
         let short: Vec<u8> = (0..300u32).flat_map(|i| (i % 5).to_le_bytes()).collect();
-        let mut buf = Vec::new();
+        let mut buf = BlockCompressor::default();
         for c in ALL {
             for raw in [&long, &short, &long] {
-                let n = compress_into(c, raw, &mut buf).expect("compressible");
-                assert_eq!(Some(&buf[..n]), compress(c, raw).as_deref(), "{c:?}");
-                assert_eq!(&decompress(c, &buf[..n]).unwrap(), raw, "{c:?}");
+                let fresh = compress(c, raw).expect("compressible");
+                let got = buf.compress(c, raw).expect("compressible");
+                assert_eq!(got, &fresh[..], "{c:?}");
+                assert_eq!(&decompress(c, got).unwrap(), raw, "{c:?}");
             }
         }
     }
