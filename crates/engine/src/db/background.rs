@@ -2,8 +2,8 @@
 //! (several at once when their inputs are disjoint), as RocksDB divides `max_background_jobs`
 //! into its HIGH and LOW pools; and the deletion of files no live version needs. Compaction
 //! threads run `Options::compaction_thread_nice` levels below the thread that opened the
-//! database (Linux): flushes and the foreground win the CPU from them on a busy machine (a writer runnable behind a compaction for a scheduler
-//! tick is a put of milliseconds).
+//! database (Linux): flushes and the foreground win the CPU from them on a busy machine (a
+//! writer runnable behind a compaction for a scheduler tick is a put of milliseconds).
 //!
 //! Who calls: threads started by `mod.rs` (one per [`Role`] of [`thread_roles`]); `Db::flush`
 //! and `Db::compact_range` wait on `done_cv`. Locks: `state` to pick a job and to record its

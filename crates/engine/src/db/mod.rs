@@ -138,7 +138,8 @@ fn start_threads(
     Ok(threads)
 }
 
-/// Starts background thread `i`, named by its role (`talus-flush`, `talus-compact-1`, ...).
+/// Starts background thread `i`, named by its role and `i` (`talus-flush-0`,
+/// `talus-compact-1`, ...).
 fn spawn_background(
     i: usize,
     role: Role,

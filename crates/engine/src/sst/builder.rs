@@ -36,7 +36,7 @@ pub struct TableBuilder {
     range_dels: Vec<RangeTombstone>,
     props: TableProperties,
     scratch: Vec<u8>,
-    /// The output buffer and zstd context, kept across blocks.
+    /// The compressed-block buffer and the Snappy and zstd state, kept across blocks.
     compressor: compression::BlockCompressor,
     failed: bool,
     /// `block_size` less `block_size_deviation` percent (rounded up): a data block past it is
