@@ -35,18 +35,22 @@ pub fn put_varint32(dst: &mut Vec<u8>, v: u32) {
     put_varint64(dst, u64::from(v))
 }
 
-/// Writes `v` as a LEB128 varint (1–5 bytes, as [`put_varint32`]) at the start of `dst`, which
-/// must hold 5 bytes (panics otherwise); returns how many it wrote.
+/// Writes `v` as a LEB128 varint (1–5 bytes, as [`put_varint32`]) at the start of `dst`;
+/// returns how many bytes it wrote. Never writes past `dst`: callers size it with
+/// [`varint_len`] (a shorter `dst` gets the varint's first `dst.len()` bytes).
 #[inline]
 pub fn encode_varint32(dst: &mut [u8], mut v: u32) -> usize {
-    let mut n = 0;
-    while v >= 0x80 {
-        dst[n] = (v as u8) | 0x80;
+    let mut i = 0;
+    while let Some(b) = dst.get_mut(i) {
+        if v < 0x80 {
+            *b = v as u8;
+            return i + 1;
+        }
+        *b = (v as u8) | 0x80;
         v >>= 7;
-        n += 1;
+        i += 1;
     }
-    dst[n] = v as u8;
-    n + 1
+    i
 }
 
 /// Appends `v` as a LEB128 varint (1–10 bytes).

@@ -27,9 +27,9 @@
 //! only maps it writable). Measured (`fillseq`, 1M values of 400 bytes, 4 runs interleaved,
 //! medians): 1 MiB allocations and read-around faults 1.14M ops/s, p99.99 380 us; 8 MiB and
 //! read-around 1.31M, 425 us; 8 MiB and 256 KiB read ahead 1.20M, 109 us (with 1 MiB read
-//! ahead: 1.19M, 350 us); p99 3.5-3.9 us and the maximum 3-4 ms (medians) in all four. Making the pages writable ahead
-//! as well (`MADV_POPULATE_WRITE`) moved each page's fault into the one call and put a 25 us put
-//! into the 1% (p99 26 us).
+//! ahead: 1.19M, 350 us); p99 3.5-3.9 us and the maximum 3-4 ms (medians) in all four. Making
+//! the pages writable ahead as well (`MADV_POPULATE_WRITE`) moved each page's fault into the one
+//! call and put a 25 us put into the 1% (p99 26 us).
 //!
 //! Durability is the contract of [`WritableFile`]: appended bytes are in the page cache at once
 //! (they survive a process crash: `flush` has nothing to do); `sync` is `fdatasync(2)`, which
@@ -218,8 +218,7 @@ impl WritableFile for MmapWritable {
             // SAFETY: `map` is a live writable mapping of `window` bytes starting at file offset
             // `window_offset`; `used + n <= window`, and the file is allocated (so extends) past
             // `size + n` (`n <= cached - size`, `cached <= allocated`), so every page written
-            // lies inside the file. `data` is a separate
-            // allocation of at least `n` bytes.
+            // lies inside the file. `data` is a separate allocation of at least `n` bytes.
             unsafe {
                 std::ptr::copy_nonoverlapping(data.as_ptr(), map.as_ptr().add(used as usize), n)
             };

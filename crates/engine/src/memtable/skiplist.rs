@@ -53,7 +53,7 @@ use std::ptr::{self, NonNull};
 use std::sync::atomic::Ordering as AtomicOrdering;
 
 use super::arena::Arena;
-use crate::coding::varint_len;
+use crate::coding::{encode_varint32, varint_len};
 use crate::sync::{AtomicPtr, AtomicU64, AtomicUsize, Mutex};
 
 /// The tallest node.
@@ -231,21 +231,6 @@ unsafe fn node_value<'a>(node: *const Node) -> &'a [u8] {
         let (vlen, n) = read_varint32(after);
         std::slice::from_raw_parts(after.add(n), vlen)
     }
-}
-
-/// Writes `v` as a varint at the start of `dst`; returns the bytes written.
-fn encode_varint32(dst: &mut [u8], mut v: u32) -> usize {
-    let mut i = 0;
-    while let Some(b) = dst.get_mut(i) {
-        if v < 0x80 {
-            *b = v as u8;
-            return i + 1;
-        }
-        *b = (v as u8) | 0x80;
-        v >>= 7;
-        i += 1;
-    }
-    i
 }
 
 impl SkipList {
