@@ -205,6 +205,9 @@ fn a_failed_commit_renames_the_wal_back() {
                 let n = fs.contents(&p).map_or(0, |c| c.len());
                 (p, n)
             })
+            // The empty WAL the flush thread makes ahead for the next switch exists at the
+            // fixture's crash or not, as the thread got to it: not one of the open's changes.
+            .filter(|(p, n)| !(*n == 0 && p.extension().is_some_and(|e| e == "log")))
             .collect()
     };
     // A write buffer the WAL's good part fits in, and one it does not (replayed twice).
@@ -229,7 +232,10 @@ fn a_failed_commit_renames_the_wal_back() {
             failed += 1;
             let after = files(&fs);
             if after != before {
-                assert!(!fs.exists(&wal), "{wbs}, IO {n}: changed files without committing");
+                assert!(
+                    !fs.exists(&wal),
+                    "{wbs}, IO {n}: changed files without committing: {before:?} -> {after:?}"
+                );
             }
         }
         assert!(failed > 5, "{wbs}: {failed} of {total}");

@@ -214,3 +214,44 @@ fn strict_modes_sync_the_old_wal_at_the_switch() {
         assert!(m >= 160, "seed {seed}: only {m} of 200 recovered");
     }
 }
+
+/// The next WAL is made ahead (by `Db::open`, then by the flush thread after each switch, before
+/// the flush): a switch takes it, so the writes after the switch go to it; WAL numbers rise
+/// with each switch; closing removes the one never used.
+#[test]
+fn the_next_wal_is_made_ahead_and_taken_by_the_switch() {
+    let fs = SimFs::new();
+    let opts = Options { write_buffer_size: 1 << 20, ..options(&fs, Default::default()) };
+    let wals = |fs: &SimFs| -> Vec<(u64, usize)> {
+        let mut v: Vec<(u64, usize)> = fs
+            .files()
+            .into_iter()
+            .filter_map(|p| {
+                let name = p.file_name()?.to_str()?.strip_suffix(".log")?.parse().ok()?;
+                Some((name, fs.contents(&p).map_or(0, |c| c.len())))
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let db = Db::open(SIM_DB, opts).unwrap();
+    db.put(b"a", b"1").unwrap();
+    let open = wals(&fs);
+    assert_eq!(open.len(), 2, "the active WAL and the one made ahead: {open:?}");
+    let (active, mut ahead) = (open[0], open[1]);
+    assert!(active.1 > 0 && ahead.1 == 0, "{open:?}");
+    for round in 0..3 {
+        db.flush().unwrap();
+        db.put(b"b", b"2").unwrap();
+        let now = wals(&fs);
+        // The flushed memtable's WAL is gone; the one made ahead took the write; the flush
+        // thread made the next one before flushing.
+        assert_eq!(now.len(), 2, "round {round}: {now:?}");
+        assert_eq!(now[0].0, ahead.0, "round {round}: {now:?}");
+        assert!(now[0].1 > 0 && now[1].1 == 0 && now[1].0 > now[0].0, "round {round}: {now:?}");
+        ahead = now[1];
+    }
+    let before_close = wals(&fs);
+    db.close().unwrap();
+    assert_eq!(wals(&fs), before_close[..1], "the unused WAL is removed at close");
+}

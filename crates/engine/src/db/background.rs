@@ -79,6 +79,7 @@ impl DbInner {
         }
         loop {
             enum Job<'a> {
+                PrepareWal,
                 Flush,
                 Compact(Box<Compaction>, CompactionGuard<'a>),
             }
@@ -89,6 +90,10 @@ impl DbInner {
                         return;
                     }
                     if st.bg_error.is_none() {
+                        if role == Role::Flush && st.wal_wanted {
+                            st.wal_wanted = false;
+                            break Job::PrepareWal;
+                        }
                         if role == Role::Flush && !st.jobs.flush_running() && !st.imms.is_empty() {
                             break Job::Flush;
                         }
@@ -112,6 +117,7 @@ impl DbInner {
                 }
             };
             match job {
+                Job::PrepareWal => self.prepare_wal(),
                 Job::Flush => {
                     let _ = self.flush_one();
                 }

@@ -25,7 +25,7 @@ use super::write_controller::WriteController;
 use super::write_queue::WriteQueue;
 use crate::compaction::Compaction;
 use crate::error::{Error, Result};
-use crate::fs::{FileLock, Fs};
+use crate::fs::{FileLock, Fs, WritableFile};
 use crate::iter::range_del::FragmentedTombstones;
 use crate::key::SequenceNumber;
 use crate::memtable::MemTable;
@@ -65,6 +65,9 @@ pub(crate) struct DbState {
     pub shutting_down: bool,
     /// Test hook: no new automatic compaction starts while set (flushes still run).
     pub compactions_paused: bool,
+    /// Set by each memtable switch: the next WAL should be made ahead; the flush thread clears
+    /// it and makes one (`Db::open` makes the first).
+    pub wal_wanted: bool,
 }
 
 pub(crate) struct DbInner {
@@ -88,6 +91,9 @@ pub(crate) struct DbInner {
     pub table_cache: Arc<TableCache>,
     pub writers: WriteQueue,
     pub wal: Mutex<Option<ActiveWal>>,
+    /// The next WAL (its number and file), created and preallocated by the flush thread ahead
+    /// of the memtable switch that takes it (`write.rs`); a leaf lock.
+    pub next_wal: Mutex<Option<(u64, Box<dyn WritableFile>)>>,
     /// Set (under `wal`) when a memtable switch created the current WAL without syncing the
     /// directory; the first synced write to it syncs the directory first.
     pub wal_dir_unsynced: AtomicBool,

@@ -100,6 +100,12 @@ fn shut_down(inner: &DbInner, threads: &mut Vec<std::thread::JoinHandle<()>>) ->
     if let Err(e) = &flushed {
         inner.info_log.log(&format!("[ERROR] flushing the WAL at close failed: {e}"));
     }
+    // The WAL made ahead for the next switch was never written: remove it (a leftover, as
+    // after a crash, replays as empty).
+    if let Some((number, file)) = inner.next_wal.lock().take() {
+        drop(file);
+        let _ = inner.fs.remove_file(&crate::filename::wal_path(&inner.path, number));
+    }
     inner.info_log.log("database closed");
     flushed
 }
@@ -186,6 +192,9 @@ impl Db {
         let roles = background::thread_roles(&options);
         let inner = open::open(path.as_ref(), options, open::Access::ReadWrite)?;
         let threads = start_threads(&inner, &roles, &mut spawn_background)?;
+        // The WAL the first memtable switch takes, made now (later ones are made by the flush
+        // thread after each switch): the directory holds it when `open` returns.
+        inner.prepare_wal();
         Ok(Db { handle: Arc::new(DbHandle::new(inner, threads)) })
     }
 

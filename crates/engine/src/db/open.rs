@@ -245,6 +245,7 @@ fn new_inner(
         bg_error: None,
         shutting_down: false,
         compactions_paused: false,
+        wal_wanted: false,
     };
     let last_seq = versions.last_sequence();
     DbInner {
@@ -266,6 +267,7 @@ fn new_inner(
         table_cache,
         writers: WriteQueue::default(),
         wal: Mutex::new(None),
+        next_wal: Mutex::new(None),
         wal_dir_unsynced: AtomicBool::new(false),
         stats: DbStats::new(num_levels),
         write_controller: WriteController::new(opts.delayed_write_rate),

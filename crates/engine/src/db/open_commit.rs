@@ -135,8 +135,7 @@ impl DbInner {
         let log_number = self.versions.lock().new_file_number();
         let log_path = wal_path(&self.path, log_number);
         undo.steps.push(Step::Remove(log_path.clone()));
-        let wal =
-            LogWriter::new(crate::wal::create_file(fs, &log_path, self.opts.wal_mmap_writes)?);
+        let wal = LogWriter::new(self.create_wal(log_number)?);
         // Keep what recovery could not replay: renamed before CURRENT moves past it (a crash in
         // between replays the renamed file the same way: `open.rs` reads `.log.corrupt` WALs
         // at or above the log number), never deleted as obsolete afterwards.

@@ -247,6 +247,14 @@ pub(crate) fn replay_wals(
     let mut stopped = false;
     // The WAL replayed before the current one: (number, last sequence replayed, file size).
     let mut prev: Option<(u64, SequenceNumber, u64)> = None;
+    // WALs at the end that hold nothing (empty, or preallocated zeros only: the WAL the flush
+    // thread made ahead for the next memtable switch, `write.rs`) have nothing to replay, and
+    // the WAL before them is the last one: its torn tail is a tail, not damage in the middle.
+    let mut end = wals.len();
+    while end > 0 && holds_nothing(fs, &wals[end - 1].path(dir), &wals[end - 1])? {
+        end -= 1;
+    }
+    let wals = &wals[..end];
     for (i, wal) in wals.iter().enumerate() {
         let path = wal.path(dir);
         let name = wal_name(wal.number);
@@ -402,6 +410,12 @@ fn loss(wal: &WalFile, kind: WalLossKind, offset: u64, reason: String, bytes: u6
 }
 
 /// Reads `reader` to its end: the intact write batches left and their operations.
+/// True if the WAL at `path` holds no record, damaged or not (it is empty, or zeros only).
+fn holds_nothing(fs: &dyn Fs, path: &Path, wal: &WalFile) -> Result<bool> {
+    let mut reader = LogReader::new_wal(fs.open_sequential(path)?, wal_name(wal.number));
+    Ok(matches!(reader.read_record()?, ReadOutcome::Eof))
+}
+
 fn count_intact(reader: &mut LogReader) -> Result<(u64, u64)> {
     let (mut batches, mut ops) = (0u64, 0u64);
     loop {

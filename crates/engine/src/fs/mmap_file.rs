@@ -8,8 +8,9 @@
 //! once per 4 KiB page (and once again after each writeback of a page, to mark it dirty).
 //!
 //! The file is mapped [`WINDOW`] (1 GiB) of address space at a time, once for any WAL of usual
-//! size, and allocated [`ALLOC`] (8 MiB) at a time ahead of the appends with `fallocate(2)`
-//! (mode 0: blocks reserved and the file length extended over them). So no page an append
+//! size, and allocated with `fallocate(2)` (mode 0: blocks reserved and the file length
+//! extended over them): the size the caller expects (a WAL: one memtable's worth) when made, then
+//! [`ALLOC`] (8 MiB) at a time ahead of any appends past it. So no page an append
 //! touches lies past the end of the file (SIGBUS) or needs a block allocated when it faults (a
 //! full disk fails the `fallocate`, an `Error::Io` from `append`, not a signal); the mapping's
 //! pages past the allocated length are never touched. Only a WAL longer than the window
@@ -34,7 +35,7 @@
 //! Durability is the contract of [`WritableFile`]: appended bytes are in the page cache at once
 //! (they survive a process crash: `flush` has nothing to do); `sync` is `fdatasync(2)`, which
 //! writes back the pages dirtied through the mapping. The file's length runs ahead of the
-//! appended bytes by the rest of the last allocation (under 8 MiB), zero-filled; dropping the
+//! appended bytes by the rest of the allocation, zero-filled; dropping the
 //! writer unmaps it and truncates the file to the bytes appended. A crash leaves the zeros,
 //! which the WAL reader takes for preallocated space (`wal/reader.rs`), as it does RocksDB's
 //! preallocated WALs; a record the crash cut short, followed by those zeros, is a torn tail
@@ -49,8 +50,9 @@
 //!
 //! Costs: the pages appended stay mapped until the writer is dropped, so they count in the
 //! process's RSS (as file pages) where `write(2)`'s would be page cache outside it; and the
-//! `fallocate`, the read ahead and the page faults land on the write path (one `fallocate`
-//! per 8 MiB, one `madvise` per 256 KiB, a fault per 4 KiB).
+//! read ahead and the page faults land on the write path (one `madvise` per 256 KiB, a fault
+//! per 4 KiB), as does a `fallocate` per 8 MiB past the expected size (the database makes its
+//! WALs ahead, on the flush thread, with the first allocation: `db/write.rs`).
 //!
 //! Nothing else may shorten the file while it is mapped (that would turn the next append into a
 //! SIGBUS); the database's `LOCK` keeps other Talus processes out. Single-owner (`&mut self`);
@@ -103,13 +105,20 @@ unsafe impl Send for MmapWritable {}
 unsafe impl Sync for MmapWritable {}
 
 impl MmapWritable {
-    /// Maps `file` (open for reading and writing, empty) and allocates its first bytes. Fails if
+    /// Maps `file` (open for reading and writing, empty) and allocates its first `size_hint`
+    /// bytes (rounded up to [`ALLOC`], at least that, at most the window) in one call. Fails if
     /// the file system cannot preallocate or map it; the caller then writes the file another way.
-    pub(super) fn new(file: File, path: String) -> Result<MmapWritable> {
-        MmapWritable::with_sizes(file, path, WINDOW, ALLOC)
+    pub(super) fn new(file: File, path: String, size_hint: u64) -> Result<MmapWritable> {
+        MmapWritable::with_sizes(file, path, WINDOW, ALLOC, size_hint)
     }
 
-    fn with_sizes(file: File, path: String, window: u64, alloc: u64) -> Result<MmapWritable> {
+    fn with_sizes(
+        file: File,
+        path: String,
+        window: u64,
+        alloc: u64,
+        size_hint: u64,
+    ) -> Result<MmapWritable> {
         let mut w = MmapWritable {
             file,
             path,
@@ -122,7 +131,7 @@ impl MmapWritable {
             size: 0,
         };
         w.map_window(0)?;
-        w.allocate()?;
+        w.allocate(size_hint.max(1).next_multiple_of(alloc).min(window))?;
         Ok(w)
     }
 
@@ -178,11 +187,11 @@ impl MmapWritable {
         self.cached += len;
     }
 
-    /// Allocates the next `alloc` bytes of the file (extending its length over them).
-    fn allocate(&mut self) -> Result<()> {
-        let what =
-            || format!("allocating {} bytes at {} of {}", self.alloc, self.allocated, self.path);
-        let (off, len) = match (off_t(self.allocated), off_t(self.alloc)) {
+    /// Allocates the next `bytes` of the file (a multiple of `alloc`), extending its length
+    /// over them.
+    fn allocate(&mut self, bytes: u64) -> Result<()> {
+        let what = || format!("allocating {bytes} bytes at {} of {}", self.allocated, self.path);
+        let (off, len) = match (off_t(self.allocated), off_t(bytes)) {
             (Ok(o), Ok(l)) => (o, l),
             (Err(e), _) | (_, Err(e)) => return Err(Error::io(what(), e)),
         };
@@ -191,7 +200,7 @@ impl MmapWritable {
         if unsafe { libc::fallocate(self.file.as_raw_fd(), 0, off, len) } != 0 {
             return Err(Error::io(what(), std::io::Error::last_os_error()));
         }
-        self.allocated += self.alloc;
+        self.allocated += bytes;
         Ok(())
     }
 
@@ -241,7 +250,7 @@ impl WritableFile for MmapWritable {
                 }
             };
             if self.size == self.allocated {
-                self.allocate()?;
+                self.allocate(self.alloc)?;
             }
             if self.size == self.cached {
                 self.read_ahead(map);
@@ -313,8 +322,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("000001.log");
         let (window, alloc) = (256u64 << 10, 64u64 << 10);
-        let mut w =
-            MmapWritable::with_sizes(open_rw(&path), "000001.log".into(), window, alloc).unwrap();
+        let mut w = MmapWritable::with_sizes(open_rw(&path), "000001.log".into(), window, alloc, 0)
+            .unwrap();
         let mut want = Vec::new();
         let mut i = 0u32;
         while want.len() < 3 * window as usize + 12_345 {
@@ -343,7 +352,7 @@ mod tests {
     fn an_append_reads_ahead_its_own_pages_only() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("000003.log");
-        let mut w = MmapWritable::new(open_rw(&path), "000003.log".into()).unwrap();
+        let mut w = MmapWritable::new(open_rw(&path), "000003.log".into(), 0).unwrap();
         w.append(b"x").unwrap();
         let page = 4096usize;
         let mut resident = vec![0u8; ALLOC as usize / page];
@@ -381,12 +390,35 @@ mod tests {
         }
     }
 
+    /// A size hint allocates that much at once (rounded up to the allocation unit, at most the
+    /// window); appends past it allocate a unit at a time as before.
+    #[test]
+    fn a_size_hint_allocates_up_front() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("000004.log");
+        let (window, alloc) = (1u64 << 20, 64u64 << 10);
+        let len = || std::fs::metadata(&path).unwrap().len();
+        let mut w =
+            MmapWritable::with_sizes(open_rw(&path), "000004.log".into(), window, alloc, 200 << 10)
+                .unwrap();
+        assert_eq!(len(), 256 << 10);
+        w.append(&vec![7u8; 300 << 10]).unwrap();
+        assert_eq!(len(), 320 << 10);
+        drop(w);
+        assert_eq!(len(), 300 << 10);
+        let w =
+            MmapWritable::with_sizes(open_rw(&path), "000004.log".into(), window, alloc, 1 << 40)
+                .unwrap();
+        assert_eq!(len(), window);
+        drop(w);
+    }
+
     /// A writer that appends nothing leaves an empty file; the real sizes map and allocate.
     #[test]
     fn empty_writer_leaves_an_empty_file() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("000002.log");
-        let w = MmapWritable::new(open_rw(&path), "000002.log".into()).unwrap();
+        let w = MmapWritable::new(open_rw(&path), "000002.log".into(), 0).unwrap();
         assert_eq!(std::fs::metadata(&path).unwrap().len(), ALLOC);
         drop(w);
         assert_eq!(std::fs::metadata(&path).unwrap().len(), 0);

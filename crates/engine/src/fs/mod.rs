@@ -108,8 +108,11 @@ pub trait Fs: Send + Sync + 'static {
     /// As [`Fs::create`], for a file appended in many small pieces (a write-ahead log): the real
     /// file system appends it through a memory mapping where it can (`mmap_file.rs`: no system
     /// call per append); the file's length may then run ahead of its contents by zeros until
-    /// the writer is dropped. The default is `create`.
-    fn create_mapped(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
+    /// the writer is dropped. `size_hint` is the length the file is expected to reach: the
+    /// mapping reserves that much disk space at once (so appends up to it allocate nothing).
+    /// The default is `create`.
+    fn create_mapped(&self, path: &Path, size_hint: u64) -> Result<Box<dyn WritableFile>> {
+        let _ = size_hint;
         self.create(path)
     }
     /// Opens an existing file for positional reads.

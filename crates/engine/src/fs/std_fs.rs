@@ -244,9 +244,9 @@ impl Fs for StdFs {
     }
 
     #[cfg(target_os = "linux")]
-    fn create_mapped(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
+    fn create_mapped(&self, path: &Path, size_hint: u64) -> Result<Box<dyn WritableFile>> {
         let file = create_truncated(path, true)?;
-        match super::mmap_file::MmapWritable::new(file, path.display().to_string()) {
+        match super::mmap_file::MmapWritable::new(file, path.display().to_string(), size_hint) {
             Ok(w) => Ok(Box::new(w)),
             // A file system that cannot preallocate or map the file: append with write(2).
             Err(_) => self.create(path),

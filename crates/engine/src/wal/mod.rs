@@ -112,15 +112,16 @@ pub enum ReadOutcome {
 }
 
 /// Creates (or truncates) a WAL file: appended through a memory mapping if `mapped`
-/// ([`crate::Options::wal_mmap_writes`], [`crate::fs::Fs::create_mapped`]), else with
-/// ordinary writes.
+/// ([`crate::Options::wal_mmap_writes`], [`crate::fs::Fs::create_mapped`], which reserves
+/// `size_hint` bytes of disk at once), else with ordinary writes.
 pub(crate) fn create_file(
     fs: &dyn crate::fs::Fs,
     path: &std::path::Path,
     mapped: bool,
+    size_hint: u64,
 ) -> crate::error::Result<Box<dyn crate::fs::WritableFile>> {
     if mapped {
-        fs.create_mapped(path)
+        fs.create_mapped(path, size_hint)
     } else {
         fs.create(path)
     }
