@@ -7,7 +7,8 @@
 //!
 //! Who calls: threads started by `mod.rs` (one per [`Role`] of [`thread_roles`]); `Db::flush`
 //! and `Db::compact_range` wait on `done_cv`. Locks: `state` to pick a job and to record its
-//! end; never across IO.
+//! end; never across IO. A job that panics is caught by its thread, logged, and followed by a
+//! pause (doubling with each panic in a row); the thread goes on.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -22,6 +23,19 @@ use crate::filename::{parse_file_name, FileType};
 pub(crate) fn max_compactions(opts: &crate::options::Options) -> usize {
     let jobs = opts.max_background_jobs;
     jobs.saturating_sub((jobs / 4).max(1)).max(1)
+}
+
+/// The pause after a background job panics, doubled for each panic in a row up to [`MAX_PAUSE`].
+const PANIC_PAUSE: std::time::Duration = std::time::Duration::from_millis(50);
+const MAX_PAUSE: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// The message a panic carried (`panic!` with a string or a format), for the info log.
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> &str {
+    payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("a panic without a message")
 }
 
 /// What one background thread runs.
@@ -77,6 +91,8 @@ impl DbInner {
                 self.info_log.log(&format!("[WARN] compaction thread at nice {nice}: {e}"));
             }
         }
+        // Panics of this thread's jobs in a row.
+        let mut panics = 0u32;
         loop {
             enum Job<'a> {
                 PrepareWal,
@@ -116,7 +132,12 @@ impl DbInner {
                     self.bg_cv.wait(&mut st);
                 }
             };
-            match job {
+            // A job that panics (a bug) unwinds to here: its guards have given back its marks,
+            // and the thread lives on to run the next job, after a pause that doubles with each
+            // panic in a row (a job that always panics must not spin). Before, the thread died,
+            // and with one thread of its role no flush or compaction ran again until reopen:
+            // writes stopped for good at the next stall trigger.
+            let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match job {
                 Job::PrepareWal => self.prepare_wal(),
                 Job::Flush => {
                     let _ = self.flush_one();
@@ -124,6 +145,24 @@ impl DbInner {
                 Job::Compact(c, guard) => {
                     let _ = self.run_compaction(&c);
                     drop(guard);
+                }
+            }));
+            match ran {
+                Ok(()) => panics = 0,
+                Err(payload) => {
+                    panics += 1;
+                    let pause = PANIC_PAUSE.saturating_mul(1 << panics.min(10)).min(MAX_PAUSE);
+                    self.info_log.log(&format!(
+                        "[ERROR] a {role:?} job panicked ({}); panic {panics} in a row, the thread \
+                         goes on in {} ms",
+                        panic_message(payload.as_ref()),
+                        pause.as_millis()
+                    ));
+                    let mut st = self.state.lock();
+                    let until = std::time::Instant::now() + pause;
+                    while !st.shutting_down && std::time::Instant::now() < until {
+                        self.bg_cv.wait_until(&mut st, until);
+                    }
                 }
             }
         }

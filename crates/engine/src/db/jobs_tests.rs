@@ -78,14 +78,17 @@ impl Fs for SstTrap {
 
 /// A database on `trap` with two overlapping L0 files (keys 0..200, the second half rewritten).
 fn two_l0_files(dir: &Path, trap: &Arc<SstTrap>, auto: bool) -> Db {
+    two_l0_files_jobs(dir, trap, auto, 3)
+}
+
+/// As [`two_l0_files`], with `jobs` background jobs (3: two compaction threads; 2: one).
+fn two_l0_files_jobs(dir: &Path, trap: &Arc<SstTrap>, auto: bool, jobs: usize) -> Db {
     let opts = Options {
         create_if_missing: true,
         fs: trap.clone(),
         disable_auto_compactions: !auto,
         level0_file_num_compaction_trigger: 2,
-        // Two compaction threads (and the flush thread): a compaction that panics takes its
-        // thread down, and the panic test needs the other one to pick its files again.
-        max_background_jobs: 3,
+        max_background_jobs: jobs,
         ..Default::default()
     };
     let db = Db::open(dir, opts).unwrap();
@@ -182,4 +185,28 @@ fn a_background_compaction_that_panics_leaves_nothing_registered() {
         std::thread::sleep(Duration::from_millis(10));
     }
     check_data(&db);
+}
+
+/// Regression: a compaction that panicked took its thread down; with one compaction thread
+/// (`max_background_jobs = 2`) no compaction ran again until reopen. Now the thread survives
+/// the panic, pauses, and picks the same files again.
+#[test]
+fn the_only_compaction_thread_survives_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let trap = Arc::new(SstTrap::default());
+    let db = two_l0_files_jobs(dir.path(), &trap, true, 2);
+    trap.mode.store(PANIC_ONCE, Ordering::SeqCst);
+    db.inner().state.lock().compactions_paused = false;
+    db.inner().bg_cv.notify_all();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while db.property("talus.num-files-at-level0").as_deref() != Some("0") {
+        assert!(Instant::now() < deadline, "no compaction after the panic");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(trap.panics.load(Ordering::SeqCst), 1);
+    check_data(&db);
+    // Writes and flushes go on.
+    db.put("after", "panic").unwrap();
+    db.flush().unwrap();
+    assert_eq!(db.get("after").unwrap().as_deref(), Some(&b"panic"[..]));
 }
