@@ -99,7 +99,10 @@ impl DbInner {
         let current = vs.current();
         let mut st = self.state.lock();
         st.current = current;
-        self.install_super_version(&st);
+        let retired = self.install_super_version(&st);
+        drop(st);
+        drop(vs);
+        drop(retired);
         Ok(())
     }
 

@@ -116,10 +116,14 @@ impl DbInner {
         self.last_sequence.load(Ordering::Acquire)
     }
 
-    /// Builds and publishes a SuperVersion from `st`. Called with the state lock held.
-    pub fn install_super_version(&self, st: &DbState) {
+    /// Builds and publishes a SuperVersion from `st`. Called with the state lock held. Returns
+    /// the one it replaced, for the caller to drop after releasing the lock: it may be the last
+    /// holder of a flushed memtable, whose 64 MiB of arena took milliseconds to free (writers
+    /// waited for the state lock meanwhile).
+    #[must_use = "drop the replaced SuperVersion after releasing the state lock"]
+    pub fn install_super_version(&self, st: &DbState) -> Arc<SuperVersion> {
         let imms = st.imms.iter().rev().map(|i| (i.mem.clone(), i.tombstones.clone())).collect();
-        self.super_version.store(Arc::new(SuperVersion {
+        let retired = self.super_version.swap(Arc::new(SuperVersion {
             mem: st.mem.clone(),
             imms,
             version: st.current.clone(),
@@ -131,6 +135,7 @@ impl DbInner {
         // again now, not when the job that installed this ends (a flush still closes its old
         // WAL after installing: milliseconds of munmap and truncate).
         self.done_cv.notify_all();
+        retired
     }
 
     /// `NotSupported` on a read-only handle (RocksDB's message), for every call that writes.

@@ -204,9 +204,11 @@ impl DbInner {
         let mut st = self.state.lock();
         st.imms.pop_front();
         st.current = current;
-        self.install_super_version(&st);
+        let retired = self.install_super_version(&st);
         drop(st);
         drop(vs);
+        // Likely the last holder of the flushed memtable: freed here, with no lock held.
+        drop(retired);
         // WALs below the new log number are obsolete: no need to sync the ones a switch left
         // unsynced (`write.rs`). The `wal` lock comes before `versions` and `state`.
         // They are closed after the lock is released: closing a WAL appended through a memory

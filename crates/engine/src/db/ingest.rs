@@ -312,11 +312,13 @@ impl DbInner {
         drop(vs);
         let mut st = self.state.lock();
         st.current = current;
-        self.install_super_version(&st);
+        let retired = self.install_super_version(&st);
         // Publish the sequence number after the files: a reader that sees it sees them.
         if let Some(s) = seq {
             self.last_sequence.store(s, std::sync::atomic::Ordering::Release);
         }
+        drop(st);
+        drop(retired);
         Ok(())
     }
 

@@ -300,6 +300,8 @@ impl DbInner {
             st.imms.push_back(Imm { mem, log_number: 0, tombstones });
         }
         self.last_sequence.store(last_sequence, std::sync::atomic::Ordering::Release);
-        self.install_super_version(&st);
+        let retired = self.install_super_version(&st);
+        drop(st);
+        drop(retired);
     }
 }

@@ -165,8 +165,9 @@ impl DbInner {
         let mut st = self.state.lock();
         st.mem_log_number = log_number;
         st.current = current;
-        self.install_super_version(&st);
+        let retired = self.install_super_version(&st);
         drop(st);
+        drop(retired);
         if !report.is_empty() {
             self.info_log.log(&format!("[WARN] WAL recovery:\n{report}"));
         }

@@ -319,8 +319,10 @@ impl DbInner {
         let old_log = std::mem::replace(&mut st.mem_log_number, log_number);
         let tombstones = Arc::new(FragmentedTombstones::new(old.range_tombstones()));
         st.imms.push_back(Imm { mem: old, log_number: old_log, tombstones });
-        self.install_super_version(&st);
+        let retired = self.install_super_version(&st);
+        drop(st);
         self.bg_cv.notify_all();
+        drop(retired);
         Ok(())
     }
 

@@ -7,16 +7,23 @@
 //! stays valid for the arena's whole life, which is what lets skiplist readers follow links
 //! without locks.
 //!
+//! Full-size chunks come from, and go back to, a [`ChunkPool`] (`chunk_pool.rs`: a flushed
+//! memtable's memory is reused instead of returned to the system allocator); a pooled chunk
+//! holds its last arena's bytes, so each range handed out from it is zeroed then.
+//!
 //! Only the memtable's writer calls `allocate` (`&mut self`, reached through the writer mutex);
 //! readers never touch the arena itself, only the bytes it handed out.
 
 use std::alloc::{alloc_zeroed, dealloc, handle_alloc_error, Layout};
 use std::ptr::NonNull;
 
+use super::chunk_pool::{ChunkPool, POOL};
+
 /// Alignment of every allocation (enough for the atomic links of a node).
 pub(super) const ALIGN: usize = 8;
 const MIN_CHUNK: usize = 16 << 10;
-const MAX_CHUNK: usize = 1 << 20;
+/// The full chunk size (the chunks a [`ChunkPool`] keeps).
+pub(super) const MAX_CHUNK: usize = 1 << 20;
 
 /// The bump allocator. See the module documentation.
 pub(super) struct Arena {
@@ -29,6 +36,10 @@ pub(super) struct Arena {
     next_chunk: usize,
     /// Bytes of all chunks.
     reserved: usize,
+    /// Whether the current chunk came from the pool (its bytes are not zero).
+    cur_dirty: bool,
+    /// Where full-size chunks come from and go back to.
+    pool: &'static ChunkPool,
 }
 
 // SAFETY: the arena exclusively owns its chunks (like a `Vec<Box<[u8]>>`); the raw pointers are
@@ -36,9 +47,16 @@ pub(super) struct Arena {
 unsafe impl Send for Arena {}
 
 impl Arena {
-    /// An empty arena (allocates nothing until the first call).
+    /// An empty arena (allocates nothing until the first call) on the process-wide pool.
     pub(super) fn new() -> Self {
+        Arena::with_pool(&POOL)
+    }
+
+    /// An empty arena whose full-size chunks come from and go back to `pool`.
+    pub(super) fn with_pool(pool: &'static ChunkPool) -> Self {
         Arena {
+            cur_dirty: false,
+            pool,
             chunks: Vec::new(),
             cur: std::ptr::null_mut(),
             cur_len: 0,
@@ -57,6 +75,11 @@ impl Arena {
             // `cur_used + size <= cur_len`, so the result stays inside that chunk.
             let p = unsafe { self.cur.add(self.cur_used) };
             self.cur_used += size;
+            if self.cur_dirty {
+                // SAFETY: the `size` bytes at `p` lie in the current chunk (above) and are
+                // handed out for the first time, so nothing else refers to them.
+                unsafe { std::ptr::write_bytes(p, 0, size) };
+            }
             // SAFETY: derived from a non-null chunk pointer by an in-bounds offset.
             return unsafe { NonNull::new_unchecked(p) };
         }
@@ -66,18 +89,28 @@ impl Arena {
         }
         let chunk_size = self.next_chunk;
         self.next_chunk = (self.next_chunk * 2).min(MAX_CHUNK);
-        let p = self.new_chunk(chunk_size);
+        let pooled = if chunk_size == MAX_CHUNK { self.pool.take() } else { None };
+        let p = match pooled {
+            Some(p) => {
+                self.chunks.push((p, chunk_layout(MAX_CHUNK)));
+                self.reserved += MAX_CHUNK;
+                // SAFETY: `p` is a pooled chunk of MAX_CHUNK bytes, now this arena's alone, and
+                // `size <= MAX_CHUNK / 4`: its first `size` bytes are handed out here.
+                unsafe { std::ptr::write_bytes(p.as_ptr(), 0, size) };
+                p
+            }
+            None => self.new_chunk(chunk_size),
+        };
         self.cur = p.as_ptr();
         self.cur_len = chunk_size;
         self.cur_used = size;
+        self.cur_dirty = pooled.is_some();
         p
     }
 
+    /// A fresh zeroed chunk of `size` bytes from the global allocator.
     fn new_chunk(&mut self, size: usize) -> NonNull<u8> {
-        let layout = match Layout::from_size_align(size, ALIGN) {
-            Ok(l) => l,
-            Err(_) => panic!("memtable arena: allocation of {size} bytes is too large"),
-        };
+        let layout = chunk_layout(size);
         // SAFETY: `layout` has a non-zero size (callers pass at least ALIGN bytes).
         let p = unsafe { alloc_zeroed(layout) };
         let Some(p) = NonNull::new(p) else { handle_alloc_error(layout) };
@@ -98,11 +131,26 @@ impl Arena {
     }
 }
 
+/// The layout of a chunk of `size` bytes.
+fn chunk_layout(size: usize) -> Layout {
+    match Layout::from_size_align(size, ALIGN) {
+        Ok(l) => l,
+        Err(_) => panic!("memtable arena: allocation of {size} bytes is too large"),
+    }
+}
+
 impl Drop for Arena {
     fn drop(&mut self) {
         for &(p, layout) in &self.chunks {
-            // SAFETY: `p` was returned by `alloc_zeroed(layout)` and is freed exactly once.
-            unsafe { dealloc(p.as_ptr(), layout) };
+            if layout.size() == MAX_CHUNK {
+                // SAFETY: `p` came from the global allocator with `layout` (`alloc_zeroed`, or
+                // a pool whose chunks all did), the arena is dropping so nothing refers to its
+                // bytes any more, and it is given up exactly once.
+                unsafe { self.pool.give(p, layout) };
+            } else {
+                // SAFETY: `p` was returned by `alloc_zeroed(layout)` and is freed exactly once.
+                unsafe { dealloc(p.as_ptr(), layout) };
+            }
         }
     }
 }
@@ -139,6 +187,41 @@ mod tests {
         assert!(a.memory_usage() <= a.reserved());
         let total: usize = got.iter().map(|g| g.1).sum();
         assert!(a.memory_usage() >= total);
+    }
+
+    /// Allocates `n` ranges of `size` bytes, checking each is zeroed, then dirtying it.
+    fn fill(a: &mut Arena, n: usize, size: usize) {
+        for _ in 0..n {
+            let p = a.allocate(size);
+            // SAFETY: `p` points to `size` bytes the arena handed out and keeps alive.
+            let bytes = unsafe { std::slice::from_raw_parts_mut(p.as_ptr(), size) };
+            assert!(bytes.iter().all(|&b| b == 0), "allocation not zeroed");
+            bytes.fill(0xAB);
+        }
+    }
+
+    /// A dropped arena's full-size chunks go to the pool (up to its cap; the rest are freed),
+    /// and the next arena takes them, still handing out zeroed ranges (fails without the
+    /// zeroing: the chunks come back full of 0xAB).
+    #[test]
+    fn pooled_chunks_are_reused_and_hand_out_zeroed_ranges() {
+        static POOL: ChunkPool = ChunkPool::new(3);
+        let mut a = Arena::with_pool(&POOL);
+        // 16 KiB + ... + 512 KiB of growing chunks, then five full ones.
+        fill(&mut a, 6000, 1000);
+        let full = a.chunks.iter().filter(|(_, l)| l.size() == MAX_CHUNK).count();
+        assert!(full >= 4, "{full} full chunks");
+        drop(a);
+        assert_eq!(POOL.len(), 3, "capped at 3; the others freed");
+        let mut b = Arena::with_pool(&POOL);
+        fill(&mut b, 6000, 1000);
+        // A range that starts a chunk, and odd sizes across a pooled chunk.
+        for size in [8, 24, 1000, 200_000, 40] {
+            fill(&mut b, 50, size);
+        }
+        assert_eq!(POOL.len(), 0, "every pooled chunk taken");
+        drop(b);
+        assert_eq!(POOL.len(), 3);
     }
 
     #[test]

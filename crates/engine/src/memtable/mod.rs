@@ -27,6 +27,7 @@ use crate::key::{
 };
 
 mod arena;
+mod chunk_pool;
 mod iter;
 mod skiplist;
 
