@@ -25,8 +25,9 @@ pub(crate) fn max_compactions(opts: &crate::options::Options) -> usize {
     jobs.saturating_sub((jobs / 4).max(1)).max(1)
 }
 
-/// The pause after a background job panics, doubled for each panic in a row up to [`MAX_PAUSE`].
-const PANIC_PAUSE: std::time::Duration = std::time::Duration::from_millis(50);
+/// The pause after a background job panics, doubled for each further panic in a row up to
+/// [`MAX_PAUSE`].
+const PANIC_PAUSE: std::time::Duration = std::time::Duration::from_millis(100);
 const MAX_PAUSE: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// The message a panic carried (`panic!` with a string or a format), for the info log.
@@ -151,7 +152,8 @@ impl DbInner {
                 Ok(()) => panics = 0,
                 Err(payload) => {
                     panics += 1;
-                    let pause = PANIC_PAUSE.saturating_mul(1 << panics.min(10)).min(MAX_PAUSE);
+                    let pause =
+                        PANIC_PAUSE.saturating_mul(1 << (panics.min(10) - 1)).min(MAX_PAUSE);
                     self.info_log.log(&format!(
                         "[ERROR] a {role:?} job panicked ({}); panic {panics} in a row, the thread \
                          goes on in {} ms",

@@ -42,8 +42,9 @@ impl ChunkPool {
         ChunkPool { cap, chunks: Mutex::new(Vec::new()) }
     }
 
-    /// A pooled chunk of `layout` (the arena's full-size chunk layout), its bytes left as its
-    /// last arena wrote them; `None` if the pool is empty.
+    /// A pooled chunk (allocated with the layout every [`ChunkPool::give`] to this pool
+    /// names: the arena's full-size chunk), its bytes left as its last arena wrote them;
+    /// `None` if the pool is empty.
     pub(super) fn take(&self) -> Option<NonNull<u8>> {
         let mut chunks = self.chunks.lock().unwrap_or_else(|e| e.into_inner());
         chunks.pop().map(|c| c.0)
