@@ -1,107 +1,19 @@
 //! Options of a `talus stress` worker run: parsed from the command line ([`Config::from_args`]),
 //! turned into `talus::Options` ([`Config::db_options`]) and, by the crash driver, back into a
 //! command line for a child process ([`Config::to_args`]).
+//!
+//! The names a worker accepts and its `--help` text are in `spec.rs` (re-exported here).
 
 use std::path::PathBuf;
 
 use talus::{CompactionStyle, CompressionType, Options, WalRecoveryMode};
 
-use crate::options::{engine, Parsed, Spec};
+use crate::options::{engine, Parsed};
 
-/// Options that take a value.
-const VALUES: &[&str] = &[
-    "db",
-    "expected_state",
-    "threads",
-    "max_key",
-    "ops_per_thread",
-    "duration",
-    "seed",
-    "value_size_max",
-    "readpercent",
-    "writepercent",
-    "delpercent",
-    "delrangepercent",
-    "batchpercent",
-    "iterpercent",
-    "snapshotpercent",
-    "max_delrange",
-    "verify_every",
-    "flush_one_in",
-    "compact_range_one_in",
-    "workload",
-    // Driver only.
-    "cycles",
-    "kill_min_ms",
-    "kill_max_ms",
-];
+mod spec;
 
-/// What `talus stress` accepts.
-pub const SPEC: Spec<'static> = Spec {
-    values: VALUES,
-    flags: &[
-        "verify_only",
-        "crash",
-        "help",
-        "destroy_db_initially",
-        "sync",
-        "disable_wal",
-        "strict_unsynced",
-    ],
-    engine: true,
-};
-
-/// Engine options a worker maps onto its own fields (the crash driver varies them); any other
-/// engine option given is kept in [`Config::extra`] and passed on as given.
-const FIELDS: &[&str] = &[
-    "compression",
-    "block_size",
-    "write_buffer_size",
-    "max_write_buffer_number",
-    "bloom_bits",
-    "cache_size",
-    "target_file_size_base",
-    "max_bytes_for_level_base",
-    "level0_file_num_compaction_trigger",
-    "max_background_jobs",
-    "compaction_style",
-    "max_subcompactions",
-    "cache_type",
-    "intra_l0_compaction",
-    "max_open_files",
-    "wal_recovery_mode",
-    "use_direct_reads",
-    "use_direct_io_for_flush_and_compaction",
-    "index_type",
-    "partition_filters",
-    "metadata_block_size",
-    "checksum",
-];
-
-/// `talus stress --help`.
-pub const USAGE: &str = "\
-usage: talus stress --db=DIR --expected_state=FILE [options]     one worker run
-       talus stress --crash --db=DIR [--duration=S] [options]     kill -9 / verify loop
-
-worker: --threads=8 --max_key=100000 --ops_per_thread=1000000000 --duration=60 --seed=N
-  --verify_only  --sync=1 --disable_wal=0 --strict_unsynced=1 --value_size_max=100
-  op mix (percent, sum 100): --readpercent=25 --writepercent=30 --delpercent=10
-  --delrangepercent=5 --batchpercent=10 --iterpercent=15 --snapshotpercent=5
-  --max_delrange=10 --verify_every=2000 --flush_one_in=2000 --compact_range_one_in=10000
-  db options: --compression=lz4 --block_size=4096 --write_buffer_size=4194304
-  --max_write_buffer_number=2 --bloom_bits=10 --cache_size=33554432
-  --target_file_size_base=2097152 --max_bytes_for_level_base=8388608
-  --level0_file_num_compaction_trigger=4 --max_background_jobs=2 --compaction_style=level
-  --max_open_files=-1 --wal_recovery_mode=kPointInTimeRecovery (RocksDB's names, or 0-3)
-  --use_direct_reads=0 --use_direct_io_for_flush_and_compaction=0 --index_type=0
-  (2: partitioned) --partition_filters=0 --metadata_block_size=4096 --checksum=kXXH3
-  --workload=kv|table  (table: rows + 2 secondary indexes + an index build, checked for
-                        index consistency after every reopen)
-crash driver: --duration=600 (seconds) --cycles=N (stop after N) --kill_min_ms=2000
-  --kill_max_ms=10000 --expected_state=<db>.expected --seed=N --threads --max_key
-  --destroy_db_initially=1
-exit: 0 ok, 1 verification failure, 2 usage, 3 database error
-";
+use spec::FIELDS;
+pub use spec::{SPEC, USAGE};
 
 /// Everything one worker run needs.
 #[derive(Debug, Clone)]
@@ -498,39 +410,4 @@ pub fn parse_workload(v: Option<&str>) -> Result<bool, String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn to_args_parses_back_to_the_same_config() {
-        let mut c = Config::new("/tmp/d".into(), "/tmp/e".into());
-        c.sync = false;
-        c.compression = CompressionType::Zstd;
-        c.mix = [20, 20, 10, 10, 10, 20, 10];
-        c.max_open_files = 20;
-        c.wal_recovery_mode = WalRecoveryMode::TolerateCorruptedTailRecords;
-        c.verify_only = true;
-        c.table_workload = true;
-        c.use_direct_reads = true;
-        c.direct_writes = true;
-        c.index_type = talus::IndexType::TwoLevelIndexSearch;
-        c.partition_filters = true;
-        c.metadata_block_size = 300;
-        c.checksum = talus::ChecksumType::Crc32c;
-        let args = c.to_args();
-        let mut p = Parsed::parse(&args);
-        p.check(&SPEC).unwrap();
-        let d = Config::from_args(&p).unwrap();
-        assert_eq!(format!("{c:?}"), format!("{d:?}"));
-    }
-
-    #[test]
-    fn bad_mix_and_missing_paths_are_refused() {
-        let p = Parsed::parse(&["--db=x", "--expected_state=y", "--readpercent=50"]);
-        assert!(Config::from_args(&p).unwrap_err().contains("add up to 125"));
-        let p = Parsed::parse(&["--db=x"]);
-        assert!(Config::from_args(&p).unwrap_err().contains("expected_state"));
-        let p = Parsed::parse(&["--db=x", "--expected_state=y", "--max_key=0"]);
-        assert!(Config::from_args(&p).is_err());
-    }
-}
+mod tests;
