@@ -214,7 +214,7 @@ pub fn db_options(f: &Flags) -> EResult<DbOptions> {
 unsafe fn set_table_options(p: *mut ffi::rocksdb_options_t, f: &Flags) {
     let t = ffi::rocksdb_block_based_options_create();
     ffi::rocksdb_block_based_options_set_block_size(t, f.block_size as usize);
-    // RocksDB's ChecksumType number, as db_bench passes it (flags.rs allows 1 and 4).
+    // RocksDB's ChecksumType number, as db_bench passes it (flags/validate.rs allows 1 and 4).
     ffi::rocksdb_block_based_options_set_checksum(t, f.checksum_type as std::ffi::c_char);
     // As RocksDB's db_bench: either partition flag selects kTwoLevelIndexSearch (2).
     if f.partition_index || f.partition_index_and_filters {
