@@ -9,6 +9,9 @@
 //! bump is one relaxed load of the level plus one thread-local add, and nothing when the
 //! level is [`PerfLevel::Disable`].
 //!
+//! The per-database table-file read counters ([`ReadIoStats`], all threads, relaxed atomics)
+//! are in `read_io.rs`, re-exported here; they feed the perf context as they count.
+//!
 //! ```
 //! use talus::perf::{self, PerfLevel};
 //! perf::set_perf_level(PerfLevel::EnableCount);
@@ -20,7 +23,11 @@
 
 use std::cell::Cell;
 use std::fmt;
-use std::sync::atomic::{AtomicU64, AtomicU8, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
+
+mod read_io;
+
+pub use read_io::{ReadIoSnapshot, ReadIoStats};
 
 /// What a block is for: the block cache's per-role statistics and the perf context count by
 /// role, and the high-priority pool of the LRU takes index and filter blocks.
@@ -372,160 +379,5 @@ pub(crate) fn multiget_keys(n: u64) {
     add(Counter::multiget_key_count, n);
 }
 
-/// Table-file reads of one database from every thread (user reads, iterators, compaction),
-/// counted by the table readers next to the perf context: what `talus.stats` prints under
-/// "File reads" and the property `talus.read-io` returns. Relaxed atomics, touched only when a
-/// block is read from a file (never on a cache hit).
-#[derive(Debug, Default)]
-pub struct ReadIoStats {
-    blocks: [AtomicU64; 4],
-    bytes: [AtomicU64; 4],
-    file_reads: AtomicU64,
-    file_read_bytes: AtomicU64,
-}
-
-/// A copy of [`ReadIoStats`].
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ReadIoSnapshot {
-    /// Blocks read from files, by [`BlockRole::index`].
-    pub blocks: [u64; 4],
-    /// Bytes of those blocks as stored, by role.
-    pub bytes: [u64; 4],
-    /// Reads issued to table files (a readahead counts once).
-    pub file_reads: u64,
-    /// Bytes asked by those reads.
-    pub file_read_bytes: u64,
-}
-
-impl ReadIoStats {
-    /// Counts a block of `role` and `bytes` obtained from a file, in this and the thread's
-    /// perf context.
-    #[inline]
-    pub(crate) fn block_read(&self, role: BlockRole, bytes: u64) {
-        block_read(role, bytes);
-        if let (Some(b), Some(n)) = (self.blocks.get(role.index()), self.bytes.get(role.index())) {
-            b.fetch_add(1, Relaxed);
-            n.fetch_add(bytes, Relaxed);
-        }
-    }
-
-    /// Counts one read of `bytes` issued to a table file, here and in the perf context.
-    #[inline]
-    pub(crate) fn file_read(&self, bytes: u64) {
-        file_read(bytes);
-        self.file_reads.fetch_add(1, Relaxed);
-        self.file_read_bytes.fetch_add(bytes, Relaxed);
-    }
-
-    /// The counters now.
-    pub fn snapshot(&self) -> ReadIoSnapshot {
-        ReadIoSnapshot {
-            blocks: std::array::from_fn(|i| self.blocks[i].load(Relaxed)),
-            bytes: std::array::from_fn(|i| self.bytes[i].load(Relaxed)),
-            file_reads: self.file_reads.load(Relaxed),
-            file_read_bytes: self.file_read_bytes.load(Relaxed),
-        }
-    }
-}
-
-impl ReadIoSnapshot {
-    /// `name=value` pairs, space-separated (the property `talus.read-io`): `data_blocks`,
-    /// `data_bytes`, `index_blocks`, `index_bytes`, `filter_blocks`, `filter_bytes`,
-    /// `other_blocks`, `other_bytes`, `file_reads`, `file_read_bytes`.
-    pub fn render(&self) -> String {
-        let mut s = String::new();
-        for (i, name) in ["data", "index", "filter", "other"].iter().enumerate() {
-            s.push_str(&format!(
-                "{name}_blocks={} {name}_bytes={} ",
-                self.blocks.get(i).copied().unwrap_or(0),
-                self.bytes.get(i).copied().unwrap_or(0)
-            ));
-        }
-        s.push_str(&format!(
-            "file_reads={} file_read_bytes={}",
-            self.file_reads, self.file_read_bytes
-        ));
-        s
-    }
-
-    /// Parses [`ReadIoSnapshot::render`]'s output (unknown names ignored; `None` if a value is
-    /// not a number).
-    pub fn parse(s: &str) -> Option<ReadIoSnapshot> {
-        let mut out = ReadIoSnapshot::default();
-        for (name, v) in s.split_whitespace().filter_map(|kv| kv.split_once('=')) {
-            let v: u64 = v.parse().ok()?;
-            let role = ["data", "index", "filter", "other"].iter().position(|r| {
-                name.strip_prefix(r).is_some_and(|rest| rest == "_blocks" || rest == "_bytes")
-            });
-            match (name, role) {
-                ("file_reads", _) => out.file_reads = v,
-                ("file_read_bytes", _) => out.file_read_bytes = v,
-                (n, Some(i)) if n.ends_with("_blocks") => out.blocks[i] = v,
-                (_, Some(i)) => out.bytes[i] = v,
-                _ => {}
-            }
-        }
-        Some(out)
-    }
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn counts_per_thread_resets_and_formats() {
-        reset();
-        cache_hit(BlockRole::Index);
-        cache_miss(BlockRole::Data);
-        block_read(BlockRole::Data, 4096);
-        bloom_checked(false);
-        bloom_checked(true);
-        let c = perf_context();
-        assert_eq!(c.block_cache_hit_count, 1);
-        assert_eq!(c.block_cache_index_hit_count, 1);
-        assert_eq!(c.block_cache_data_miss_count, 1);
-        assert_eq!(c.block_read_byte, 4096);
-        assert_eq!(
-            (c.bloom_filter_checked, c.bloom_filter_useful, c.bloom_sst_hit_count),
-            (2, 1, 1)
-        );
-        let s = c.to_string();
-        assert!(s.starts_with("block_cache_hit_count = 1, block_cache_index_hit_count = 1"), "{s}");
-        assert!(!s.contains("= 0"), "{s}");
-        // Another thread has its own counters.
-        let other = std::thread::spawn(|| {
-            cache_hit(BlockRole::Data);
-            perf_context()
-        })
-        .join()
-        .unwrap();
-        assert_eq!(other.block_cache_hit_count, 1);
-        assert_eq!(other.block_cache_index_hit_count, 0);
-        let mut sum = c;
-        sum.add(&other);
-        assert_eq!(sum.block_cache_hit_count, 2);
-        assert_eq!(sum.delta(&c), other);
-        reset();
-        assert_eq!(perf_context(), PerfContext::default());
-    }
-
-    #[test]
-    fn read_io_stats_count_by_role_and_round_trip_as_text() {
-        reset();
-        let s = ReadIoStats::default();
-        s.block_read(BlockRole::Data, 100);
-        s.block_read(BlockRole::Filter, 30);
-        s.block_read(BlockRole::Data, 50);
-        s.file_read(4096);
-        let snap = s.snapshot();
-        assert_eq!(snap.blocks, [2, 0, 1, 0]);
-        assert_eq!(snap.bytes, [150, 0, 30, 0]);
-        assert_eq!((snap.file_reads, snap.file_read_bytes), (1, 4096));
-        assert_eq!(ReadIoSnapshot::parse(&snap.render()), Some(snap));
-        let c = perf_context();
-        assert_eq!((c.data_block_read_count, c.data_block_read_byte), (2, 150));
-        assert_eq!((c.filter_block_read_count, c.filter_block_read_byte), (1, 30));
-        assert_eq!((c.file_read_count, c.file_read_byte), (1, 4096));
-    }
-}
+mod tests;
