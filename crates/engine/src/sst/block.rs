@@ -26,7 +26,9 @@ use crate::error::{Error, Result};
 pub use crate::perf::BlockRole;
 
 mod iter;
+mod prefixes;
 pub use iter::{BlockIter, BlockRef, BlockSlice};
+use prefixes::RestartPrefixes;
 
 /// A decoded (uncompressed) block, shared through the block cache.
 pub struct Block {
@@ -36,6 +38,8 @@ pub struct Block {
     file: Arc<str>,
     offset: u64,
     role: BlockRole,
+    /// The search array of the restart keys, for a held index block (see `prefixes.rs`).
+    prefixes: Option<Box<RestartPrefixes>>,
 }
 
 impl std::fmt::Debug for Block {
@@ -86,7 +90,8 @@ impl Block {
             .ok_or_else(|| bad("restart count overflows"))?;
         let restarts_offset =
             len.checked_sub(restarts_len).ok_or_else(|| bad("restart array exceeds block"))?;
-        let block = Block { data, restarts_offset, num_restarts, file, offset, role };
+        let block =
+            Block { data, restarts_offset, num_restarts, file, offset, role, prefixes: None };
         for i in 0..num_restarts {
             match block.stored_restart_point(i) {
                 Some(0) => {}
@@ -111,6 +116,7 @@ impl Block {
             file,
             offset,
             role: BlockRole::Filter,
+            prefixes: None,
         })
     }
 
@@ -128,7 +134,43 @@ impl Block {
 
     /// Bytes charged to the cache for this block.
     pub fn charge(&self) -> usize {
-        self.data.capacity() + std::mem::size_of::<Block>()
+        self.data.capacity()
+            + std::mem::size_of::<Block>()
+            + self.prefixes.as_ref().map_or(0, |p| p.memory())
+    }
+
+    /// Builds the search array that makes bytewise seeks of the restart keys cheaper
+    /// (`prefixes.rs`): for an index block the table reader holds, keyed by user keys. Leaves
+    /// the block as it was if a restart entry is malformed or the keys are out of order (the
+    /// seeks then search as before and report what they find).
+    pub fn build_search_prefixes(&mut self) {
+        if self.role == BlockRole::Filter || self.num_restarts < 2 {
+            return;
+        }
+        let keys: Option<Vec<&[u8]>> =
+            (0..self.num_restarts).map(|i| self.restart_entry(i).map(|e| e.0)).collect();
+        let built = keys.and_then(|k| RestartPrefixes::build(k.iter().copied()));
+        self.prefixes = built.map(Box::new);
+    }
+
+    /// The first restart point whose key is `>= target` bytewise (`num_restarts` if none), by
+    /// the search array where there is one, else by binary search of the restart entries.
+    #[inline]
+    fn restart_lower_bound_bytewise(&self, target: &[u8]) -> Result<usize> {
+        let entry = |i| self.restart_entry(i).ok_or_else(|| self.corruption("bad restart entry"));
+        let (mut lo, mut hi) = match &self.prefixes {
+            Some(p) => p.narrow(target),
+            None => (0, self.num_restarts),
+        };
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if entry(mid)?.0 < target {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        Ok(lo)
     }
 
     /// The block's uncompressed bytes.
@@ -166,15 +208,7 @@ impl Block {
             return Ok(RestartSeek::PastEnd);
         }
         let entry = |i| self.restart_entry(i).ok_or_else(|| self.corruption("bad restart entry"));
-        let (mut lo, mut hi) = (0usize, self.num_restarts);
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if entry(mid)?.0 < target {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
+        let lo = self.restart_lower_bound_bytewise(target)?;
         // Every restart before `lo` is < target; only entries between restart lo-1 and lo
         // (none with interval 1) could be the answer instead.
         if lo > 0 {

@@ -206,6 +206,7 @@ impl<B: Deref<Target = Block>> BlockIter<B> {
             file: Arc::from(""),
             offset: 0,
             role: BlockRole::Other,
+            prefixes: None,
         };
         let mut it = BlockIter::new(B::from(CacheHandle::new(empty)));
         it.err = Some(err);
@@ -311,6 +312,17 @@ impl<B: Deref<Target = Block>> BlockIter<B> {
                 right = mid - 1;
             }
         }
+        self.scan_from_restart(left, target, cmp);
+    }
+
+    /// Positions at the first entry `>= target` at or after restart point `left`, scanning up
+    /// to the next restart point (the caller found every earlier restart key `< target`).
+    fn scan_from_restart(
+        &mut self,
+        left: usize,
+        target: &[u8],
+        cmp: impl Fn(&[u8], &[u8]) -> Ordering,
+    ) {
         if !self.seek_to_restart(left) {
             return;
         }
@@ -331,6 +343,21 @@ impl<B: Deref<Target = Block>> BlockIter<B> {
 
     /// Positions at the first entry whose key is `>= target` bytewise (for meta blocks).
     pub fn seek_bytewise(&mut self, target: &[u8]) {
+        if self.block.prefixes.is_some() {
+            // The last restart point whose key is < target: the one before the first >= target.
+            match self.block.restart_lower_bound_bytewise(target) {
+                Ok(lb) => self.scan_from_restart(
+                    lb.saturating_sub(1),
+                    target,
+                    crate::key::compare_user_keys,
+                ),
+                Err(e) => {
+                    self.err.get_or_insert(e);
+                    self.mark_invalid();
+                }
+            }
+            return;
+        }
         self.seek_impl(target, crate::key::compare_user_keys);
     }
 }

@@ -192,3 +192,75 @@ fn failed_borrowing_iterator_reports_its_error() {
     assert!(!it.valid());
     assert!(it.status().is_err());
 }
+
+/// A block with the search array of `prefixes.rs` seeks exactly as one without it: both the
+/// iterator's bytewise seek and the restart seek, on keys with a long shared prefix, keys that
+/// differ only past 8 bytes, short keys and binary bytes, interval 1 and 4.
+#[test]
+fn search_prefixes_seek_as_the_plain_search() {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+    let mut built = 0;
+    for shape in 0..4 {
+        let mut keys: Vec<Vec<u8>> = (0..rng.gen_range(2..400))
+            .map(|_| {
+                let tail: Vec<u8> = match shape {
+                    0 => (0..rng.gen_range(0..12)).map(|_| rng.gen_range(0..4u8)).collect(),
+                    1 => rng.gen_range(0u64..1000).to_be_bytes().to_vec(),
+                    2 => [b"12345678".as_slice(), &[rng.gen_range(0..8u8)]].concat(),
+                    _ => (0..rng.gen_range(0..3)).map(|_| rng.gen()).collect(),
+                };
+                [b"user/".as_slice(), &tail].concat()
+            })
+            .collect();
+        keys.sort();
+        keys.dedup();
+        for interval in [1usize, 4] {
+            let mut b = crate::sst::block_builder::BlockBuilder::new(interval);
+            for (i, k) in keys.iter().enumerate() {
+                b.add(k, &(i as u32).to_le_bytes());
+            }
+            let bytes = b.finish().to_vec();
+            let plain =
+                Block::with_role(bytes.clone(), Arc::from("t"), 0, BlockRole::Index).unwrap();
+            let mut fast = Block::with_role(bytes, Arc::from("t"), 0, BlockRole::Index).unwrap();
+            fast.build_search_prefixes();
+            if fast.prefixes.is_some() {
+                built += 1;
+            }
+            assert!(fast.charge() >= plain.charge());
+            let (plain, fast) = (CacheHandle::new(plain), CacheHandle::new(fast));
+            for i in 0..600 {
+                let t: Vec<u8> = if i % 3 == 0 {
+                    let mut k = keys[rng.gen_range(0..keys.len())].clone();
+                    match rng.gen_range(0..3) {
+                        0 => {}
+                        1 => k.push(rng.gen_range(0..3)),
+                        _ => {
+                            k.pop();
+                        }
+                    }
+                    k
+                } else {
+                    let mut k = b"user/".to_vec();
+                    k.truncate(rng.gen_range(3..6));
+                    k.extend((0..rng.gen_range(0..10)).map(|_| rng.gen_range(0..5u8)));
+                    k
+                };
+                let (mut a, mut f) = (plain.iter(), fast.iter());
+                a.seek_bytewise(&t);
+                f.seek_bytewise(&t);
+                let want = a.valid().then(|| (a.key().to_vec(), a.value().to_vec()));
+                assert_eq!(f.valid().then(|| (f.key().to_vec(), f.value().to_vec())), want);
+                let lb = keys.partition_point(|k| k.as_slice() < t.as_slice());
+                assert_eq!(want.map(|w| w.0), keys.get(lb).cloned(), "target {t:?}");
+                assert_eq!(
+                    fast.seek_restarts_bytewise(&t).unwrap(),
+                    plain.seek_restarts_bytewise(&t).unwrap(),
+                    "interval {interval} target {t:?}"
+                );
+            }
+        }
+    }
+    assert_eq!(built, 8, "every sorted block gets the array");
+}

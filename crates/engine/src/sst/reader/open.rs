@@ -104,7 +104,11 @@ impl TableReader {
         // The top level of a partitioned index or filter is an index block of handles.
         let index_role = BlockRole::Index;
         let filter_role = if partitioned_filter { BlockRole::Other } else { BlockRole::Filter };
-        let index = load(footer.index, index_role)?;
+        let mut index = load(footer.index, index_role)?;
+        if props.index_key_is_user_key {
+            // Seeks of a user-key index are bytewise: give them the search array.
+            index.build_search_prefixes();
+        }
         let filter = match filter_h {
             Some(h) => Some((load(h, filter_role)?, h)),
             None => None,
