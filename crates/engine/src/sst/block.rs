@@ -149,7 +149,7 @@ impl Block {
         }
         let keys: Option<Vec<&[u8]>> =
             (0..self.num_restarts).map(|i| self.restart_entry(i).map(|e| e.0)).collect();
-        let built = keys.and_then(|k| RestartPrefixes::build(k.iter().copied()));
+        let built = keys.and_then(|k| RestartPrefixes::build(&k));
         self.prefixes = built.map(Box::new);
     }
 
@@ -157,6 +157,10 @@ impl Block {
     /// the search array where there is one, else by binary search of the restart entries.
     #[inline]
     fn restart_lower_bound_bytewise(&self, target: &[u8]) -> Result<usize> {
+        if self.restarts_offset == 0 {
+            // No entries: the one restart point names none.
+            return Ok(self.num_restarts);
+        }
         let entry = |i| self.restart_entry(i).ok_or_else(|| self.corruption("bad restart entry"));
         let (mut lo, mut hi) = match &self.prefixes {
             Some(p) => p.narrow(target),

@@ -343,22 +343,17 @@ impl<B: Deref<Target = Block>> BlockIter<B> {
 
     /// Positions at the first entry whose key is `>= target` bytewise (for meta blocks).
     pub fn seek_bytewise(&mut self, target: &[u8]) {
-        if self.block.prefixes.is_some() {
-            // The last restart point whose key is < target: the one before the first >= target.
-            match self.block.restart_lower_bound_bytewise(target) {
-                Ok(lb) => self.scan_from_restart(
-                    lb.saturating_sub(1),
-                    target,
-                    crate::key::compare_user_keys,
-                ),
-                Err(e) => {
-                    self.err.get_or_insert(e);
-                    self.mark_invalid();
-                }
+        // The last restart point whose key is < target: the one before the first >= target
+        // (found through the block's search array where it has one).
+        match self.block.restart_lower_bound_bytewise(target) {
+            Ok(lb) => {
+                self.scan_from_restart(lb.saturating_sub(1), target, crate::key::compare_user_keys)
             }
-            return;
+            Err(e) => {
+                self.err.get_or_insert(e);
+                self.mark_invalid();
+            }
         }
-        self.seek_impl(target, crate::key::compare_user_keys);
     }
 }
 

@@ -57,13 +57,11 @@ fn number_after(s: &[u8], skip: usize) -> u64 {
 impl RestartPrefixes {
     /// The array for restart keys `keys` (in order), or `None` if they do not all start with
     /// the prefix of the first and the last, or their numbers decrease.
-    pub(crate) fn build<'a>(keys: impl ExactSizeIterator<Item = &'a [u8]> + Clone) -> Option<Self> {
-        let n = keys.len();
-        let first = keys.clone().next()?;
-        let last = keys.clone().last()?;
+    pub(crate) fn build(keys: &[&[u8]]) -> Option<Self> {
+        let (first, last) = (*keys.first()?, *keys.last()?);
         let common_len = first.iter().zip(last).take_while(|(a, b)| a == b).count();
         let common: Box<[u8]> = first[..common_len].into();
-        let mut out = Vec::with_capacity(n);
+        let mut out = Vec::with_capacity(keys.len());
         let mut prev = 0u64;
         for k in keys {
             if !k.starts_with(&common) {
@@ -108,14 +106,8 @@ impl RestartPrefixes {
         let start = j.saturating_sub(1) * WINDOW;
         let end = (j * WINDOW).min(n);
         let window = self.keys.get(start..end).unwrap_or(&[]);
-        let bytes = std::mem::size_of_val(window);
-        let base = window.as_ptr().cast::<u8>();
-        let mut at = 0;
-        while at < bytes {
-            // Start every line's load before the search needs the first.
-            crate::prefetch::prefetch(base.wrapping_add(at));
-            at += 64;
-        }
+        // Start every line's load before the search needs the first.
+        crate::prefetch::prefetch_slice(window);
         let lo = start + window.partition_point(|&k| k < t);
         // Usually no key, or one, has the target's number.
         let mut hi = lo;
@@ -160,7 +152,7 @@ mod tests {
         keys.sort();
         keys.dedup();
         let refs: Vec<&[u8]> = keys.iter().map(|k| k.as_slice()).collect();
-        let p = RestartPrefixes::build(refs.iter().copied()).unwrap();
+        let p = RestartPrefixes::build(&refs).unwrap();
         assert_eq!(&*p.common, b"user:");
         let mut targets: Vec<Vec<u8>> = keys.clone();
         for k in &keys {
@@ -198,7 +190,7 @@ mod tests {
             group += 1;
         }
         let refs: Vec<&[u8]> = keys.iter().map(|k| k.as_slice()).collect();
-        let p = RestartPrefixes::build(refs.iter().copied()).unwrap();
+        let p = RestartPrefixes::build(&refs).unwrap();
         assert_eq!(&*p.common, b"p", "the numbers hold the group");
         for g in 0..group + 1 {
             for t in [g * 3, g * 3 + 1] {
@@ -215,7 +207,7 @@ mod tests {
     #[test]
     fn keys_shorter_than_eight_bytes_after_the_prefix() {
         let keys: Vec<&[u8]> = vec![b"a", b"a\0", b"a\0\0", b"ab", b"abc", b"b"];
-        let p = RestartPrefixes::build(keys.iter().copied()).unwrap();
+        let p = RestartPrefixes::build(&keys).unwrap();
         assert!(p.common.is_empty());
         for t in [&b""[..], b"a", b"a\0", b"a\0\0\0", b"aa", b"ab", b"ab\0", b"abd", b"b", b"c"] {
             assert_eq!(via_prefixes(&p, &keys, t), lower_bound(&keys, t), "target {t:?}");
@@ -225,10 +217,10 @@ mod tests {
     #[test]
     fn keys_out_of_order_or_off_the_prefix_get_no_array() {
         let unordered: Vec<&[u8]> = vec![b"k2", b"k1", b"k3"];
-        assert!(RestartPrefixes::build(unordered.iter().copied()).is_none());
+        assert!(RestartPrefixes::build(&unordered).is_none());
         let off: Vec<&[u8]> = vec![b"ka", b"j", b"kb"];
-        assert!(RestartPrefixes::build(off.iter().copied()).is_none());
+        assert!(RestartPrefixes::build(&off).is_none());
         let none: Vec<&[u8]> = vec![];
-        assert!(RestartPrefixes::build(none.iter().copied()).is_none());
+        assert!(RestartPrefixes::build(&none).is_none());
     }
 }

@@ -15,6 +15,16 @@ fn build_block(entries: &[(Vec<u8>, Vec<u8>)], restart: usize) -> CacheHandle<Bl
     CacheHandle::new(Block::new(b.finish().to_vec(), "t".into(), 0).unwrap())
 }
 
+/// The bytes of a block of `keys` (in order) with restart interval `interval`, each key's value
+/// its position (`u32`, little-endian).
+fn numbered(keys: &[Vec<u8>], interval: usize) -> Vec<u8> {
+    let mut b = BlockBuilder::new(interval);
+    for (i, k) in keys.iter().enumerate() {
+        b.add(k, &(i as u32).to_le_bytes());
+    }
+    b.finish().to_vec()
+}
+
 #[test]
 fn iterator_matches_model_for_many_shapes() {
     let mut rng = StdRng::seed_from_u64(42);
@@ -118,12 +128,9 @@ fn restart_seek_agrees_with_the_iterator_or_asks_for_a_scan() {
         keys.sort();
         keys.dedup();
         for interval in [1usize, 4] {
-            let mut b = crate::sst::block_builder::BlockBuilder::new(interval);
-            for (i, k) in keys.iter().enumerate() {
-                b.add(k, &(i as u32).to_le_bytes());
-            }
             let block =
-                Block::with_role(b.finish().to_vec(), Arc::from("t"), 0, BlockRole::Index).unwrap();
+                Block::with_role(numbered(&keys, interval), Arc::from("t"), 0, BlockRole::Index)
+                    .unwrap();
             let block = CacheHandle::new(block);
             for _ in 0..200 {
                 let t: Vec<u8> =
@@ -216,11 +223,7 @@ fn search_prefixes_seek_as_the_plain_search() {
         keys.sort();
         keys.dedup();
         for interval in [1usize, 4] {
-            let mut b = crate::sst::block_builder::BlockBuilder::new(interval);
-            for (i, k) in keys.iter().enumerate() {
-                b.add(k, &(i as u32).to_le_bytes());
-            }
-            let bytes = b.finish().to_vec();
+            let bytes = numbered(&keys, interval);
             let plain =
                 Block::with_role(bytes.clone(), Arc::from("t"), 0, BlockRole::Index).unwrap();
             let mut fast = Block::with_role(bytes, Arc::from("t"), 0, BlockRole::Index).unwrap();
@@ -263,4 +266,17 @@ fn search_prefixes_seek_as_the_plain_search() {
         }
     }
     assert_eq!(built, 8, "every sorted block gets the array");
+}
+
+/// A block without entries (a table of range tombstones only has such an index): a bytewise seek
+/// finds nothing and reports nothing.
+#[test]
+fn bytewise_seeks_of_an_empty_block_find_nothing() {
+    let block = Block::with_role(numbered(&[], 1), Arc::from("t"), 0, BlockRole::Index).unwrap();
+    assert_eq!(block.seek_restarts_bytewise(b"k").unwrap(), RestartSeek::PastEnd);
+    let block = CacheHandle::new(block);
+    let mut it = block.iter();
+    it.seek_bytewise(b"k");
+    assert!(!it.valid());
+    it.status().unwrap();
 }
