@@ -52,17 +52,9 @@ pub fn bar_chart(
                 esc(&fmt_num(val))
             );
         }
-        let _ = write!(
-            out,
-            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
-            gx + group * 0.4,
-            TOP + h + 14.0,
-            esc(c)
-        );
+        category_label(c, gx + group * 0.4, TOP + h + 14.0, &mut out);
     }
-    legend(&series.iter().map(|s| s.0.as_str()).collect::<Vec<_>>(), &mut out);
-    out.push_str("</svg>");
-    out
+    finish_with_legend(series, out)
 }
 
 /// A grouped bar chart of ratios to a base (`values[series][category]`, 0 = missing): each bar
@@ -115,14 +107,19 @@ pub fn ratio_chart(title: &str, categories: &[String], series: &[(String, Vec<f6
                 val
             );
         }
-        let _ = write!(
-            out,
-            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
-            gx + group * 0.4,
-            TOP + h + 14.0,
-            esc(c)
-        );
+        category_label(c, gx + group * 0.4, TOP + h + 14.0, &mut out);
     }
+    finish_with_legend(series, out)
+}
+
+/// A category's name under its group of bars, centred at `x`.
+fn category_label(name: &str, x: f64, y: f64, out: &mut String) {
+    let _ =
+        write!(out, "<text x=\"{x:.1}\" y=\"{y:.1}\" text-anchor=\"middle\">{}</text>", esc(name));
+}
+
+/// The legend of a vertical bar chart's series, then the end of the document.
+fn finish_with_legend(series: &[(String, Vec<f64>)], mut out: String) -> String {
     legend(&series.iter().map(|s| s.0.as_str()).collect::<Vec<_>>(), &mut out);
     out.push_str("</svg>");
     out
