@@ -19,7 +19,7 @@ printf '%-18s %12s %8s %8s\n' target executions corpus crashes
 for t in $targets; do
   mkdir -p "corpus/$t" "artifacts/$t"
   seeds=()
-  [ -d "seeds/$t" ] && seeds=("seeds/$t")   # small pristine files (tests/corruption.rs write_fuzz_seeds)
+  [ -d "seeds/$t" ] && seeds=("seeds/$t")   # small pristine files (tests/corruption/fuzz_seeds.rs)
   log="$(mktemp)"
   cargo fuzz run -O "$t" "corpus/$t" "${seeds[@]}" -- -max_total_time="$secs" -rss_limit_mb=2048 \
     -timeout=10 -print_final_stats=1 >"$log" 2>&1

@@ -1,4 +1,4 @@
-//! Corruption-injection helpers for `tests/corruption.rs`: the block layout of an SST (so that
+//! Corruption-injection helpers for `tests/corruption/`: the block layout of an SST (so that
 //! damage can be aimed at a data, index, filter, range-del, properties/meta-index block, an
 //! index or filter partition, or the footer), the injections themselves (bit flip, truncation, zeroed range, swapped blocks) applied
 //! to a file's bytes, a directory copy, a panic counter that sees panics on every thread, and the

@@ -1,4 +1,4 @@
-//! Helpers shared by the integration tests (`model.rs`, `recovery.rs`): tiny options that make
+//! Helpers shared by the integration tests (`model/`, `recovery.rs`): tiny options that make
 //! flushes and compactions happen after a few KiB, a `BTreeMap` oracle of the write operations,
 //! and whole-database comparisons against it.
 //!

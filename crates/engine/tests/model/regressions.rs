@@ -1,0 +1,131 @@
+//! Shrunk failures of the model test, kept as named cases (plus a few hand-written ones that
+//! pin down classic LSM bugs).
+
+use crate::common::{b, Bytes, WriteOp};
+use crate::config::{Backend, Config, DIRECT_PROFILE, PROFILES};
+use crate::harness::run;
+use crate::op::{Op, Start};
+
+fn k(s: &str) -> Bytes {
+    b(s.as_bytes())
+}
+fn put(key: &str, v: &str) -> Op {
+    Op::Write(WriteOp::Put(k(key), k(v)), false)
+}
+fn both(ops: &[Op]) {
+    for profile in 0..PROFILES.len() {
+        run(Config { backend: Backend::Sim, write_buffer_size: 4096, profile }, ops);
+    }
+    for profile in [0, DIRECT_PROFILE] {
+        run(Config { backend: Backend::Real, write_buffer_size: 4096, profile }, ops);
+    }
+}
+
+#[test]
+fn range_tombstone_hides_flushed_keys_across_compaction_and_reopen() {
+    both(&[
+        put("a", "1"),
+        put("b", "2"),
+        put("c", "3"),
+        Op::Flush,
+        Op::Write(WriteOp::DeleteRange(k("a"), k("c")), false),
+        Op::Get(k("a")),
+        Op::Get(k("b")),
+        Op::Get(k("c")),
+        Op::Flush,
+        Op::Compact(None, None),
+        Op::Reopen,
+        Op::Get(k("b")),
+        put("b", "4"),
+        Op::Get(k("b")),
+    ]);
+}
+
+#[test]
+fn snapshot_keeps_old_versions_through_compaction() {
+    both(&[
+        put("a", "1"),
+        Op::TakeSnapshot,
+        put("a", "2"),
+        Op::Write(WriteOp::Delete(k("a")), false),
+        Op::Flush,
+        Op::Bulk { seed: 7, count: 200, value_len: 100 },
+        Op::Compact(None, None),
+        Op::GetAt(0, k("a")),
+        Op::Iter { snap: Some(0), lower: None, upper: None, pulls: vec![false, true] },
+        Op::RawWalk {
+            snap: Some(0),
+            lower: None,
+            upper: None,
+            start: Start::Last,
+            steps: vec![false, true, true],
+        },
+    ]);
+}
+
+#[test]
+fn bounded_reverse_iteration_over_memtable_and_tables() {
+    both(&[
+        Op::Bulk { seed: 3, count: 120, value_len: 64 },
+        put("b", "mem"),
+        Op::Write(WriteOp::Delete(k("bb")), false),
+        Op::Iter { snap: None, lower: Some(k("b")), upper: Some(k("c")), pulls: vec![false; 5] },
+        Op::RawWalk {
+            snap: None,
+            lower: Some(k("b")),
+            upper: Some(k("c")),
+            start: Start::SeekForPrev(k("d")),
+            steps: vec![false, false, true, false],
+        },
+        Op::RawWalk {
+            snap: None,
+            lower: Some(k("b")),
+            upper: Some(k("c")),
+            start: Start::Seek(k("a")),
+            steps: vec![true, true, false],
+        },
+    ]);
+}
+
+#[test]
+fn power_loss_keeps_synced_writes_and_a_prefix_of_the_rest() {
+    both(&[
+        Op::Write(WriteOp::Put(k("a"), k("synced")), true),
+        put("b", "unsynced"),
+        Op::Write(WriteOp::DeleteRange(k("a"), k("c")), false),
+        Op::PowerLoss(None),
+        Op::Get(k("a")),
+        Op::Get(k("b")),
+        Op::Bulk { seed: 11, count: 100, value_len: 120 },
+        Op::Flush,
+        put("c", "after flush"),
+        Op::PowerLoss(Some(5)),
+        Op::Iter { snap: None, lower: None, upper: None, pulls: vec![false, true] },
+    ]);
+}
+
+/// Shrunk from `model_sim_fs`: an empty synced batch does not make earlier writes durable.
+#[test]
+fn empty_sync_batch_after_unsynced_put_then_power_loss() {
+    both(&[
+        Op::Write(WriteOp::Put(b(b"a"), b(b"")), false),
+        Op::Batch(vec![], true),
+        Op::PowerLoss(None),
+    ]);
+}
+
+#[test]
+fn empty_key_and_empty_values() {
+    both(&[
+        Op::Write(WriteOp::Put(b(b""), b(b"")), false),
+        put("a", ""),
+        Op::Get(Bytes::default()),
+        Op::Flush,
+        Op::Get(Bytes::default()),
+        Op::Write(WriteOp::DeleteRange(Bytes::default(), k("a")), true),
+        Op::Get(Bytes::default()),
+        Op::Get(k("a")),
+        Op::ProcessCrash,
+        Op::MultiGet(vec![Bytes::default(), k("a"), k("b")]),
+    ]);
+}
