@@ -29,7 +29,9 @@
 //! queue of `cache_size * pinned_ratio / value_bytes / threads` and releases the oldest beyond
 //! that (RocksDB's pinned handles). A hit hashes the value (unless `--lean`); an insert
 //! allocates and fills `value_bytes`. Population (before the timed run) inserts absent keys
-//! until the entry count stops growing, as RocksDB 10.
+//! until the entry count stops growing, as RocksDB 10. The inserts follow each RocksDB cache's
+//! rule for a key already present: the clock caches keep the present entry
+//! ([`Cache::insert_if_absent`], RocksDB's `BaseClockTable::Insert`), the LRU replaces it.
 //!
 //! Differences: each op is timed with `Instant` (RocksDB: `StopWatchNano`); keys are `(k, 0)`
 //! pairs (RocksDB: 16 bytes hashed). The random generator is RocksDB's (`mt19937_64`, see
@@ -166,17 +168,23 @@ struct ThreadResult {
     pinned: usize,
 }
 
-/// Inserts `key`, returning a handle to the new entry (or to the value, if the cache refused it).
+/// Inserts `key`, returning a handle to the new entry (or to the value, if the cache refused it
+/// or, with `keep_present`, kept an entry already present: RocksDB's detached handle).
 fn insert_and_hold(
     cache: &dyn Cache<Value>,
     w: &Workload,
     key: talus::cache::CacheKey,
     rng: &mut Rng,
+    keep_present: bool,
 ) -> CacheHandle<Value> {
     let v = w.value(rng);
-    cache
-        .insert_and_hold(key, v, w.flags.value_bytes as usize, Priority::Low)
-        .unwrap_or_else(CacheHandle::new)
+    let charge = w.flags.value_bytes as usize;
+    let r = if keep_present {
+        cache.insert_and_hold_if_absent(key, v, charge, Priority::Low)
+    } else {
+        cache.insert_and_hold(key, v, charge, Priority::Low)
+    };
+    r.unwrap_or_else(CacheHandle::new)
 }
 
 fn operate(cache: &dyn Cache<Value>, w: &Workload, tid: u32) -> ThreadResult {
@@ -188,6 +196,11 @@ fn operate(cache: &dyn Cache<Value>, w: &Workload, tid: u32) -> ThreadResult {
         ((f.cache_size as f64 * f.pinned_ratio) / f64::from(f.value_bytes) + 0.999_999) as usize;
     let pin_count = (total_pins + tid as usize) / f.threads as usize;
     let mut pinned: VecDeque<CacheHandle<Value>> = VecDeque::with_capacity(pin_count + 1);
+    // RocksDB's clock caches never replace: an `Insert` of a key already present keeps that
+    // entry and frees (or detaches) the new value; its LRU cache replaces. The same rule per
+    // cache type here. After a lookup that missed, a plain insert: the key was just absent (a
+    // racing insert of it is resolved by replacement here, by a detached handle in RocksDB).
+    let keep_present = f.kind != Kind::Lru;
     let start = Instant::now();
     for _ in 0..f.ops_per_thread {
         let key = w.key(&mut rng);
@@ -204,12 +217,17 @@ fn operate(cache: &dyn Cache<Value>, w: &Workload, tid: u32) -> ThreadResult {
                 }
                 None => {
                     misses += 1;
-                    pinned.push_back(insert_and_hold(cache, w, key, &mut rng));
+                    pinned.push_back(insert_and_hold(cache, w, key, &mut rng, false));
                 }
             },
-            Op::Insert => pinned.push_back(insert_and_hold(cache, w, key, &mut rng)),
+            Op::Insert => pinned.push_back(insert_and_hold(cache, w, key, &mut rng, keep_present)),
             Op::BlindInsert => {
-                cache.insert(key, w.value(&mut rng), f.value_bytes as usize);
+                let v = w.value(&mut rng);
+                if keep_present {
+                    cache.insert_if_absent(key, v, f.value_bytes as usize);
+                } else {
+                    cache.insert(key, v, f.value_bytes as usize);
+                }
             }
             Op::Lookup => match cache.lookup(key) {
                 Some(h) => {

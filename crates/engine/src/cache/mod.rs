@@ -91,6 +91,34 @@ pub trait Cache<V: Send + Sync>: Send + Sync {
         charge: usize,
         pri: Priority,
     ) -> Result<CacheHandle<V>, V>;
+    /// As [`Cache::insert`], but a key already present keeps its entry, which counts as used
+    /// (as a lookup), and `value` is dropped: returns whether `value` was inserted. This is
+    /// what RocksDB's clock cache does on every `Insert` (`BaseClockTable::Insert`: "abort if
+    /// we find an existing entry for the key"), where its LRU cache replaces. Not atomic with
+    /// other inserts: an entry another thread inserts after the check is replaced as by
+    /// [`Cache::insert`]. For keys that name immutable bytes (the block cache's) both keep the
+    /// same bytes; this one skips the second placement and frees the new copy at once.
+    fn insert_if_absent(&self, key: CacheKey, value: V, charge: usize) -> bool {
+        if self.lookup(key).is_some() {
+            return false;
+        }
+        self.insert(key, value, charge)
+    }
+    /// As [`Cache::insert_and_hold`] under the rule of [`Cache::insert_if_absent`]: a key
+    /// already present keeps its entry and `value` comes back as `Err` (RocksDB's clock cache
+    /// then hands out a detached handle to it, as [`CacheHandle::new`] makes).
+    fn insert_and_hold_if_absent(
+        &self,
+        key: CacheKey,
+        value: V,
+        charge: usize,
+        pri: Priority,
+    ) -> Result<CacheHandle<V>, V> {
+        if self.lookup(key).is_some() {
+            return Err(value);
+        }
+        self.insert_and_hold(key, value, charge, pri)
+    }
     /// Removes a key.
     fn erase(&self, key: CacheKey);
     /// Bytes charged by the entries held.

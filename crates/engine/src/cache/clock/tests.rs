@@ -232,3 +232,35 @@ fn full_metadata_charge_adds_the_slot_and_sizes_the_table_for_it() {
     assert!(c.usage() <= 64 << 10);
     assert!(c.len() <= (64 << 10) / (100 + slot), "{} entries", c.len());
 }
+
+/// `insert_if_absent` and `insert_and_hold_if_absent` (RocksDB's clock-cache insert rule) on
+/// every cache type: a present key keeps its entry and value, the new value comes back (or is
+/// dropped), and usage is unchanged; an absent key is inserted as by `insert`.
+#[test]
+fn insert_if_absent_keeps_the_present_entry() {
+    use crate::cache::{AutoHyperClockCache, LruCache};
+    let caches: Vec<Box<dyn Cache<u64>>> = vec![
+        Box::new(one_shard(1000, 10, false)),
+        Box::new(AutoHyperClockCache::new(1000, 0, false)),
+        Box::new(LruCache::new(1000, 0, false)),
+    ];
+    for c in caches {
+        let name = c.name();
+        assert!(c.insert_if_absent((1, 1), 10, 10), "{name}: absent key inserted");
+        assert_eq!(c.lookup((1, 1)).as_deref(), Some(&10), "{name}");
+        assert!(!c.insert_if_absent((1, 1), 11, 20), "{name}: present key kept");
+        assert_eq!(c.lookup((1, 1)).as_deref(), Some(&10), "{name}: the first value stays");
+        assert_eq!(c.usage(), 10, "{name}: the refused value is not charged");
+        match c.insert_and_hold_if_absent((1, 1), 12, 30, Priority::Low) {
+            Err(v) => assert_eq!(v, 12, "{name}: the new value comes back"),
+            Ok(_) => panic!("{name}: a present key was replaced"),
+        }
+        let h = c.insert_and_hold_if_absent((2, 2), 20, 5, Priority::Low).expect("absent");
+        assert_eq!(*h, 20, "{name}");
+        assert_eq!(c.lookup((2, 2)).as_deref(), Some(&20), "{name}");
+        assert_eq!(c.usage(), 15, "{name}");
+        // Plain `insert` still replaces.
+        c.insert((1, 1), 13, 10);
+        assert_eq!(c.lookup((1, 1)).as_deref(), Some(&13), "{name}: insert replaces");
+    }
+}
