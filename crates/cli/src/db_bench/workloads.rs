@@ -198,22 +198,13 @@ fn seek_random(sh: &Shared<'_>, t: &mut ThreadState) -> EResult<()> {
         let k = t.rng.next_u64() % p.flag_num;
         key_from_int(k, p.key_size, &mut key);
         // A new iterator per seek, as RocksDB's seekrandom without a tailing iterator.
-        let mut it = sh.engine.iter();
-        it.seek(&key);
+        let (hit, b) = sh
+            .engine
+            .seek_scan(&key, p.seek_nexts, &mut value_buffer)
+            .map_err(|e| format!("iterator error: {e}"))?;
         read += 1;
-        if it.valid() && it.key() == key.as_slice() {
-            found += 1;
-        }
-        let mut j = 0;
-        while j < p.seek_nexts && it.valid() {
-            let v = it.value();
-            let n = v.len().min(value_buffer.len());
-            value_buffer[..n].copy_from_slice(&v[..n]);
-            bytes += (it.key().len() + v.len()) as u64;
-            it.next();
-            j += 1;
-        }
-        it.status().map_err(|e| format!("iterator error: {e}"))?;
+        found += u64::from(hit);
+        bytes += b;
         t.stats.finished_ops(sh.engine, 1, OpType::Seek);
     }
     std::hint::black_box(&value_buffer);

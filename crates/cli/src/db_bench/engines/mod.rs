@@ -94,6 +94,28 @@ pub trait Engine: Send + Sync {
     fn multi_get(&self, keys: &[Vec<u8>], sizes: &mut Vec<Option<usize>>) -> EResult<()>;
     /// A new iterator over the current state.
     fn iter(&self) -> Box<dyn EngineIter + '_>;
+    /// One seek of seekrandom, as RocksDB's db_bench's `SeekRandom` makes it: a new iterator,
+    /// `seek(key)`, then up to `nexts` steps forward, each copying the value's first bytes into
+    /// `buf` and counting key and value sizes. Returns whether the seek landed on `key` and the
+    /// bytes counted. The default drives `iter()`; an engine whose iterator sits behind a
+    /// foreign call per method overrides it with one call.
+    fn seek_scan(&self, key: &[u8], nexts: u64, buf: &mut [u8; 256]) -> EResult<(bool, u64)> {
+        let mut it = self.iter();
+        it.seek(key);
+        let found = it.valid() && it.key() == key;
+        let mut bytes = 0u64;
+        let mut j = 0;
+        while j < nexts && it.valid() {
+            let v = it.value();
+            let n = v.len().min(buf.len());
+            buf[..n].copy_from_slice(&v[..n]);
+            bytes += (it.key().len() + v.len()) as u64;
+            it.next();
+            j += 1;
+        }
+        it.status()?;
+        Ok((found, bytes))
+    }
     /// Flushes memtables and waits.
     fn flush(&self) -> EResult<()>;
     /// Compacts the whole key range.
@@ -252,6 +274,19 @@ mod tests {
         it.prev();
         let before = model.range(..target.to_vec()).next_back().map(|(k, _)| k.clone());
         assert_eq!(it.valid().then(|| it.key().to_vec()), before);
+        // seekrandom's scan: landing, the steps taken, the bytes counted and the last value copied.
+        for (k, nexts) in [(0u64, 0u64), (7, 1), (250, 10), (490, 50), (600, 3)] {
+            let key = k.to_be_bytes();
+            let mut buf = [0xAAu8; 256];
+            let (found, bytes) = e.seek_scan(&key, nexts, &mut buf).unwrap();
+            assert_eq!(found, model.contains_key(key.as_slice()), "seek {k}");
+            let walked: Vec<_> = model.range(key.to_vec()..).take(nexts as usize).collect();
+            let want: u64 = walked.iter().map(|(k, v)| (k.len() + v.len()) as u64).sum();
+            assert_eq!(bytes, want, "seek {k} nexts {nexts}");
+            if let Some((_, v)) = walked.last() {
+                assert_eq!(&buf[..v.len()], v.as_slice(), "seek {k}: last value copied");
+            }
+        }
         let keys: Vec<Vec<u8>> = (0..10u64).map(|k| k.to_be_bytes().to_vec()).collect();
         let mut sizes = Vec::new();
         e.multi_get(&keys, &mut sizes).unwrap();

@@ -240,6 +240,29 @@ impl Engine for RocksEngine {
         Box::new(RocksIter { it, valid: false, _db: std::marker::PhantomData })
     }
 
+    fn seek_scan(&self, key: &[u8], nexts: u64, buf: &mut [u8; 256]) -> EResult<(bool, u64)> {
+        let mut bytes = 0u64;
+        let mut err: *mut c_char = std::ptr::null_mut();
+        // SAFETY: live handle; the key and the buffer outlive the call, which writes at most
+        // `buf.len()` bytes into the buffer.
+        let r = unsafe {
+            talus_rdb_seek(
+                self.shim,
+                key.as_ptr().cast(),
+                key.len(),
+                nexts,
+                buf.as_mut_ptr().cast(),
+                buf.len(),
+                &mut bytes,
+                &mut err,
+            )
+        };
+        match r {
+            0 | 1 => Ok((r == 1, bytes)),
+            _ => Err(if err.is_null() { "Seek failed".into() } else { take_string(err) }),
+        }
+    }
+
     fn flush(&self) -> EResult<()> {
         let mut err: *mut c_char = std::ptr::null_mut();
         // SAFETY: flush options created and destroyed here; open database.

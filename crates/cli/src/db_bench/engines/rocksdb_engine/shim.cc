@@ -1,18 +1,23 @@
 // The per-operation calls of db_bench's `--engine=rocksdb` (crates/cli, cargo feature `rocksdb`)
 // in C++, made as RocksDB's own db_bench makes them (tools/db_bench_tool.cc, `DoWrite` and
-// `ReadRandom`): a put goes through a `WriteBatch` each thread keeps and clears (RocksDB's C API
+// `ReadRandom`, `SeekRandom`): a put goes through a `WriteBatch` each thread keeps and clears (RocksDB's C API
 // `rocksdb_put` builds a new one, with its buffer, for every put), and a get reads into a
 // `PinnableSlice` on the stack and returns only the value's size (`rocksdb_get_pinned` allocates
-// a new slice object for every get). Everything else (options, open, iterators, properties) goes
+// a new slice object for every get), and a seek of seekrandom walks its iterator here, in C++, as
+// db_bench does (through the C API each step, key and value is a call of its own). Everything else (options, open, iterators, properties) goes
 // through RocksDB's C API from Rust; this file only needs the `DB*` inside the C API's handle.
 //
 // Compiled by crates/cli/build.rs against the headers of the RocksDB that librocksdb-sys builds.
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 
 #include "rocksdb/db.h"
+#include "rocksdb/iterator.h"
 #include "rocksdb/options.h"
 #include "rocksdb/slice.h"
 #include "rocksdb/status.h"
@@ -112,6 +117,31 @@ int talus_rdb_get(void* h, const char* k, size_t kl, size_t* vl, char** err) {
   if (s.IsNotFound()) return 0;
   *err = error(s);
   return -1;
+}
+
+// One seek of db_bench's SeekRandom: a new iterator, `Seek(k)`, then up to `nexts` steps forward,
+// each copying the value's first bytes into `buf` (`buf_len` bytes) and adding the key's and the
+// value's sizes to `*bytes`. 1 when the seek landed on `k`, 0 when not, -1 and `*err` when the
+// iterator reports an error.
+int talus_rdb_seek(void* h, const char* k, size_t kl, uint64_t nexts, char* buf, size_t buf_len,
+                   uint64_t* bytes, char** err) {
+  Handle* d = static_cast<Handle*>(h);
+  std::unique_ptr<rocksdb::Iterator> it(d->db->NewIterator(d->ro));
+  rocksdb::Slice key(k, kl);
+  it->Seek(key);
+  int found = it->Valid() && it->key().compare(key) == 0 ? 1 : 0;
+  for (uint64_t j = 0; j < nexts && it->Valid(); ++j) {
+    rocksdb::Slice value = it->value();
+    std::memcpy(buf, value.data(), std::min(value.size(), buf_len));
+    *bytes += it->key().size() + it->value().size();
+    it->Next();
+  }
+  rocksdb::Status s = it->status();
+  if (!s.ok()) {
+    *err = error(s);
+    return -1;
+  }
+  return found;
 }
 
 }  // extern "C"

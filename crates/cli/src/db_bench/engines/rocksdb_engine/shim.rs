@@ -39,6 +39,16 @@ extern "C" {
         vl: *mut usize,
         err: *mut *mut c_char,
     ) -> c_int;
+    pub(super) fn talus_rdb_seek(
+        h: *mut c_void,
+        k: *const c_char,
+        kl: usize,
+        nexts: u64,
+        buf: *mut c_char,
+        buf_len: usize,
+        bytes: *mut u64,
+        err: *mut *mut c_char,
+    ) -> c_int;
 }
 
 /// Takes a malloc'd C string (an error message of RocksDB's C API or of the shim): `Err` with it,
