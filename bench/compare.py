@@ -191,7 +191,10 @@ def run_step(a, engine, n, db, label, benchmarks, extra, existing, common):
     if existing:
         warm(db)
     settle(a.pause)
-    timed = ["/usr/bin/time", "-f", "MAXRSS_KB=%M"] + args
+    # The process's CPU seconds (user + system, every thread: the step, its flushes and
+    # compactions, and the open and the other benchmarks of the command): the work done, which a
+    # shared host's stolen time does not inflate as it does the wall time.
+    timed = ["/usr/bin/time", "-f", "MAXRSS_KB=%M CPU_S=%U+%S"] + args
     if a.nice:
         # On a shared machine, run the measured process ahead of other work (builds, tests):
         # nice -19 gets ~70x the CPU share of a nice-0 task on the same core.
@@ -239,8 +242,10 @@ def run_step(a, engine, n, db, label, benchmarks, extra, existing, common):
         if m:
             stall = float(m.group(1))
     rss = int(re.search(r"MAXRSS_KB=(\d+)", out).group(1))
+    cpu = re.search(r"CPU_S=([\d.]+)\+([\d.]+)", out)
     res = {"usec_op": result[0], "ops_sec": result[1], "mb_sec": result[2], "w_amp": wamp,
-           "c_wgb": c_wgb, "stall%": stall, "rss_kb": rss, "pmax": pmax, "found": found,
+           "c_wgb": c_wgb, "stall%": stall, "rss_kb": rss,
+           "cpu_s": float(cpu.group(1)) + float(cpu.group(2)) if cpu else None, "pmax": pmax, "found": found,
            "db_bytes": du(db) if engine != "memory" and os.path.isdir(db) else None,
            "header": header_lines(out)}
     for k, v in zip(["p50", "p99", "p99.9", "p99.99"], pct or [None] * 4):
@@ -452,10 +457,21 @@ def report(a, engines, suite, results):
             ratios[(x, y)] = g ** (1 / len(rs))
     for (x, y), g in ratios.items():
         print(f"geomean {x}/{y}: {g:.3f}")
+    # Each round's ratio of a pair ran back to back (ABBA), so it shares that moment's load; the
+    # median of those per-round ratios is steadier on a shared host than a ratio of medians.
+    for x, y in pairs:
+        row = []
+        for l in labels:
+            rs = [p["ops_sec"] / q["ops_sec"] for p, q in zip(results.get((x, l), []),
+                                                               results.get((y, l), []))]
+            if rs:
+                row.append(f"{l} {statistics.median(rs):.3f} [{min(rs):.2f}-{max(rs):.2f}]")
+        print(f"paired {x}/{y} (median [min-max] of per-round ratios): " + ", ".join(row))
     print()
     cols = [("W-Amp", "w_amp", 1, "{:.2f}"), ("size MB", "db_bytes", 1 << 20, "{:.0f}"),
             ("p99 us", "p99", 1, "{:.1f}"), ("p99.99 us", "p99.99", 1, "{:.0f}"),
             ("pmax us", "pmax", 1, "{:.0f}"), ("RSS MB", "rss_kb", 1024, "{:.0f}"),
+            ("proc CPU s", "cpu_s", 1, "{:.2f}"),
             ("stall%", "stall%", 1, "{:.1f}")]
     print(f"{'benchmark':<20}" + "".join(f"{c[0] + ' ' + '/'.join(e[:5] for e in engines):>28}"
                                          for c in cols))
