@@ -253,6 +253,29 @@ def run_step(a, engine, n, db, label, benchmarks, extra, existing, common):
     return res
 
 
+def rocksdb_build(db_bench):
+    """How RocksDB's db_bench was built, from the CMake tree bench/build_rocksdb_tools.sh leaves
+    beside its bin/ (db_bench prints only its version): build type, PORTABLE, the optimization and
+    target flags, the allocator. None when there is no such tree."""
+    build = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(db_bench))), "build")
+    try:
+        with open(os.path.join(build, "CMakeCache.txt")) as f:
+            cache = dict(l.split("=", 1) for l in f.read().splitlines() if "=" in l and ":" in l
+                         and not l.startswith(("#", "//")))
+        with open(os.path.join(build, "CMakeFiles", "rocksdb.dir", "flags.make")) as f:
+            cxx = next((l.split("=", 1)[1] for l in f if l.startswith("CXX_FLAGS")), "")
+    except OSError:
+        return None
+
+    def get(name):
+        return next((v for key, v in cache.items() if key.split(":")[0] == name), "?")
+
+    flags = " ".join(x for x in cxx.split() if x.startswith(("-O", "-march", "-flto")))
+    jemalloc = "jemalloc" if get("WITH_JEMALLOC") == "ON" else "system allocator"
+    return (f"CMake {get('CMAKE_BUILD_TYPE')}, PORTABLE={get('PORTABLE')}, {flags}, {jemalloc} "
+            f"({build})")
+
+
 def header_lines(out):
     keep = ("Talus:", "RocksDB:", "Build:", "Allocator:", "CPU:", "Engine:", "Compression:")
     return [l for l in out.splitlines() if l.startswith(keep)]
@@ -385,6 +408,8 @@ def main():
     print(f"compare.py: num={a.num} rounds={a.rounds} seed={a.seed} engines={','.join(engines)}")
     print(f"load at start: {os.getloadavg()}; nice -19: {bool(a.nice)}")
     print("flags for every engine: " + " ".join(common))
+    if "rocksdb_bench" in engines:
+        print(f"rocksdb_bench build: {rocksdb_build(a.rocksdb_db_bench) or 'unknown (no CMake tree)'}")
     if "talus" in engines:
         print("talus only (no RocksDB option does it): " + " ".join(TALUS_ENGINE))
     options_check(a, engines, base, common)
