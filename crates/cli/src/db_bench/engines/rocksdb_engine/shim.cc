@@ -1,11 +1,12 @@
 // The per-operation calls of db_bench's `--engine=rocksdb` (crates/cli, cargo feature `rocksdb`)
-// in C++, made as RocksDB's own db_bench makes them (tools/db_bench_tool.cc, `DoWrite` and
-// `ReadRandom`, `SeekRandom`): a put goes through a `WriteBatch` each thread keeps and clears (RocksDB's C API
-// `rocksdb_put` builds a new one, with its buffer, for every put), and a get reads into a
-// `PinnableSlice` on the stack and returns only the value's size (`rocksdb_get_pinned` allocates
-// a new slice object for every get), and a seek of seekrandom walks its iterator here, in C++, as
-// db_bench does (through the C API each step, key and value is a call of its own). Everything else (options, open, iterators, properties) goes
-// through RocksDB's C API from Rust; this file only needs the `DB*` inside the C API's handle.
+// in C++, made as RocksDB's own db_bench makes them (tools/db_bench_tool.cc, `DoWrite`,
+// `ReadRandom` and `SeekRandom`): a put goes through a `WriteBatch` each thread keeps and clears
+// (RocksDB's C API `rocksdb_put` builds a new one, with its buffer, for every put), a get reads
+// into a `PinnableSlice` on the stack and returns only the value's size (`rocksdb_get_pinned`
+// allocates a new slice object for every get), and a seek of seekrandom walks its iterator here
+// (through the C API every step, key, value and validity check is a call of its own). Everything
+// else (options, open, other iterators, properties) goes through RocksDB's C API from Rust; this
+// file only needs the `DB*` inside the C API's handle.
 //
 // Compiled by crates/cli/build.rs against the headers of the RocksDB that librocksdb-sys builds.
 
