@@ -10,8 +10,8 @@
 #   STEP: a db_bench benchmark (fillseq, fillrandom, overwrite, readrandom, seekrandom, ...).
 #         fill* steps start from an empty database; the others from a copy, for each tool, of
 #         one database RocksDB's db_bench makes first (fillrandom,compact of NUM keys).
-#   NUM:  keys (default 200000; under ~100K the worker's one-time costs, such as its first
-#         memtable and WAL, weigh in: fillseq reads 0.90 at 20K, 0.99 at 200K).
+#   NUM:  keys (default 200000; in small runs one-time costs in the worker thread weigh in
+#         differently in the two tools: fillseq reads 0.90 at 20K keys, 0.99 at 200K).
 #   EXTRA_FLAGS go to both, e.g. --reads=20000 --seek_nexts=10.
 # env: ADAPTER (/work/target-rdb/release/talus), DB_BENCH (/work/rocksdb-tools/bin/db_bench),
 #      OUT (a new directory under /tmp): logs and callgrind files.
