@@ -39,13 +39,18 @@ esac
 if [ "$existing" = 1 ]; then
   rm -rf "$OUT/base"
   # shellcheck disable=SC2086
-  "$DB_BENCH" --benchmarks=fillrandom,compact --db="$OUT/base" --num="$NUM" --seed=1 $FLAGS >/dev/null 2>&1
+  "$DB_BENCH" --benchmarks=fillrandom,compact --db="$OUT/base" --num="$NUM" --seed=1 $FLAGS \
+    >/dev/null 2>&1
 fi
 
 for tool in adapter db_bench; do
   rm -rf "$OUT/db_$tool" "$OUT/cg.$tool".*
   if [ "$existing" = 1 ]; then cp -r "$OUT/base" "$OUT/db_$tool"; fi
-  if [ "$tool" = adapter ]; then cmd=("$ADAPTER" db_bench --engine=rocksdb); else cmd=("$DB_BENCH"); fi
+  if [ "$tool" = adapter ]; then
+    cmd=("$ADAPTER" db_bench --engine=rocksdb)
+  else
+    cmd=("$DB_BENCH")
+  fi
   # shellcheck disable=SC2086
   valgrind --tool=callgrind --separate-threads=yes --callgrind-out-file="$OUT/cg.$tool.%p" \
     "${cmd[@]}" --benchmarks="$STEP,waitforcompaction" --use_existing_db="$existing" \

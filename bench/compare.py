@@ -244,8 +244,8 @@ def run_step(a, engine, n, db, label, benchmarks, extra, existing, common):
     rss = int(re.search(r"MAXRSS_KB=(\d+)", out).group(1))
     cpu = re.search(r"CPU_S=([\d.]+)\+([\d.]+)", out)
     res = {"usec_op": result[0], "ops_sec": result[1], "mb_sec": result[2], "w_amp": wamp,
-           "c_wgb": c_wgb, "stall%": stall, "rss_kb": rss,
-           "cpu_s": float(cpu.group(1)) + float(cpu.group(2)) if cpu else None, "pmax": pmax, "found": found,
+           "c_wgb": c_wgb, "stall%": stall, "rss_kb": rss, "pmax": pmax, "found": found,
+           "cpu_s": float(cpu.group(1)) + float(cpu.group(2)) if cpu else None,
            "db_bytes": du(db) if engine != "memory" and os.path.isdir(db) else None,
            "header": header_lines(out)}
     for k, v in zip(["p50", "p99", "p99.9", "p99.99"], pct or [None] * 4):
@@ -409,7 +409,8 @@ def main():
     print(f"load at start: {os.getloadavg()}; nice -19: {bool(a.nice)}")
     print("flags for every engine: " + " ".join(common))
     if "rocksdb_bench" in engines:
-        print(f"rocksdb_bench build: {rocksdb_build(a.rocksdb_db_bench) or 'unknown (no CMake tree)'}")
+        build = rocksdb_build(a.rocksdb_db_bench) or "unknown (no CMake tree)"
+        print(f"rocksdb_bench build: {build}")
     if "talus" in engines:
         print("talus only (no RocksDB option does it): " + " ".join(TALUS_ENGINE))
     options_check(a, engines, base, common)
