@@ -170,6 +170,23 @@ impl DbInner {
         }
     }
 
+    /// Deletes table `number`, written by a job that failed (a flush, a compaction, an
+    /// ingestion), unless the MANIFEST write that failed may have committed it
+    /// ([`crate::version::VersionSet::in_doubt`]): then it stays until the next open, which
+    /// finds out from the MANIFEST that CURRENT names. Takes `versions` briefly.
+    pub(crate) fn remove_failed_output(&self, number: u64) {
+        if self.versions.lock().in_doubt().contains(&number) {
+            self.info_log.log(&format!(
+                "[WARN] keeping {}: the MANIFEST write that added it failed, but may have \
+                 committed",
+                crate::filename::table_name(number)
+            ));
+            return;
+        }
+        self.table_cache.evict(number);
+        let _ = self.fs.remove_file(&crate::filename::table_path(&self.path, number));
+    }
+
     /// Deletes SSTs no live version references, WALs older than the oldest needed, old
     /// MANIFESTs and leftover temp files. Only files the MANIFEST already dropped are deleted.
     pub(crate) fn delete_obsolete_files(&self) {
@@ -183,6 +200,8 @@ impl DbInner {
             let st = self.state.lock();
             let mut live: HashSet<u64> = vs.live_files();
             live.extend(st.jobs.pending_outputs());
+            // Added by a MANIFEST write that failed but may have committed: maybe referenced.
+            live.extend(vs.in_doubt());
             let min_log = st.imms.front().map_or(st.mem_log_number, |i| i.log_number);
             (live, vs.manifest_file_number(), min_log.min(vs.log_number()))
         };

@@ -16,7 +16,6 @@ use parking_lot::Mutex;
 use crate::compaction::job::{self, JobContext, JobOutput};
 use crate::compaction::{leveled, subcompaction, Compaction};
 use crate::error::{Error, Result};
-use crate::filename::table_path;
 use crate::iter::merging::MergingIterator;
 use crate::iter::range_del::{FragmentedTombstones, RangeTombstone};
 use crate::iter::InternalIterator;
@@ -230,7 +229,7 @@ impl DbInner {
         if result.is_err() {
             // No half-installed job: the outputs of the subcompactions that did finish go too.
             for f in &out.files {
-                let _ = self.fs.remove_file(&table_path(&self.path, f.number));
+                self.remove_failed_output(f.number);
             }
         }
         // Installed or removed: the outputs need no protection from deletion any more.

@@ -23,7 +23,7 @@ use super::open_checks::list_own_dir;
 use crate::error::{Error, Result};
 use crate::filename::{is_database_file, lock_path, parse_file_name, FileType};
 use crate::options::Options;
-use crate::version::set::foreign_manifest_writer;
+use crate::version::current::foreign_manifest_writer;
 
 /// Destroys the database in `path` (see the module documentation): locks it, deletes its files
 /// and nothing else, and removes the directory if that leaves it empty. Goes through

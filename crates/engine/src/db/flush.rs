@@ -146,7 +146,7 @@ impl DbInner {
                 Ok(true)
             }
             Err(e) => {
-                let _ = self.fs.remove_file(&table_path(&self.path, number));
+                self.remove_failed_output(number);
                 // The error before the flush mark goes: no thread retries the flush meanwhile.
                 self.set_bg_error(&mut self.state.lock(), e.duplicate());
                 Err(e)

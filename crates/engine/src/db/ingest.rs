@@ -141,8 +141,23 @@ impl DbInner {
             r = self.with_write_lock(|| self.ingest_locked(&mut files, opts, &mut outputs));
         }
         drop(outputs);
+        // A MANIFEST write that failed but may have committed leaves the installed numbers in
+        // doubt: those files stay where they are (a moved file is not moved back either).
+        let in_doubt = r.is_err() && {
+            let vs = self.versions.lock();
+            files.iter().any(|f| vs.in_doubt().contains(&f.number))
+        };
         for (i, f) in files.iter().enumerate() {
             let copied = table_path(&self.path, f.copied);
+            if in_doubt {
+                self.info_log.log(&format!(
+                    "[WARN] ingestion failed after its MANIFEST write may have committed: \
+                     keeping {} (from {})",
+                    table_name(f.number),
+                    f.src.display()
+                ));
+                continue;
+            }
             if r.is_err() && f.number != f.copied {
                 let _ = self.fs.remove_file(&table_path(&self.path, f.number));
             }

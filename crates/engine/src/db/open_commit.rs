@@ -151,7 +151,7 @@ impl DbInner {
         let mut vs = self.versions.lock();
         vs.set_last_sequence(last_sequence);
         if let Err(e) = vs.log_and_apply_to_new_manifest(edit, manifest_number) {
-            if current_names(fs, &self.path, manifest_number) {
+            if crate::version::current::current_names(fs, &self.path, manifest_number) {
                 // CURRENT was switched; only the directory sync after it failed. Committed.
                 undo.disarm();
             }
@@ -174,10 +174,4 @@ impl DbInner {
         *self.recovery_report.lock() = report;
         Ok(())
     }
-}
-
-/// True if `dir/CURRENT` names MANIFEST `number`.
-fn current_names(fs: &dyn Fs, dir: &std::path::Path, number: u64) -> bool {
-    crate::fs::read_all(fs, &crate::filename::current_path(dir))
-        .is_ok_and(|c| c == format!("{}\n", crate::filename::manifest_name(number)).as_bytes())
 }

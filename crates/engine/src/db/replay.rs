@@ -245,8 +245,11 @@ pub(crate) fn replay_wals(
 ) -> Result<Replayed> {
     let mut out = Replayed { last_sequence, report: RecoveryReport { mode, wals: vec![] } };
     let mut stopped = false;
-    // The WAL replayed before the current one: (number, last sequence replayed, file size).
-    let mut prev: Option<(u64, SequenceNumber, u64)> = None;
+    // The WALs replayed so far: (number, last sequence replayed, file size). A predecessor
+    // record is compared with the WAL it names, which is the one replayed last unless a failed
+    // switch left an empty WAL in between (`write.rs` removes those; one a crash kept holds
+    // nothing, so it hides no write).
+    let mut replayed: Vec<(u64, SequenceNumber, u64)> = Vec::new();
     // WALs at the end that hold nothing (empty, or preallocated zeros only: the WAL the flush
     // thread made ahead for the next memtable switch, `write.rs`) have nothing to replay, and
     // the WAL before them is the last one: its torn tail is a tail, not damage in the middle.
@@ -276,6 +279,7 @@ pub(crate) fn replay_wals(
             let (offset, bytes, reason, at_tail) = match reader.read_record()? {
                 ReadOutcome::Eof => break,
                 ReadOutcome::Predecessor(p, _) => {
+                    let prev = replayed.iter().rev().find(|r| r.0 == p.number).copied();
                     let Some(cut) = predecessor_cut(&p, prev, log_number) else { continue };
                     match mode {
                         WalRecoveryMode::SkipAnyCorruptedRecords => continue,
@@ -356,15 +360,15 @@ pub(crate) fn replay_wals(
         }
         out.report.wals.extend(skipped);
         if !stopped {
-            prev = Some((wal.number, wal_last, fs.file_size(&path)?));
+            replayed.push((wal.number, wal_last, fs.file_size(&path)?));
         }
     }
     Ok(out)
 }
 
 /// Why the WAL whose predecessor record is `p` follows a hole, if it does: the predecessor
-/// `prev` (the WAL replayed just before) ends below what `p` recorded, or a predecessor that
-/// was still live (numbered at or above `log_number`) is missing.
+/// `prev` (the WAL `p` names, if it was replayed) ends below what `p` recorded, or a
+/// predecessor that was still live (numbered at or above `log_number`) is missing.
 fn predecessor_cut(
     p: &PredecessorWal,
     prev: Option<(u64, SequenceNumber, u64)>,

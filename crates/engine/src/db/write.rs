@@ -301,6 +301,8 @@ impl DbInner {
                     if let Err(e) = step {
                         // Nothing switched: the old WAL stays the active one.
                         *wal = Some(ActiveWal { writer: old_writer, number, unsynced, ..old });
+                        drop(wal);
+                        self.discard_unused_wal(log_number, new_writer);
                         return Err(e);
                     }
                     if defer {
@@ -324,6 +326,23 @@ impl DbInner {
         self.bg_cv.notify_all();
         drop(retired);
         Ok(())
+    }
+
+    /// Removes WAL `number`, which a failed switch never made active. It may hold a predecessor
+    /// record, whole or torn; left in place, recovery would take it for the WAL after the
+    /// active one and stop there (a torn record in a WAL that is not the last is damage, and a
+    /// later WAL's predecessor would not be the WAL replayed before it), dropping every write
+    /// made after the failed switch. If it cannot be removed, the database turns read-only
+    /// (a background error), so that no later WAL holds acknowledged writes.
+    fn discard_unused_wal(&self, number: u64, writer: LogWriter) {
+        drop(writer);
+        if let Err(e) = self.fs.remove_file(&wal_path(&self.path, number)) {
+            self.info_log.log(&format!(
+                "[ERROR] a failed memtable switch left {}: {e}",
+                crate::filename::wal_name(number)
+            ));
+            self.set_bg_error(&mut self.state.lock(), e);
+        }
     }
 
     /// Creates WAL `number`, preallocating what one memtable writes to it (a mapped WAL).
@@ -357,3 +376,7 @@ impl DbInner {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "switch_tests.rs"]
+mod switch_tests;

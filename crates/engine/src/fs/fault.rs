@@ -214,7 +214,21 @@ impl SimFs {
         kind: io::ErrorKind,
         one_shot: bool,
     ) {
-        self.disk.lock().arm(filter.into(), n, kind, one_shot);
+        self.disk.lock().arm(filter.into(), None, n, kind, one_shot);
+    }
+
+    /// [`SimFs::fail_after`] counting only operations on paths whose file name starts with
+    /// `name_prefix` (`"MANIFEST"`, `"CURRENT"`, `"000012.sst"`; for a directory sync, the
+    /// directory's own name).
+    pub fn fail_after_on(
+        &self,
+        filter: impl Into<OpFilter>,
+        name_prefix: &str,
+        n: u64,
+        kind: io::ErrorKind,
+        one_shot: bool,
+    ) {
+        self.disk.lock().arm(filter.into(), Some(name_prefix.to_string()), n, kind, one_shot);
     }
 
     /// Disarms every fault armed with [`SimFs::fail_after`] (the capacity limit stays).

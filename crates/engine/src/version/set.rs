@@ -15,6 +15,12 @@
 //!   the next call first writes a fresh MANIFEST holding a snapshot of the state and switches
 //!   CURRENT to it, so a half-written record in the old MANIFEST is never appended to. A new
 //!   MANIFEST that fails before CURRENT names it is deleted again (no litter, no used space).
+//! - A failed edit may still have committed: an append whose sync failed is in the page cache
+//!   (a process crash keeps it), and a roll whose directory sync failed after the rename left
+//!   CURRENT naming the new MANIFEST. The files such an edit adds are *in doubt*
+//!   ([`VersionSet::in_doubt`]): the database must not delete them (they may be the only copy
+//!   of flushed data the next open finds in the MANIFEST), until a later roll succeeds
+//!   durably, which makes CURRENT name a MANIFEST that provably holds only the in-memory state.
 //! - `load` accepts a torn final record (a crash while appending) and nothing else: any other
 //!   bad record, an undecodable edit, or an edit that does not apply is `Error::Corruption`
 //!   naming the MANIFEST and the record's offset; a record that is intact but holds another
@@ -28,11 +34,12 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Weak};
 
 use super::builder::Builder;
+use super::current::{foreign_writer, read_current, write_new_manifest};
 use super::{Version, VersionEdit};
 use crate::error::{Error, Result};
-use crate::filename::{current_path, manifest_name, manifest_path, parse_file_name, FileType};
-use crate::fs::{read_all, Fs};
-use crate::key::{EscapedBytes, SequenceNumber, MAX_SEQUENCE};
+use crate::filename::{current_path, manifest_path};
+use crate::fs::Fs;
+use crate::key::{SequenceNumber, MAX_SEQUENCE};
 use crate::wal::{LogReader, LogWriter, ReadOutcome};
 
 /// The only supported comparator; its name is LevelDB's, for tool compatibility.
@@ -50,6 +57,8 @@ pub struct VersionSet {
     manifest_file_number: u64,
     /// The open MANIFEST; `None` after a failed write (roll to a new file on the next edit).
     manifest: Option<LogWriter>,
+    /// Files added by failed edits that may have committed (see the module doc).
+    in_doubt: HashSet<u64>,
     /// Every version installed; the ones still referenced somewhere pin their files.
     versions: Vec<Weak<Version>>,
 }
@@ -70,7 +79,7 @@ impl VersionSet {
         vs.manifest_file_number = 1;
         let mut record = Vec::new();
         vs.snapshot_edit().encode(&mut record);
-        vs.manifest = Some(vs.write_new_manifest(1, &[&record])?);
+        vs.manifest = Some(write_new_manifest(&*vs.fs, dir, 1, &[&record])?);
         Ok(vs)
     }
 
@@ -81,7 +90,7 @@ impl VersionSet {
         let number = vs.new_file_number();
         let mut record = Vec::new();
         vs.snapshot_edit().encode(&mut record);
-        vs.manifest = Some(vs.write_new_manifest(number, &[&record])?);
+        vs.manifest = Some(write_new_manifest(&*vs.fs, dir, number, &[&record])?);
         vs.manifest_file_number = number;
         Ok(vs)
     }
@@ -284,10 +293,13 @@ impl VersionSet {
         edit.last_sequence = Some(self.last_sequence);
         let mut record = Vec::new();
         edit.encode(&mut record);
+        let added = edit.new_files.iter().map(|(_, f)| f.number);
         match (roll_to, self.manifest.as_mut()) {
             (None, Some(writer)) => {
                 if let Err(e) = writer.add_record(&record).and_then(|()| writer.sync()) {
+                    // Some or all of the record may be in the file (and the page cache).
                     self.manifest = None;
+                    self.in_doubt.extend(added);
                     return Err(e);
                 }
             }
@@ -298,9 +310,24 @@ impl VersionSet {
                 };
                 let mut snapshot = Vec::new();
                 self.snapshot_edit().encode(&mut snapshot);
-                let writer = self.write_new_manifest(number, &[&snapshot, &record])?;
-                self.manifest = Some(writer);
-                self.manifest_file_number = number;
+                match write_new_manifest(&*self.fs, &self.dir, number, &[&snapshot, &record]) {
+                    Ok(writer) => {
+                        self.manifest = Some(writer);
+                        self.manifest_file_number = number;
+                        // CURRENT durably names a MANIFEST holding only the in-memory state
+                        // and this edit: earlier failed edits are provably not committed.
+                        self.in_doubt.clear();
+                    }
+                    Err(f) => {
+                        if f.switched {
+                            // CURRENT may name the new MANIFEST: never append to the old one
+                            // again, and keep what the edit adds.
+                            self.manifest = None;
+                            self.in_doubt.extend(added);
+                        }
+                        return Err(f.error);
+                    }
+                }
             }
         }
         if let Some(n) = edit.log_number {
@@ -308,6 +335,12 @@ impl VersionSet {
         }
         self.install(version);
         Ok(())
+    }
+
+    /// Files that failed edits added and that may be committed (see the module doc): the
+    /// database deletes none of them, though no version in memory holds them.
+    pub fn in_doubt(&self) -> &HashSet<u64> {
+        &self.in_doubt
     }
 
     /// File numbers of SSTs referenced by any version still alive (current or held by readers).
@@ -334,6 +367,7 @@ impl VersionSet {
             log_number: 0,
             manifest_file_number: 0,
             manifest: None,
+            in_doubt: HashSet::new(),
         }
     }
 
@@ -357,110 +391,6 @@ impl VersionSet {
             edit.new_files.extend(files.iter().map(|f| (level, (**f).clone())));
         }
         edit
-    }
-
-    /// Writes MANIFEST-`number` holding `records`, syncs it, and points CURRENT at it
-    /// (write-temp, sync, rename, sync dir). Returns the writer for further edits.
-    ///
-    /// On an error before CURRENT is renamed, the new MANIFEST and the temp file are deleted
-    /// again, so a failed attempt leaves the directory as it was. (After the rename CURRENT
-    /// names the new MANIFEST: a failed directory sync then returns the error and deletes
-    /// nothing.)
-    fn write_new_manifest(&self, number: u64, records: &[&[u8]]) -> Result<LogWriter> {
-        let path = manifest_path(&self.dir, number);
-        let tmp = self.dir.join("CURRENT.dbtmp");
-        let undo = |e: Error| {
-            let _ = self.fs.remove_file(&path);
-            if self.fs.exists(&tmp) {
-                let _ = self.fs.remove_file(&tmp);
-            }
-            e
-        };
-        let mut writer = LogWriter::new(self.fs.create(&path)?);
-        for r in records {
-            writer.add_record(r).map_err(undo)?;
-        }
-        writer.sync().map_err(undo)?;
-        let current = format!("{}\n", manifest_name(number));
-        let mut f = self.fs.create(&tmp).map_err(undo)?;
-        f.append(current.as_bytes()).and_then(|()| f.sync()).map_err(undo)?;
-        drop(f);
-        self.fs.rename(&tmp, &current_path(&self.dir)).map_err(undo)?;
-        self.fs.sync_dir(&self.dir)?;
-        Ok(writer)
-    }
-}
-
-/// Who wrote the MANIFEST that `dir/CURRENT` names, if another engine did: the writer named by
-/// the first intact record that does not decode as a Talus edit but holds RocksDB's or
-/// LevelDB's fields. `None` if the MANIFEST is Talus's, missing, unreadable or merely damaged.
-/// Reads only; for [`crate::destroy_db`], which must not delete another engine's database.
-pub fn foreign_manifest_writer(fs: &dyn Fs, dir: &Path) -> Option<&'static str> {
-    let number = read_current(fs, dir).ok()?;
-    let file = fs.open_sequential(&manifest_path(dir, number)).ok()?;
-    let mut reader = LogReader::new(file, String::new());
-    loop {
-        match reader.read_record().ok()? {
-            ReadOutcome::Record(payload, offset) => {
-                if VersionEdit::decode(&payload, "", offset).is_err() {
-                    return foreign_writer(&payload);
-                }
-            }
-            ReadOutcome::Corrupt { .. } | ReadOutcome::Predecessor(..) => {}
-            ReadOutcome::Eof => return None,
-        }
-    }
-}
-
-/// If `record` (an intact MANIFEST record that did not decode as a Talus edit) starts with
-/// fields Talus never writes but RocksDB or LevelDB do, who wrote it. Tags are LevelDB's and
-/// RocksDB's `VersionEdit` tags: 5 compact pointer, 9 previous log number, 10 min log number
-/// to keep, 100-103 new-file variants, 200-203 column families, 300 atomic group, 400-401 blob
-/// files, and the forward-compatible ones at or above 1<<13 (DB id, WAL additions, ...).
-fn foreign_writer(record: &[u8]) -> Option<&'static str> {
-    let mut d = crate::coding::Decoder::new(record);
-    while !d.is_empty() {
-        let tag = d.varint32()?;
-        match tag {
-            1 => {
-                d.length_prefixed()?;
-            }
-            2..=4 => {
-                d.varint64()?;
-            }
-            6 => {
-                d.varint32()?;
-                d.varint64()?;
-            }
-            5 | 9 | 10 | 100..=103 | 200..=203 | 300 | 400 | 401 => return Some("RocksDB"),
-            t if t >= 1 << 13 => return Some("RocksDB"),
-            _ => return None,
-        }
-    }
-    None
-}
-
-/// Reads CURRENT and returns the manifest number it names.
-fn read_current(fs: &dyn Fs, dir: &Path) -> Result<u64> {
-    let path = current_path(dir);
-    if !fs.exists(&path) {
-        return Err(Error::NotFound(format!(
-            "{}: no CURRENT file, so this is not a database (or its creation never finished)",
-            dir.display()
-        )));
-    }
-    let content = read_all(fs, &path)?;
-    let name = std::str::from_utf8(&content).ok().and_then(|s| s.strip_suffix('\n'));
-    match name.and_then(parse_file_name) {
-        Some(FileType::Manifest(n)) => Ok(n),
-        _ => Err(Error::corruption(
-            path.display(),
-            0,
-            format!(
-                "CURRENT should hold \"MANIFEST-NNNNNN\\n\", found {:?}",
-                EscapedBytes(content.get(..64).unwrap_or(&content))
-            ),
-        )),
     }
 }
 

@@ -70,6 +70,8 @@ impl Inode {
 /// An armed fault.
 pub(super) struct Rule {
     filter: OpFilter,
+    /// Only operations on a path whose file name starts with this count (`None`: all).
+    name_prefix: Option<String>,
     /// Matching operations still to pass before the fault fires.
     countdown: u64,
     kind: io::ErrorKind,
@@ -165,9 +167,15 @@ impl Disk {
             *c += 1;
         }
         let mut fail = None;
+        let name = path.file_name().map(|n| n.to_string_lossy());
         self.rules.retain_mut(|r| {
             if !r.filter.matches(kind) {
                 return true;
+            }
+            if let Some(prefix) = &r.name_prefix {
+                if !name.as_ref().is_some_and(|n| n.starts_with(prefix.as_str())) {
+                    return true;
+                }
             }
             if r.fired {
                 // Only persistent rules are still here once fired.
@@ -191,8 +199,16 @@ impl Disk {
         }
     }
 
-    pub(super) fn arm(&mut self, filter: OpFilter, n: u64, kind: io::ErrorKind, one_shot: bool) {
-        self.rules.push(Rule { filter, countdown: n.max(1), kind, one_shot, fired: false });
+    pub(super) fn arm(
+        &mut self,
+        filter: OpFilter,
+        name_prefix: Option<String>,
+        n: u64,
+        kind: io::ErrorKind,
+        one_shot: bool,
+    ) {
+        let countdown = n.max(1);
+        self.rules.push(Rule { filter, name_prefix, countdown, kind, one_shot, fired: false });
     }
 
     /// Fails with `StorageFull` if growing the files by `more` bytes would pass the capacity.
