@@ -43,9 +43,10 @@ fn destroys_only_its_own_files_then_the_empty_directory() {
     let db = tmp.path().join("db");
     let opts = make_db(&db);
     let ours = names(&db);
-    for n in ["CURRENT", "LOCK", "LOG", "LOG.old", "000999.log.corrupt", "CURRENT.dbtmp"] {
+    for n in ["CURRENT", "LOCK", "LOG", "000999.log.corrupt", "CURRENT.dbtmp"] {
         assert!(ours.contains(n), "{n} missing from the fixture: {ours:?}");
     }
+    assert!(ours.iter().any(|n| n.starts_with("LOG.old.")), "no rotated LOG: {ours:?}");
     assert!(
         ours.iter().any(|n| n.ends_with(".sst")) && ours.iter().any(|n| n.starts_with("MANIFEST-"))
     );
@@ -167,4 +168,108 @@ fn works_through_the_fault_injecting_fs() {
     drop(db);
     destroy_db(SIM_DB, &opts).unwrap();
     assert!(!fs.exists(Path::new(SIM_DB)));
+}
+
+/// Issue 34's first repro: engine-named files without `CURRENT` are no database. They used to
+/// be deleted (the `LOG` with them) because one name parsed as the engine's.
+#[test]
+fn engine_named_files_without_a_database_are_refused_untouched() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(d.join("000001.log"), b"app\n").unwrap();
+    std::fs::write(d.join("LOG"), b"mine\n").unwrap();
+    std::fs::write(d.join("notes.txt"), b"n\n").unwrap();
+    let before = dir_snapshot(d);
+    match destroy_db(d, &Options::default()) {
+        Err(Error::InvalidArgument(m)) => {
+            assert!(m.contains("000001.log") && m.contains("nothing was deleted"), "{m}");
+            assert!(m.contains("remove them by hand"), "{m}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(snapshot_diff(&before, &dir_snapshot(d)).is_empty());
+    // Nor is a database created over them.
+    let create = Options { create_if_missing: true, ..Default::default() };
+    assert!(
+        matches!(Db::open(d, create), Err(Error::InvalidArgument(m)) if m.contains("000001.log"))
+    );
+    assert!(snapshot_diff(&before, &dir_snapshot(d)).is_empty());
+}
+
+/// Issue 34's second repro: a damaged database (no `CURRENT`; a `CURRENT` naming a missing
+/// MANIFEST; a MANIFEST damaged in the middle), which `ldb` refuses as Corruption, was wiped
+/// whole. Now it is refused, every byte kept.
+#[test]
+fn a_damaged_database_is_refused_not_wiped() {
+    type Damage = fn(&Path);
+    let cases: [(&str, Damage); 3] = [
+        ("no CURRENT", |d| std::fs::remove_file(d.join("CURRENT")).unwrap()),
+        ("CURRENT names a missing MANIFEST", |d| {
+            std::fs::write(d.join("CURRENT"), b"MANIFEST-000777\n").unwrap()
+        }),
+        ("a damaged MANIFEST", |d| {
+            let current = std::fs::read_to_string(d.join("CURRENT")).unwrap();
+            let m = d.join(current.trim_end());
+            let mut bytes = std::fs::read(&m).unwrap();
+            bytes[10] ^= 0x55;
+            std::fs::write(&m, bytes).unwrap();
+        }),
+    ];
+    for (what, damage) in cases {
+        let tmp = tempfile::tempdir().unwrap();
+        let db = tmp.path().join("db");
+        let opts = make_db(&db);
+        damage(&db);
+        let before = dir_snapshot(&db);
+        match destroy_db(&db, &opts) {
+            Err(Error::InvalidArgument(m)) => assert!(m.contains("not a database"), "{what}: {m}"),
+            other => panic!("{what}: {other:?}"),
+        }
+        let changed = snapshot_diff(&before, &dir_snapshot(&db));
+        assert!(changed.is_empty(), "{what}: destroy_db changed a damaged database:\n{changed}");
+    }
+}
+
+/// A destroy cut short by a failing deletion (each in turn) leaves a directory that still
+/// reads back as a database, so a second destroy finishes it.
+#[test]
+fn a_destroy_cut_short_is_finished_by_the_next() {
+    let probe = SimFs::new();
+    let opts = tiny_options(probe.clone(), 4096);
+    Db::open(SIM_DB, opts.clone()).unwrap().put(b"k", b"v").unwrap();
+    probe.reset_op_counts();
+    destroy_db(SIM_DB, &opts).unwrap();
+    let removes = probe.op_counts().get(talus::fs::fault::OpKind::Remove);
+    assert!(removes >= 5, "{removes} removals");
+    for n in 1..=removes {
+        let fs = SimFs::new();
+        let opts = tiny_options(fs.clone(), 4096);
+        Db::open(SIM_DB, opts.clone()).unwrap().put(b"k", b"v").unwrap();
+        fs.fail_after(talus::fs::fault::OpKind::Remove, n, std::io::ErrorKind::Other, true);
+        assert!(destroy_db(SIM_DB, &opts).is_err(), "removal {n} of {removes} failing");
+        destroy_db(SIM_DB, &opts).unwrap_or_else(|e| panic!("removal {n}: second destroy: {e}"));
+        // (When the LOCK's own removal failed, the LOCK stays: alone, it may be anyone's; when
+        // the directory's removal failed, the directory stays, empty.)
+        let left = fs.files();
+        assert!(left.is_empty() || left == [Path::new(SIM_DB).join("LOCK")], "{n}: {left:?}");
+    }
+}
+
+/// Issue 34: the table layer's `tmp/` goes with the database when it holds only that layer's
+/// index-build files; anything else in it keeps it.
+#[test]
+fn the_table_layers_tmp_directory_goes_if_it_is_all_the_layers() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("db");
+    let opts = make_db(&db);
+    std::fs::create_dir(db.join("tmp")).unwrap();
+    std::fs::write(db.join("tmp").join("talus-index-7-run-0"), b"run").unwrap();
+    destroy_db(&db, &opts).unwrap();
+    assert!(!db.exists(), "left: {:?}", names(tmp.path()));
+    let opts = make_db(&db);
+    std::fs::create_dir(db.join("tmp")).unwrap();
+    std::fs::write(db.join("tmp").join("talus-index-7-run-0"), b"run").unwrap();
+    std::fs::write(db.join("tmp").join("mine"), b"keep").unwrap();
+    destroy_db(&db, &opts).unwrap();
+    assert_eq!(names(&db.join("tmp")), ["mine".to_string(), "talus-index-7-run-0".into()].into());
 }

@@ -268,3 +268,52 @@ fn close_releases_the_lock() {
     db.close().unwrap();
     Db::open(&path, opts).unwrap().close().unwrap();
 }
+
+/// Issue 34: a creation that fails (each IO in turn) leaves no directory and no LOCK behind.
+#[test]
+fn a_failed_creation_leaves_nothing() {
+    let probe = SimFs::new();
+    drop(Db::open(SIM_DB, sim_options(&probe)).unwrap());
+    let total = probe.op_counts().total();
+    for n in 1..=total {
+        for existing_dir in [false, true] {
+            let fs = SimFs::new();
+            if existing_dir {
+                talus::fs::Fs::create_dir_all(fs.as_ref(), Path::new(SIM_DB)).unwrap();
+            }
+            // One failure (the undo itself needs working IO).
+            fs.fail_after(OpFilter::ALL, n, ErrorKind::Other, true);
+            if Db::open(SIM_DB, sim_options(&fs)).is_ok() {
+                continue;
+            }
+            fs.clear_faults();
+            assert!(fs.files().is_empty(), "IO {n} failing: left {:?}", fs.files());
+            let dir_there = talus::fs::Fs::exists(fs.as_ref(), Path::new(SIM_DB));
+            assert_eq!(dir_there, existing_dir, "IO {n} failing: the directory");
+        }
+    }
+}
+
+/// Issue 34: the LOG of an existing database is rotated to `LOG.old.<micros>`, as RocksDB does,
+/// never truncated or overwritten.
+#[test]
+fn the_log_is_rotated_never_truncated() {
+    let tmp = tempfile::tempdir().unwrap();
+    let opts = Options { create_if_missing: true, ..Default::default() };
+    let mut logs = Vec::new();
+    for _ in 0..3 {
+        drop(Db::open(tmp.path(), opts.clone()).unwrap());
+        logs.push(std::fs::read(tmp.path().join("LOG")).unwrap());
+    }
+    let mut old: Vec<String> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("LOG.old."))
+        .collect();
+    old.sort();
+    assert_eq!(old.len(), 2, "{old:?}");
+    for (name, content) in old.iter().zip(&logs) {
+        assert!(name["LOG.old.".len()..].parse::<u64>().is_ok(), "{name}");
+        assert_eq!(&std::fs::read(tmp.path().join(name)).unwrap(), content, "{name}");
+    }
+}

@@ -399,10 +399,7 @@ fn verify_run(exe: &Path, cfg: &Config, tot: &mut Totals) -> Result<String, Stri
 /// expected state. A directory that is neither a database nor empty is refused whole: the crash
 /// test does not move into someone else's directory.
 fn destroy_db(db: &Path, expected: &Path) -> Result<(), String> {
-    let is_db = db.join("CURRENT").exists();
-    if !is_db && std::fs::read_dir(db).is_ok_and(|mut d| d.next().is_some()) {
-        return Err(format!("{} exists and is not a database; refusing to use it", db.display()));
-    }
+    crate::dbdir::check_replaceable(db)?;
     talus::destroy_db(db, &talus::Options::default())
         .map_err(|e| format!("destroying {}: {e}", db.display()))?;
     match std::fs::remove_file(expected) {

@@ -6,12 +6,16 @@
 //! [`InfoLog::buffered`]: lines are kept in memory (with the time they were logged) and written
 //! out when the open commits and calls [`InfoLog::attach`] with the new `LOG` file. A failed
 //! open drops them with the error it returns; a read-only open never attaches a file.
+//!
+//! [`rotate_and_create`] starts the `LOG` of a read-write open: an existing one is renamed
+//! `LOG.old.<micros>` as RocksDB renames it, never truncated.
 
+use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use parking_lot::Mutex;
 
-use crate::fs::WritableFile;
+use crate::fs::{Fs, WritableFile};
 
 /// Lines kept before a file is attached, at most (older ones are dropped first).
 const MAX_BUFFERED: usize = 1000;
@@ -70,6 +74,56 @@ impl InfoLog {
             }
             Sink::Off => {}
         }
+    }
+}
+
+/// Old info logs kept beside `LOG`: RocksDB's `keep_log_file_num` default (not an option here).
+const KEEP_LOG_FILE_NUM: usize = 1000;
+
+/// Starts a new `LOG` after a successful open. The old one is rotated as RocksDB rotates it, to
+/// `LOG.old.<microseconds since the epoch>`, never truncated or overwritten; beyond
+/// [`KEEP_LOG_FILE_NUM`] old logs, the oldest are deleted. Advisory: a failure is ignored.
+pub(crate) fn rotate_and_create(fs: &dyn Fs, path: &Path) -> Option<Box<dyn WritableFile>> {
+    let log = path.join("LOG");
+    if fs.exists(&log) {
+        let micros = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_micros() as u64);
+        let old = (micros..)
+            .map(|m| path.join(format!("LOG.old.{m}")))
+            .find(|p| !fs.exists(p))
+            .unwrap_or_else(|| path.join("LOG.old"));
+        if fs.rename(&log, &old).is_err() {
+            // Never truncate an old LOG: without a rotation there is no new LOG either.
+            return None;
+        }
+        prune_old_info_logs(fs, path);
+    }
+    fs.create(&log).ok()
+}
+
+/// Deletes the oldest `LOG.old*` files beyond [`KEEP_LOG_FILE_NUM`] (a plain `LOG.old`, which
+/// older versions of Talus wrote, counts as the oldest).
+fn prune_old_info_logs(fs: &dyn Fs, path: &Path) {
+    let Ok(names) = fs.list_dir(path) else { return };
+    let mut old: Vec<(u64, String)> = names
+        .into_iter()
+        .filter_map(|n| {
+            let rest = n.strip_prefix("LOG.old")?;
+            let at = match rest.strip_prefix('.') {
+                Some(m) => m.parse().ok()?,
+                None if rest.is_empty() => 0,
+                None => return None,
+            };
+            Some((at, n))
+        })
+        .collect();
+    if old.len() <= KEEP_LOG_FILE_NUM {
+        return;
+    }
+    old.sort();
+    for (_, n) in old.iter().take(old.len() - KEEP_LOG_FILE_NUM) {
+        let _ = fs.remove_file(&path.join(n));
     }
 }
 

@@ -2,7 +2,8 @@
 //!
 //! The rule: **an open either succeeds or leaves the directory as it found it.** So an open
 //! first only reads: it checks the path (`open_checks.rs`: a directory, not another engine's
-//! database), takes the LOCK (read-write only; the one file an open may create and leave, empty),
+//! database), takes the LOCK (read-write only; the one file an open of an existing database may
+//! create and leave, empty; a failed creation removes it, and its directory, again),
 //! loads the MANIFEST into memory ([`VersionSet::load`]), checks that every live SST is there
 //! with its recorded size, and replays the WALs (`replay.rs`): a read-only open into memtables
 //! it keeps; a read-write open to check them and measure what recovery drops, keeping the data
@@ -65,9 +66,48 @@ pub(crate) fn open(path: &Path, opts: Options, access: Access) -> Result<Arc<DbI
     let read_only = access == Access::ReadOnly;
     let found = open_checks::inspect(fs.as_ref(), path)?;
     open_checks::check_create(found, path, &opts, read_only)?;
-    if found == Found::Nothing {
+    if found == Found::Database || read_only {
+        return open_found(path, opts, read_only, found);
+    }
+    // A creation: if it fails, every file it made goes again (the directory, the LOCK, and, if
+    // the failure came after CURRENT's rename, the new database, which holds no data), so a
+    // failed creation leaves the path as it was. (The LOCK is unlinked just after the failed
+    // open released it: a process that locked it in that instant would lose it; nothing else
+    // can be racing to create a database in a directory no database is in yet.)
+    let made_dir = found == Found::Nothing;
+    let before: Vec<String> = if made_dir { Vec::new() } else { fs.list_dir(path)? };
+    if made_dir {
         fs.create_dir_all(path)?;
     }
+    let result = open_found(path, opts, read_only, found);
+    if result.is_err() {
+        undo_creation(fs.as_ref(), path, &before, made_dir);
+    }
+    result
+}
+
+/// Removes what a failed creation made in `path`: the engine's files not in `before` (CURRENT
+/// first, the LOCK last), and the directory if it was made and is empty. Best effort.
+fn undo_creation(fs: &dyn Fs, path: &Path, before: &[String], made_dir: bool) {
+    let Ok(now) = fs.list_dir(path) else { return };
+    let mut made: Vec<String> =
+        now.into_iter().filter(|n| !before.contains(n) && parse_file_name(n).is_some()).collect();
+    made.sort_by_key(|n| match parse_file_name(n) {
+        Some(FileType::Current) => 0,
+        Some(FileType::Lock) => 2,
+        _ => 1,
+    });
+    for n in made {
+        let _ = fs.remove_file(&path.join(n));
+    }
+    if made_dir && fs.list_dir(path).is_ok_and(|n| n.is_empty()) {
+        let _ = fs.remove_dir(path);
+    }
+}
+
+/// [`open`] once the path is checked (and a new database's directory made).
+fn open_found(path: &Path, opts: Options, read_only: bool, found: Found) -> Result<Arc<DbInner>> {
+    let fs = opts.fs.clone();
     let lock = if read_only { None } else { Some(fs.lock(&lock_path(path))?) };
     // Probe a file that is there: the LOCK just taken, or CURRENT for a read-only open.
     let probe = if read_only { current_path(path) } else { lock_path(path) };
@@ -109,7 +149,7 @@ pub(crate) fn open(path: &Path, opts: Options, access: Access) -> Result<Arc<DbI
         inner.info_log.attach(None);
     } else {
         inner.commit_open(&wals, replayed, mems)?;
-        inner.info_log.attach(open_info_log(inner.fs.as_ref(), path));
+        inner.info_log.attach(super::info_log::rotate_and_create(inner.fs.as_ref(), path));
         inner.write_options_file();
         inner.delete_obsolete_files();
     }
@@ -176,15 +216,6 @@ fn check_live_files(fs: &dyn Fs, dir: &Path, v: &Version) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// Starts a new `LOG` after a successful open (the old one becomes `LOG.old`). Advisory.
-fn open_info_log(fs: &dyn Fs, path: &Path) -> Option<Box<dyn crate::fs::WritableFile>> {
-    let log = path.join("LOG");
-    if fs.exists(&log) {
-        let _ = fs.rename(&log, &path.join("LOG.old"));
-    }
-    fs.create(&log).ok()
 }
 
 /// The shared state around `versions`, with an empty memtable and no WAL.

@@ -7,8 +7,9 @@
 use std::io::ErrorKind;
 use std::path::Path;
 
+use super::replay::{holds_nothing, WalFile};
 use crate::error::{Error, Result};
-use crate::filename::{current_path, parse_file_name, FileType};
+use crate::filename::{current_path, is_database_file, parse_file_name, FileType};
 use crate::fs::Fs;
 use crate::options::Options;
 
@@ -17,9 +18,10 @@ use crate::options::Options;
 pub(crate) enum Found {
     /// Nothing: neither the directory nor a database in it.
     Nothing,
-    /// A directory with no `CURRENT` (and none of the files a database without one would be
-    /// damaged without). `foreign_log`: it holds a `LOG` file, which a Talus database only ever
-    /// has once its `CURRENT` exists, so the LOG is another program's.
+    /// A directory with no `CURRENT` and none of a database's own files (but WALs that hold
+    /// nothing, which an interrupted creation leaves). `foreign_log`: it holds a `LOG` file,
+    /// which a Talus database only ever has once its `CURRENT` exists, so the LOG is another
+    /// program's.
     EmptyDir {
         /// A `LOG` file is there.
         foreign_log: bool,
@@ -29,7 +31,10 @@ pub(crate) enum Found {
 }
 
 /// Looks at `path`: `InvalidArgument` if it is a file ("not a directory") or another engine's
-/// database; `Corruption` if `CURRENT` is missing beside a MANIFEST or table files.
+/// database; `Corruption` if `CURRENT` is missing beside a MANIFEST or table files;
+/// `InvalidArgument` if it holds other files named like a database's (a WAL with records, an
+/// OPTIONS file, a kept damaged WAL, a temp file) but no `CURRENT`: creating a database there
+/// would replay, rename or delete them, and they are not provably ours.
 pub(crate) fn inspect(fs: &dyn Fs, path: &Path) -> Result<Found> {
     let Some(names) = list_own_dir(fs, path)? else { return Ok(Found::Nothing) };
     if fs.exists(&current_path(path)) {
@@ -47,6 +52,20 @@ pub(crate) fn inspect(fs: &dyn Fs, path: &Path) -> Result<Found> {
                 "CURRENT is missing but {name} exists; refusing to create a new database over it"
             ),
         ));
+    }
+    for name in names.iter().filter(|n| is_database_file(n)) {
+        if let Some(FileType::Wal(number)) = parse_file_name(name) {
+            let wal = WalFile { number, corrupt_name: false };
+            if holds_nothing(fs, &path.join(name), &wal)? {
+                continue;
+            }
+        }
+        return Err(Error::InvalidArgument(format!(
+            "{}: holds {name}, named like a database's file, but no CURRENT, so there is no \
+             database here and none is created over it (nothing was changed); if the file is \
+             yours to discard, remove it by hand",
+            path.display()
+        )));
     }
     Ok(Found::EmptyDir { foreign_log: names.iter().any(|n| n == "LOG") })
 }

@@ -413,13 +413,13 @@ fn loss(wal: &WalFile, kind: WalLossKind, offset: u64, reason: String, bytes: u6
     }
 }
 
-/// Reads `reader` to its end: the intact write batches left and their operations.
 /// True if the WAL at `path` holds no record, damaged or not (it is empty, or zeros only).
-fn holds_nothing(fs: &dyn Fs, path: &Path, wal: &WalFile) -> Result<bool> {
+pub(crate) fn holds_nothing(fs: &dyn Fs, path: &Path, wal: &WalFile) -> Result<bool> {
     let mut reader = LogReader::new_wal(fs.open_sequential(path)?, wal_name(wal.number));
     Ok(matches!(reader.read_record()?, ReadOutcome::Eof))
 }
 
+/// Reads `reader` to its end: the intact write batches left and their operations.
 fn count_intact(reader: &mut LogReader) -> Result<(u64, u64)> {
     let (mut batches, mut ops) = (0u64, 0u64);
     loop {

@@ -132,6 +132,12 @@ pub(super) fn foreign_writer(record: &[u8]) -> Option<&'static str> {
     None
 }
 
+/// The number of the MANIFEST that `dir/CURRENT` names (`NotFound` without CURRENT,
+/// `Corruption` if it does not hold a MANIFEST name). Reads only.
+pub fn current_manifest(fs: &dyn Fs, dir: &Path) -> Result<u64> {
+    read_current(fs, dir)
+}
+
 /// Reads CURRENT and returns the manifest number it names.
 pub(super) fn read_current(fs: &dyn Fs, dir: &Path) -> Result<u64> {
     let path = current_path(dir);

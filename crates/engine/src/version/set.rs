@@ -99,6 +99,16 @@ impl VersionSet {
     /// opened for appending: the first [`VersionSet::log_and_apply`] writes a new one.
     pub fn load(dir: &Path, fs: Arc<dyn Fs>, num_levels: usize) -> Result<VersionSet> {
         let number = read_current(&*fs, dir)?;
+        VersionSet::load_manifest(dir, fs, num_levels, number)
+    }
+
+    /// [`VersionSet::load`] of MANIFEST `number`, whatever CURRENT says (or without one).
+    pub fn load_manifest(
+        dir: &Path,
+        fs: Arc<dyn Fs>,
+        num_levels: usize,
+        number: u64,
+    ) -> Result<VersionSet> {
         let path = manifest_path(dir, number);
         let file_name = path.display().to_string();
         if !fs.exists(&path) {

@@ -159,7 +159,10 @@ pub fn destroy(flags: &Flags, path: &Path) -> EResult<()> {
     match flags.engine.as_str() {
         "memory" => Ok(()),
         #[cfg(feature = "rocksdb")]
-        "rocksdb" => rocksdb_engine::destroy(path).map_err(|e| failed(&e)),
+        "rocksdb" => {
+            crate::dbdir::check_rocksdb_destroyable(path)?;
+            rocksdb_engine::destroy(path).map_err(|e| failed(&e))
+        }
         _ => talus::destroy_db(path, &talus::Options::default()).map_err(|e| failed(&e)),
     }
 }
