@@ -15,6 +15,11 @@ mod kinds;
 pub use checksum_type::ChecksumType;
 pub use kinds::{CacheType, CompactionStyle, CompressionType, IndexType, WalRecoveryMode};
 
+/// The most `block_cache_num_shard_bits` may be: RocksDB makes no cache of 2^20 shards or more
+/// (`LRUCacheOptions::MakeSharedCache` and `HyperClockCacheOptions::MakeSharedCache` return none
+/// for `num_shard_bits >= 20`, and its db_bench refuses `--cache_numshardbits=20`).
+pub const MAX_CACHE_SHARD_BITS: u32 = 19;
+
 /// Options fixed when the database is opened.
 #[derive(Clone)]
 pub struct Options {
@@ -70,7 +75,7 @@ pub struct Options {
     /// No block cache at all: every block read goes to the file (RocksDB's
     /// `BlockBasedTableOptions::no_block_cache`; db_bench's `--cache_size=-1`). False.
     pub no_block_cache: bool,
-    /// The block cache has 2^num_shard_bits shards (6).
+    /// The block cache has 2^num_shard_bits shards (6; at most [`MAX_CACHE_SHARD_BITS`]).
     pub block_cache_num_shard_bits: u32,
     /// Fail inserts into a full cache instead of exceeding capacity.
     pub block_cache_strict_capacity_limit: bool,
@@ -317,8 +322,11 @@ impl Options {
         if self.bloom_bits_per_key > 100 {
             return Err(invalid("bloom_bits_per_key", "must be at most 100"));
         }
-        if self.block_cache_num_shard_bits > 20 {
-            return Err(invalid("block_cache_num_shard_bits", "must be at most 20"));
+        if self.block_cache_num_shard_bits > MAX_CACHE_SHARD_BITS {
+            return Err(invalid(
+                "block_cache_num_shard_bits",
+                format!("must be at most {MAX_CACHE_SHARD_BITS}"),
+            ));
         }
         if self.max_open_files == 0 || self.max_open_files < -1 {
             return Err(invalid("max_open_files", "must be -1 (unbounded) or positive"));

@@ -129,8 +129,9 @@ pub(super) fn parse(p: &Parsed) -> Result<Flags, String> {
     {
         return Err("value_bytes, threads and resident_ratio must be positive".to_string());
     }
-    if f.num_shard_bits.is_some_and(|b| b > 20) {
-        return Err("num_shard_bits must be at most 20".to_string());
+    let max_bits = talus::options::MAX_CACHE_SHARD_BITS;
+    if f.num_shard_bits.is_some_and(|b| b > max_bits) {
+        return Err(format!("num_shard_bits must be at most {max_bits}"));
     }
     if f.degenerate_hash_bits > 40 {
         return Err("degenerate_hash_bits must be at most 40".to_string());

@@ -28,17 +28,17 @@ fn need<'a>(name: &str, value: Option<&'a str>) -> Result<&'a str, String> {
     value.ok_or_else(|| format!("flag --{name} needs a value (--{name}=VALUE)"))
 }
 
+/// Integers as every engine option takes them ([`crate::options::number`]: `64k`, `1M`), so
+/// `--write_buffer_size=64k` means the same here as in `talus ldb` and in option strings.
 impl FlagValue for i64 {
     fn parse_flag(name: &str, value: Option<&str>) -> Result<Self, String> {
-        let v = need(name, value)?;
-        v.trim().parse().map_err(|_| bad(name, v, "an integer"))
+        crate::options::number::integer(name, need(name, value)?)
     }
 }
 
 impl FlagValue for u64 {
     fn parse_flag(name: &str, value: Option<&str>) -> Result<Self, String> {
-        let v = need(name, value)?;
-        v.trim().parse().map_err(|_| bad(name, v, "a non-negative integer"))
+        crate::options::number::integer(name, need(name, value)?)
     }
 }
 

@@ -6,9 +6,9 @@
 //! Booleans take gflags' spellings everywhere: `true/false/1/0/yes/no/t/f/y/n`, in any case
 //! ([`parse_bool`]). Parsing accepts any `--name`; each tool then calls [`Parsed::check`] with
 //! what it knows ([`Spec`], and with `engine: true` every engine option of
-//! [`super::engine`]), which refuses the first unknown name, a value option without a value and
-//! a malformed boolean or engine option value, each by name (RocksDB: `Invalid command-line flag
-//! bogus`), before the tool touches any file.
+//! [`super::engine`]), which refuses the first unknown name, a value option without a value, a
+//! malformed boolean or engine option value, and a bad `--options` string or `--options_file`,
+//! each by name (RocksDB: `Invalid command-line flag bogus`), before the tool touches any file.
 
 use std::collections::BTreeMap;
 
@@ -130,6 +130,22 @@ impl Parsed {
                     _ => return Err(format!("Invalid command-line flag {name}")),
                 },
             }
+        }
+        if spec.engine {
+            self.check_layer_values()?;
+        }
+        Ok(())
+    }
+
+    /// `--options` and `--options_file` applied to a scratch [`talus::Options`], so a bad
+    /// string or file is refused by [`Parsed::check`], before the tool touches any file.
+    fn check_layer_values(&self) -> Result<(), String> {
+        let mut scratch = talus::Options::default();
+        if let Some(path) = self.value("options_file") {
+            super::apply_file(&mut scratch, path, self.flag("ignore_unknown_options"))?;
+        }
+        if let Some(s) = self.value("options") {
+            super::apply_string(&mut scratch, s).map_err(|e| format!("--options: {e}"))?;
         }
         Ok(())
     }
@@ -277,6 +293,14 @@ mod tests {
         assert!(e.contains("--max_subcompactions"), "{e}");
         let e = Parsed::parse(&["--max_subcompactions=4"]).check(&SPEC).unwrap_err();
         assert!(e.contains("max_subcompactions"), "{e}");
+        // The option string and file are checked here too, before any tool touches a file.
+        Parsed::parse(&["--options=write_buffer_size=64k", "--cache_size=1M"])
+            .check(&spec)
+            .unwrap();
+        let e = Parsed::parse(&["--options=write_buffer_size=64kb"]).check(&spec).unwrap_err();
+        assert!(e.starts_with("--options: ") && e.contains("--write_buffer_size"), "{e}");
+        let e = Parsed::parse(&["--options_file=/dev/zero"]).check(&spec).unwrap_err();
+        assert!(e.contains("--options_file=/dev/zero: is a character device"), "{e}");
     }
 
     #[test]

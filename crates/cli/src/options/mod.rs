@@ -1,17 +1,20 @@
 //! The options layer every tool uses: gflags' command-line syntax ([`gflags`]), every engine
-//! option by RocksDB's name ([`engine`]), RocksDB's option strings ([`string`]) and OPTIONS
-//! files ([`file`]).
+//! option by RocksDB's name ([`engine`]) with RocksDB's numbers ([`number`]: `64k`, `1M`),
+//! RocksDB's option strings ([`string`]) and OPTIONS files ([`file`]).
 //!
 //! A tool that opens a database sets `engine: true` in its [`Spec`], so it accepts every engine
 //! option, `--options_file=PATH` (`--ignore_unknown_options` to skip what Talus lacks) and
 //! `--options="k=v;..."`; [`engine_options`] then builds its [`talus::Options`] from the tool's
 //! defaults. Order, later wins: the tool's defaults, the OPTIONS file, the option string, then
 //! the single flags in command-line order. Everything is parsed and checked before any file is
-//! touched (the OPTIONS file is read, nothing is written).
+//! touched: [`Parsed::check`] applies `--options` and `--options_file` to a scratch
+//! [`talus::Options`] (the OPTIONS file is read, bounded and never blocking: [`file::read`];
+//! nothing is written).
 
 pub mod engine;
 pub mod file;
 pub mod gflags;
+pub mod number;
 pub mod string;
 pub mod values;
 
@@ -26,7 +29,8 @@ pub fn engine_help() -> String {
         "engine options (RocksDB's names; later wins: --options_file, --options, single flags):\n\
          \x20 --options_file=PATH       a RocksDB/Talus OPTIONS file (--ignore_unknown_options skips\n\
          \x20                           the options Talus does not have instead of refusing them)\n\
-         \x20 --options=\"k=v;k=v\"       RocksDB option string (block_based_table_factory={...})\n",
+         \x20 --options=\"k=v;k=v\"       RocksDB option string (block_based_table_factory={...})\n\
+         \x20 integers take RocksDB's k/m/g/t suffixes everywhere (64k = 65536, 1M = 1048576)\n",
     );
     for o in engine::all() {
         let bool_mark = if o.boolean { " (bool)" } else { "" };
@@ -44,10 +48,7 @@ pub fn engine_options(
     skip: &[&str],
 ) -> Result<talus::Options, String> {
     if let Some(path) = p.value("options_file") {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("--options_file={path}: cannot read: {e}"))?;
-        let applied = file::apply(&mut base, &text, p.flag("ignore_unknown_options"))
-            .map_err(|e| format!("--options_file={path}: {e}"))?;
+        let applied = apply_file(&mut base, path, p.flag("ignore_unknown_options"))?;
         if !applied.ignored.is_empty() {
             eprintln!(
                 "--options_file={path}: ignored {} option(s) Talus does not have",
@@ -69,6 +70,18 @@ pub fn engine_options(
         engine::set(&mut base, name, &v)?;
     }
     Ok(base)
+}
+
+/// Reads the OPTIONS file at `path` ([`file::read`]) and applies it to `o` ([`file::apply`]);
+/// `Err` starts with `--options_file=PATH:`.
+pub fn apply_file(
+    o: &mut talus::Options,
+    path: &str,
+    ignore_unknown: bool,
+) -> Result<file::Applied, String> {
+    let at = |e: String| format!("--options_file={path}: {e}");
+    let text = file::read(std::path::Path::new(path)).map_err(at)?;
+    file::apply(o, &text, ignore_unknown).map_err(at)
 }
 
 /// Applies a RocksDB option string (`k=v;k=v`) to `o`.

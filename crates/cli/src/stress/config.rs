@@ -247,10 +247,7 @@ impl Config {
         for (name, value) in self.extra.iter().filter(|(n, _)| layer(n)) {
             match name.as_str() {
                 "options_file" => {
-                    let text = std::fs::read_to_string(value)
-                        .map_err(|e| format!("--options_file={value}: {e}"))?;
-                    crate::options::file::apply(&mut base, &text, ignore)
-                        .map_err(|e| format!("--options_file={value}: {e}"))?;
+                    crate::options::apply_file(&mut base, value, ignore)?;
                 }
                 "options" => crate::options::apply_string(&mut base, value)?,
                 _ => {}

@@ -290,8 +290,8 @@ pub struct LruCache<V> {
 }
 
 impl<V: Send + Sync> LruCache<V> {
-    /// A cache of `capacity` bytes in 2^`num_shard_bits` shards (at most 2^20, as the option),
-    /// without a high-priority pool.
+    /// A cache of `capacity` bytes in 2^`num_shard_bits` shards (at most 2^20; the option stops
+    /// at 2^19), without a high-priority pool.
     pub fn new(capacity: usize, num_shard_bits: u32, strict_capacity_limit: bool) -> Self {
         LruCache::with_high_pri_pool(capacity, num_shard_bits, strict_capacity_limit, 0.0)
     }

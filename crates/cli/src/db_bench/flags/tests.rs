@@ -61,3 +61,15 @@ fn noops_and_undefok() {
     assert!(help_text().contains("--wal_dir"));
     assert!(help_text().contains("--seek_nexts (default 0)"));
 }
+
+/// Issue 34: one number syntax for an option whatever tool takes it: db_bench's integer flags
+/// take RocksDB's k/m/g/t suffixes as `talus ldb` and option strings do, and refuse the rest.
+#[test]
+fn integer_flags_take_rocksdb_suffixes() {
+    let f = p(&["--write_buffer_size=64k", "--num=1M", "--cache_size=1g"]).unwrap();
+    assert_eq!((f.write_buffer_size, f.num, f.cache_size), (64 << 10, 1 << 20, 1 << 30));
+    for bad in ["--write_buffer_size=64kb", "--num=1.5k", "--cache_numshardbits=20"] {
+        let name = bad.split('=').next().unwrap_or(bad);
+        assert!(p(&[bad]).unwrap_err().contains(name), "{bad}");
+    }
+}

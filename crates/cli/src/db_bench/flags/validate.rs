@@ -33,7 +33,12 @@ pub fn validate(f: &Flags) -> Result<(), String> {
         )
     })?;
     talus::WalRecoveryMode::parse(&f.wal_recovery_mode).map_err(|e| e.to_string())?;
-    range("cache_numshardbits", f.cache_numshardbits, -1, 20)?;
+    range(
+        "cache_numshardbits",
+        f.cache_numshardbits,
+        -1,
+        talus::options::MAX_CACHE_SHARD_BITS.into(),
+    )?;
     range("perf_level", f.perf_level, 0, 5)?;
     range("wal_bytes_per_sync", f.wal_bytes_per_sync, -1, i64::MAX)?;
     range("metadata_block_size", f.metadata_block_size, 1, 1 << 30)?;

@@ -8,12 +8,24 @@
 //! RocksDB's tools that set an engine option under another name are here too (`cache_size`,
 //! `cache_type`, `bloom_bits`, `compression_type`, ...). Talus-only options carry Talus's names
 //! (`intra_l0_compaction`). Pure parsing: no IO, every error names the option and the value.
+//!
+//! One validation per option, whatever its spelling: a gflags flag, an option string, a field of
+//! a nested struct (`structs`: `block_cache={num_shard_bits=..}` goes through the setter of
+//! `cache_numshardbits`) and an OPTIONS file line all reach the same setter here. Integers take
+//! RocksDB's k/m/g/t suffixes ([`super::number`]); ranges that need the whole [`Options`] (one
+//! option against another) are checked by `Options::validate` at open.
 
-use talus::cache::MetadataChargePolicy;
-use talus::options::CacheType;
+use talus::options::{CacheType, MAX_CACHE_SHARD_BITS};
 use talus::{ChecksumType, CompactionStyle, CompressionType, IndexType, Options, WalRecoveryMode};
 
+use super::number::{double, integer};
 use super::values::{bad, parse_bool};
+
+mod structs;
+#[cfg(test)]
+mod tests;
+
+use structs::{block_cache, compression_opts, filter_policy, table_factory, universal};
 
 /// One engine option.
 pub struct EngineOption {
@@ -44,19 +56,9 @@ pub fn all() -> &'static [EngineOption] {
     OPTIONS
 }
 
-fn int<T: std::str::FromStr>(name: &str, v: &str) -> Result<T, String> {
-    v.parse().map_err(|_| bad(name, v, "an integer in range"))
-}
-
+/// A boolean in gflags' spellings (RocksDB's options parser takes only true/false/1/0).
 fn boolean(name: &str, v: &str) -> Result<bool, String> {
     parse_bool(v).ok_or_else(|| bad(name, v, "a boolean (true/false, 1/0, yes/no, t/f, y/n)"))
-}
-
-fn double(name: &str, v: &str) -> Result<f64, String> {
-    match v.parse::<f64>() {
-        Ok(x) if x.is_finite() => Ok(x),
-        _ => Err(bad(name, v, "a number")),
-    }
 }
 
 /// A compression type by RocksDB's enum name or the short one.
@@ -78,131 +80,7 @@ fn compaction_style(name: &str, v: &str) -> Result<CompactionStyle, String> {
     }
 }
 
-/// `{k=v;k=v}` or `k=v;k=v` into pairs (nested braces kept whole); see [`super::string`].
-fn nested(name: &str, v: &str) -> Result<Vec<(String, String)>, String> {
-    let inner = v.strip_prefix('{').and_then(|s| s.strip_suffix('}')).unwrap_or(v);
-    super::string::split(inner).map_err(|e| format!("option {name}: {e}"))
-}
-
-/// `compression_opts`: `window_bits:level:strategy[:max_dict_bytes...]` or the struct form
-/// RocksDB writes (`{window_bits=-14;level=32767;strategy=0;...}`). Talus's compressors use
-/// their default levels (zstd 3), so a level other than the default (32767) is refused, and
-/// dictionary compression (`max_dict_bytes` > 0, `enabled=true`) too; the rest is accepted.
-fn compression_opts(name: &str, v: &str) -> Result<(), String> {
-    let refuse = |what: &str| {
-        Err(format!(
-            "option {name}={v}: {what} is not supported by Talus (its compressors use their \
-             default levels, zstd 3, and no dictionaries)"
-        ))
-    };
-    if v.contains('=') {
-        for (k, val) in nested(name, v)? {
-            match k.as_str() {
-                "level" if val != "32767" => return refuse("a compression level"),
-                "max_dict_bytes" | "zstd_max_train_bytes" | "max_dict_buffer_bytes"
-                    if val != "0" =>
-                {
-                    return refuse("dictionary compression")
-                }
-                "enabled" if boolean(name, &val)? => return refuse("enabled=true"),
-                _ => {}
-            }
-        }
-        return Ok(());
-    }
-    let parts: Vec<&str> = v.split(':').collect();
-    for p in &parts {
-        int::<i64>(name, p)?;
-    }
-    if parts.get(1).is_some_and(|l| *l != "32767") {
-        return refuse("a compression level");
-    }
-    if parts.get(3).is_some_and(|d| *d != "0") {
-        return refuse("dictionary compression");
-    }
-    Ok(())
-}
-
-/// `filter_policy`: `bloomfilter:BITS[:false]`, `nullptr` (or empty: none); RocksDB's
-/// `ribbonfilter` and the block-based filter (`:true`) are refused.
-fn filter_policy(o: &mut Options, name: &str, v: &str) -> Result<(), String> {
-    if v.is_empty() || v == "nullptr" {
-        o.bloom_bits_per_key = 0;
-        return Ok(());
-    }
-    let rest = v
-        .strip_prefix("bloomfilter:")
-        .or_else(|| v.strip_prefix("rocksdb.BuiltinBloomFilter:"))
-        .ok_or_else(|| bad(name, v, "bloomfilter:BITS[:false] or nullptr"))?;
-    let (bits, block_based) = rest.split_once(':').unwrap_or((rest, "false"));
-    if boolean(name, block_based)? {
-        return Err(bad(name, v, "a full filter (bloomfilter:BITS:false)"));
-    }
-    let bits: f64 = double(name, bits)?;
-    if !(0.0..=100.0).contains(&bits) {
-        return Err(bad(name, v, "0 to 100 bits per key"));
-    }
-    o.bloom_bits_per_key = bits.round() as u32;
-    Ok(())
-}
-
-/// `block_cache`: `{id=LRUCache|HyperClockCache;capacity=N;num_shard_bits=N;...}` as an OPTIONS
-/// file writes it, or a plain capacity in bytes (`block_cache=1073741824`, as in option
-/// strings). `nullptr` (RocksDB 7.x writes no cache) leaves the cache as it is.
-fn block_cache(o: &mut Options, name: &str, v: &str) -> Result<(), String> {
-    if v == "nullptr" {
-        return Ok(());
-    }
-    if !v.contains('=') {
-        o.block_cache_capacity = int(name, v)?;
-        return Ok(());
-    }
-    for (k, val) in nested(name, v)? {
-        let key = format!("{name}.{k}");
-        match k.as_str() {
-            "id" => {
-                o.cache_type = match val.as_str() {
-                    "LRUCache" => CacheType::LruCache,
-                    "HyperClockCache" | "AutoHyperClockCache" | "FixedHyperClockCache" => {
-                        CacheType::HyperClockCache
-                    }
-                    _ => return Err(bad(&key, &val, "LRUCache or HyperClockCache")),
-                }
-            }
-            "capacity" => o.block_cache_capacity = int(&key, &val)?,
-            "num_shard_bits" => {
-                let bits: i64 = int(&key, &val)?;
-                if bits >= 0 {
-                    o.block_cache_num_shard_bits = bits.min(20) as u32;
-                }
-            }
-            "strict_capacity_limit" => o.block_cache_strict_capacity_limit = boolean(&key, &val)?,
-            "high_pri_pool_ratio" => o.high_pri_pool_ratio = ratio(&key, &val)?,
-            "estimated_entry_charge" => o.estimated_entry_charge = int(&key, &val)?,
-            "metadata_charge_policy" => {
-                o.block_cache_metadata_charge_policy = match val.as_str() {
-                    "kFullChargeCacheMetadata" => MetadataChargePolicy::FullCharge,
-                    "kDontChargeCacheMetadata" => MetadataChargePolicy::DontCharge,
-                    _ => {
-                        return Err(bad(
-                            &key,
-                            &val,
-                            "kFullChargeCacheMetadata or kDontChargeCacheMetadata",
-                        ))
-                    }
-                }
-            }
-            "low_pri_pool_ratio" | "use_adaptive_mutex" => {}
-            _ => {
-                return Err(format!(
-                    "unknown option {key:?}: Talus's block cache has no such option"
-                ))
-            }
-        }
-    }
-    Ok(())
-}
-
+/// A ratio from 0 to 1.
 fn ratio(name: &str, v: &str) -> Result<f64, String> {
     let x = double(name, v)?;
     if !(0.0..=1.0).contains(&x) {
@@ -211,35 +89,23 @@ fn ratio(name: &str, v: &str) -> Result<f64, String> {
     Ok(x)
 }
 
-fn universal(o: &mut Options, name: &str, v: &str) -> Result<(), String> {
-    for (k, val) in nested(name, v)? {
-        let key = format!("{name}.{k}");
-        match k.as_str() {
-            "size_ratio" => o.size_ratio = int(&key, &val)?,
-            "min_merge_width" => o.min_merge_width = int(&key, &val)?,
-            "max_merge_width" => {
-                let w: u64 = int(&key, &val)?;
-                o.max_merge_width = if w >= u64::from(u32::MAX) { usize::MAX } else { w as usize };
-            }
-            "max_size_amplification_percent" => o.max_size_amplification_percent = int(&key, &val)?,
-            // RocksDB's defaults, which are what Talus does.
-            "stop_style" if val == "kCompactionStopStyleTotalSize" => {}
-            "compression_size_percent" if val == "-1" => {}
-            "allow_trivial_move" | "incremental" if !boolean(&key, &val)? => {}
-            _ => return Err(format!("unsupported option {key}={val}")),
-        }
+/// `cache_numshardbits` and `block_cache={num_shard_bits=..}`: a negative value is the default
+/// (RocksDB: "use default settings"), at most [`MAX_CACHE_SHARD_BITS`] (RocksDB's
+/// `LRUCacheOptions::MakeSharedCache` and `HyperClockCacheOptions::MakeSharedCache` make no cache
+/// of 2^20 shards or more, and its db_bench refuses `--cache_numshardbits=20`).
+fn shard_bits(o: &mut Options, name: &str, v: &str) -> Result<(), String> {
+    let bits: i64 = integer(name, v)?;
+    if bits > i64::from(MAX_CACHE_SHARD_BITS) {
+        let what = format!(
+            "at most {MAX_CACHE_SHARD_BITS} (2^20 shards or more is no cache in RocksDB; \
+             negative: the default)"
+        );
+        return Err(bad(name, v, &what));
     }
-    Ok(())
-}
-
-/// `block_based_table_factory={block_size=...;...}` (option strings): every table option.
-fn table_factory(o: &mut Options, name: &str, v: &str) -> Result<(), String> {
-    for (k, val) in nested(name, v)? {
-        if !TABLE_OPTIONS.contains(&k.as_str()) {
-            return Err(format!("unknown option {name}.{k}: Talus's tables have no such option"));
-        }
-        set(o, &k, &val)?;
-    }
+    o.block_cache_num_shard_bits = match u32::try_from(bits) {
+        Ok(bits) => bits,
+        Err(_) => Options::default().block_cache_num_shard_bits,
+    };
     Ok(())
 }
 
@@ -281,7 +147,7 @@ macro_rules! opt {
             boolean: false,
             help: $help,
             set: |$o, n, v| {
-                let $v = int(n, v)?;
+                let $v = integer(n, v)?;
                 $field;
                 Ok(())
             },
@@ -401,7 +267,7 @@ const OPTIONS: &[EngineOption] = &[
         o.cache_type = CacheType::parse(v).map_err(|_| bad(n, v, "lru_cache or hyper_clock_cache"))?;
         Ok(())
     }),
-    opt!("cache_numshardbits", int, "The block cache has 2^N shards", |o, v| o.block_cache_num_shard_bits = v),
+    opt!("cache_numshardbits", raw, "The block cache has 2^N shards (at most 19; negative: the default, 6)", shard_bits),
     opt!("cache_high_pri_pool_ratio", raw, "lru_cache: high-priority share (0 to 1)", |o, n, v| {
         o.high_pri_pool_ratio = ratio(n, v)?;
         Ok(())
@@ -413,74 +279,3 @@ const OPTIONS: &[EngineOption] = &[
         Ok(())
     }),
 ];
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn names_are_unique_and_every_table_option_exists() {
-        let mut names: Vec<&str> = all().iter().map(|o| o.name).collect();
-        names.sort_unstable();
-        let n = names.len();
-        names.dedup();
-        assert_eq!(names.len(), n, "duplicate option names");
-        for t in TABLE_OPTIONS {
-            assert!(find(t).is_some(), "{t}");
-        }
-    }
-
-    #[test]
-    fn values_in_rocksdb_spellings() {
-        let mut o = Options::default();
-        for (k, v) in [
-            ("compression", "kZSTD"),
-            ("compression_per_level", "kNoCompression:kLZ4Compression"),
-            ("bottommost_compression", "kZSTD"),
-            ("compaction_style", "kCompactionStyleUniversal"),
-            ("filter_policy", "bloomfilter:12:false"),
-            ("block_cache", "{id=HyperClockCache;capacity=1024;num_shard_bits=2;estimated_entry_charge=4096;metadata_charge_policy=kDontChargeCacheMetadata}"),
-            ("compaction_options_universal", "{size_ratio=5;min_merge_width=3;max_merge_width=4294967295;max_size_amplification_percent=150}"),
-            ("intra_l0_compaction", "no"),
-            ("compression_opts", "-14:32767:0"),
-            ("max_bytes_for_level_multiplier", "8.5"),
-            ("checksum", "kCRC32c"),
-        ] {
-            set(&mut o, k, v).unwrap_or_else(|e| panic!("{k}={v}: {e}"));
-        }
-        assert_eq!(o.compression, CompressionType::Zstd);
-        assert_eq!(o.compression_per_level, vec![CompressionType::None, CompressionType::Lz4]);
-        assert_eq!(o.bottommost_compression, Some(CompressionType::Zstd));
-        assert_eq!(o.compaction_style, CompactionStyle::Universal);
-        assert_eq!(o.bloom_bits_per_key, 12);
-        assert_eq!((o.cache_type, o.block_cache_capacity), (CacheType::HyperClockCache, 1024));
-        assert_eq!((o.block_cache_num_shard_bits, o.estimated_entry_charge), (2, 4096));
-        assert_eq!(o.block_cache_metadata_charge_policy, MetadataChargePolicy::DontCharge);
-        assert_eq!((o.size_ratio, o.min_merge_width, o.max_merge_width), (5, 3, usize::MAX));
-        assert!(!o.intra_l0_compaction);
-        assert_eq!(o.max_bytes_for_level_multiplier, 8.5);
-        assert_eq!(o.checksum, ChecksumType::Crc32c);
-        set(&mut o, "checksum", "xxh3").unwrap();
-        assert_eq!(o.checksum, ChecksumType::Xxh3);
-    }
-
-    #[test]
-    fn bad_values_name_the_option() {
-        for (k, v) in [
-            ("write_buffer_size", "big"),
-            ("compression", "brotli"),
-            ("intra_l0_compaction", "maybe"),
-            ("filter_policy", "ribbonfilter:10"),
-            ("compression_opts", "-14:19:0"),
-            ("block_cache", "{id=Nope}"),
-            ("cache_high_pri_pool_ratio", "1.5"),
-            ("max_subcompactions", "-1"),
-            ("checksum", "kxxHash64"),
-            ("checksum", "kNoChecksum"),
-        ] {
-            let e = set(&mut Options::default(), k, v).unwrap_err();
-            assert!(e.contains(k), "{k}={v}: {e}");
-        }
-        assert!(set(&mut Options::default(), "bogus", "1").unwrap_err().contains("bogus"));
-    }
-}
