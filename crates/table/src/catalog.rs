@@ -15,13 +15,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
-use talus::{Db, ReadOptions, WriteBatch, WriteOptions};
+use talus::{Db, WriteOptions};
 
 use crate::error::{Result, TableError};
 use crate::keycodec::prefix_successor;
 use crate::meta::{IndexState, TableMeta, FIRST_USER_ID};
 use crate::shared::{index_range, table_key, BuildHook, CatalogInner, TableShared, TABLE_PREFIX};
 use crate::stats::{Counters, TableStats};
+use crate::storage::{Batch, Cursor, Range, Storage, Walk};
 use crate::table::Table;
 use crate::txn::Transaction;
 use crate::{IndexDef, TableDef};
@@ -29,9 +30,9 @@ use crate::{IndexDef, TableDef};
 const NEXT_ID_KEY: [u8; 5] = [0, 0, 0, 0, b'n'];
 
 /// Removes the run and SST files an interrupted `create_index` left in `<db>/tmp` (best effort).
-fn remove_build_leftovers(db: &Db) {
-    let fs = &db.options().fs;
-    let dir = db.path().join("tmp");
+fn remove_build_leftovers<S: Storage>(db: &S) {
+    let fs = db.scratch_fs();
+    let dir = db.dir().join("tmp");
     if let Ok(names) = fs.list_dir(&dir) {
         for n in names.iter().filter(|n| n.starts_with("talus-index-")) {
             let _ = fs.remove_file(&dir.join(n));
@@ -39,31 +40,37 @@ fn remove_build_leftovers(db: &Db) {
     }
 }
 
-/// A database of tables on one [`Db`]. Cheap to clone; `Send + Sync`.
-#[derive(Clone)]
-pub struct Catalog {
-    pub(crate) inner: Arc<CatalogInner>,
+/// A database of tables on one storage engine `S` ([`Db`], Talus, unless named; see
+/// [`crate::storage`]). Cheap to clone; `Send + Sync`.
+pub struct Catalog<S: Storage = Db> {
+    pub(crate) inner: Arc<CatalogInner<S>>,
 }
 
-impl std::fmt::Debug for Catalog {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Catalog({:?})", self.inner.db)
+impl<S: Storage> Clone for Catalog<S> {
+    fn clone(&self) -> Self {
+        Catalog { inner: self.inner.clone() }
     }
 }
 
-impl Catalog {
+impl<S: Storage> std::fmt::Debug for Catalog<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Catalog({} at {})", S::NAME, self.inner.db.dir().display())
+    }
+}
+
+impl<S: Storage> Catalog<S> {
     /// Loads the catalog stored in `db` (an empty one if none), dropping any index a crash left
     /// half built. Open one `Catalog` per database and clone it: the write locks that make
     /// uniqueness checks atomic live in the catalog. Table writes use the engine's default
     /// `WriteOptions` (WAL on, not synced per write); DDL is synced.
-    pub fn open(db: Db) -> Result<Catalog> {
+    pub fn open(db: S) -> Result<Catalog<S>> {
         Catalog::open_with(db, WriteOptions::default())
     }
 
     /// [`Catalog::open`] whose table writes (inserts, updates, deletes, commits) use
     /// `write_options` (`sync`, `disable_wal`); DDL stays synced.
-    pub fn open_with(db: Db, write_options: WriteOptions) -> Result<Catalog> {
-        let next = match db.get(NEXT_ID_KEY)? {
+    pub fn open_with(db: S, write_options: WriteOptions) -> Result<Catalog<S>> {
+        let next = match db.get_at(&NEXT_ID_KEY, &db.read_options(None))? {
             None => FIRST_USER_ID,
             Some(v) => match <[u8; 4]>::try_from(v.as_slice()) {
                 Ok(a) => u32::from_be_bytes(a),
@@ -73,25 +80,30 @@ impl Catalog {
             },
         };
         let mut tables = HashMap::new();
-        let ro = ReadOptions {
-            iterate_lower_bound: Some(TABLE_PREFIX.to_vec()),
-            iterate_upper_bound: prefix_successor(&TABLE_PREFIX),
-            ..ReadOptions::default()
+        let range = Range {
+            lower: TABLE_PREFIX.to_vec(),
+            upper: prefix_successor(&TABLE_PREFIX).unwrap_or_else(|| vec![0xFF; 6]),
+            snapshot: None,
+            fill_cache: true,
         };
         let mut records = Vec::new();
-        for kv in db.iter(&ro) {
-            let (k, v) = kv?;
-            let name = String::from_utf8(k[TABLE_PREFIX.len()..].to_vec())
-                .map_err(|_| TableError::corrupt("catalog: table name is not UTF-8"))?;
-            records.push((name, v));
+        let mut it = db.cursor(range, Walk::Forward);
+        while it.valid() {
+            let name =
+                String::from_utf8(it.key().get(TABLE_PREFIX.len()..).unwrap_or(&[]).to_vec())
+                    .map_err(|_| TableError::corrupt("catalog: table name is not UTF-8"))?;
+            records.push((name, it.value().to_vec()));
+            it.advance();
         }
+        it.status()?;
+        drop(it);
         for (name, v) in records {
             let mut meta = TableMeta::decode(&name, &v)?;
             if meta.indexes.iter().any(|i| i.state == IndexState::Building) {
-                let mut b = WriteBatch::new();
+                let mut b = S::Batch::default();
                 for i in meta.indexes.iter().filter(|i| i.state == IndexState::Building) {
                     let (lo, hi) = index_range(i.id);
-                    b.delete_range(lo, hi);
+                    b.delete_range(&lo, &hi);
                 }
                 let mut def = meta.def.clone();
                 let kept: Vec<(IndexDef, (u32, IndexState))> = meta
@@ -103,8 +115,8 @@ impl Catalog {
                 def.indexes = kept.iter().map(|k| k.0.clone()).collect();
                 let ids: Vec<_> = kept.iter().map(|k| k.1).collect();
                 meta = TableMeta::resolve(&def, meta.id, &ids)?;
-                b.put(table_key(&name), meta.encode());
-                db.write(b, &WriteOptions { sync: true, ..Default::default() })?;
+                b.put(&table_key(&name), &meta.encode());
+                db.write_batch(b, &WriteOptions { sync: true, ..Default::default() })?;
             }
             tables.insert(name, Arc::new(TableShared::new(meta)));
         }
@@ -124,14 +136,14 @@ impl Catalog {
     }
 
     /// The engine underneath.
-    pub fn db(&self) -> &Db {
+    pub fn db(&self) -> &S {
         &self.inner.db
     }
 
     /// Creates a table (and its secondary indexes, empty). Refuses a name that exists
     /// ([`TableError::TableExists`]) and a definition that does not resolve
     /// ([`TableError::Schema`] naming the column, [`TableError::IndexExists`]).
-    pub fn create_table(&self, def: TableDef) -> Result<Table> {
+    pub fn create_table(&self, def: TableDef) -> Result<Table<S>> {
         let mut next = self.inner.ddl.lock();
         if self.inner.tables.read().contains_key(&def.name) {
             return Err(TableError::TableExists(def.name));
@@ -142,10 +154,10 @@ impl Catalog {
         let meta = TableMeta::resolve(&def, id, &ids)?;
         let new_next =
             id.checked_add(n + 1).ok_or_else(|| TableError::corrupt("index ids exhausted"))?;
-        let mut b = WriteBatch::new();
-        b.put(NEXT_ID_KEY, new_next.to_be_bytes());
-        b.put(table_key(&def.name), meta.encode());
-        self.inner.db.write(b, &WriteOptions { sync: true, ..Default::default() })?;
+        let mut b = S::Batch::default();
+        b.put(&NEXT_ID_KEY, &new_next.to_be_bytes());
+        b.put(&table_key(&def.name), &meta.encode());
+        self.inner.db.write_batch(b, &WriteOptions { sync: true, ..Default::default() })?;
         *next = new_next;
         let shared = Arc::new(TableShared::new(meta));
         self.inner.tables.write().insert(def.name.clone(), shared.clone());
@@ -153,7 +165,7 @@ impl Catalog {
     }
 
     /// A handle on table `name` ([`TableError::NoSuchTable`] if none).
-    pub fn table(&self, name: &str) -> Result<Table> {
+    pub fn table(&self, name: &str) -> Result<Table<S>> {
         let shared = self.inner.tables.read().get(name).cloned();
         match shared {
             Some(s) => Ok(Table::new(self.inner.clone(), s)),
@@ -171,13 +183,13 @@ impl Catalog {
         };
         let _w = shared.lock.lock();
         let meta = shared.meta();
-        let mut b = WriteBatch::new();
-        b.delete(table_key(name));
+        let mut b = S::Batch::default();
+        b.delete(&table_key(name));
         for id in std::iter::once(meta.id).chain(meta.indexes.iter().map(|i| i.id)) {
             let (lo, hi) = index_range(id);
-            b.delete_range(lo, hi);
+            b.delete_range(&lo, &hi);
         }
-        self.inner.db.write(b, &WriteOptions { sync: true, ..Default::default() })?;
+        self.inner.db.write_batch(b, &WriteOptions { sync: true, ..Default::default() })?;
         shared.dropped.store(true, Ordering::Release);
         self.inner.tables.write().remove(name);
         Ok(())
@@ -211,18 +223,18 @@ impl Catalog {
         def.indexes = kept.iter().map(|k| k.0.clone()).collect();
         let ids: Vec<_> = kept.iter().map(|k| k.1).collect();
         let m = TableMeta::resolve(&def, meta.id, &ids)?;
-        let mut b = WriteBatch::new();
+        let mut b = S::Batch::default();
         let (lo, hi) = index_range(id);
-        b.delete_range(lo, hi);
-        b.put(table_key(table), m.encode());
-        self.inner.db.write(b, &WriteOptions { sync: true, ..Default::default() })?;
+        b.delete_range(&lo, &hi);
+        b.put(&table_key(table), &m.encode());
+        self.inner.db.write_batch(b, &WriteOptions { sync: true, ..Default::default() })?;
         shared.set_meta(m);
         Ok(())
     }
 
     /// Starts a read-committed transaction: reads see its own writes, else the snapshot taken
     /// now; writes are buffered and applied as one batch by [`Transaction::commit`].
-    pub fn begin(&self) -> Transaction {
+    pub fn begin(&self) -> Transaction<S> {
         Transaction::begin(self.inner.clone())
     }
 

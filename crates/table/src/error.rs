@@ -50,6 +50,21 @@ pub enum TableError {
         /// The table holding the conflicting key.
         table: String,
     },
+    /// The directory holds a database another engine wrote (Talus opened as RocksDB or the
+    /// reverse); refused before anything was opened or written.
+    #[error(
+        "{dir} is a {found} database ({detail}), not a {wanted} one: open it with --engine={found}"
+    )]
+    OtherEngine {
+        /// The database directory.
+        dir: String,
+        /// The engine that wrote it.
+        found: &'static str,
+        /// The file that tells, and what it says.
+        detail: String,
+        /// The engine asked for.
+        wanted: &'static str,
+    },
     /// Stored key, row or catalog bytes that do not decode.
     #[error("corruption: {detail}")]
     Corruption {

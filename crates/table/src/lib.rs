@@ -1,4 +1,7 @@
-//! Tables, secondary indexes and transactions on one [`talus::Db`], with MyRocks's key layout.
+//! Tables, secondary indexes and transactions on one key-value engine, with MyRocks's key
+//! layout: [`talus::Db`] by default, or any [`Storage`]. The catalog, key encoding, row codec, transactions and
+//! index maintenance are the same on every engine; only the [`storage`] module knows which one
+//! is below, and dispatch is static (the handles take the engine as a type parameter).
 //!
 //! Every table row is stored under `index_id (4 bytes BE) + primary key columns` with the row
 //! as value; every secondary index entry under `index_id + index columns + primary key
@@ -28,8 +31,10 @@
 //! assert_eq!(rows.len(), 1);
 //! ```
 //!
-//! Modules: `schema` (types), `error`, `keycodec` (memcomparable keys), `rowcodec` (row
-//! values), `meta` (resolved table metadata and its catalog encoding), `catalog` (the
+//! Modules: `storage` (the engine trait and its Talus implementation, live sizes,
+//! which engine wrote a directory), `schema` (types), `error`, `keycodec` (memcomparable
+//! keys), `rowcodec` (row values), `meta` (resolved table metadata and its catalog encoding),
+//! `catalog` (the
 //! [`Catalog`] handle and DDL), `write` (row writes and their index entries), `table`
 //! ([`Table`]), `scan` (bounded range scans, [`Scan`], and `get_many`), `txn`
 //! ([`Transaction`]), `build` (create index on a populated table: external sort and
@@ -46,6 +51,7 @@ mod scan;
 mod schema;
 mod shared;
 mod stats;
+pub mod storage;
 mod table;
 mod txn;
 mod verify;
@@ -57,6 +63,8 @@ pub use error::{Result, TableError};
 pub use scan::Scan;
 pub use schema::{ColumnDef, ColumnType, Direction, IndexDef, Row, TableDef, Value};
 pub use stats::TableStats;
+pub use storage::talus_db::open_talus;
+pub use storage::{LiveSize, Storage};
 pub use table::Table;
 pub use talus::{Db, Options};
 pub use txn::Transaction;

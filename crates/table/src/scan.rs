@@ -16,8 +16,6 @@
 
 use std::sync::atomic::Ordering;
 
-use talus::{ReadOptions, Snapshot};
-
 use crate::error::{Result, TableError};
 use crate::keycodec::{
     decode_values, encode_value, prefix_successor, put_index_id, KeyCol, INDEX_ID_LEN,
@@ -26,6 +24,7 @@ use crate::meta::{IndexMeta, IndexState, TableMeta, PRIMARY};
 use crate::rowcodec::{decode_columns, decode_row};
 use crate::schema::{Direction, Row, Value};
 use crate::shared::index_range;
+use crate::storage::{Cursor, Range, Storage, Walk};
 use crate::table::Table;
 use crate::write::pk_key;
 
@@ -127,10 +126,10 @@ fn bound(id: u32, key_cols: &[KeyCol], vals: &[Value]) -> Vec<u8> {
 
 /// Runs scan `s` of `t` at `snapshot` (None: the latest state), calling `visit` with each row
 /// until it returns false or the range ends.
-pub(crate) fn scan_range(
-    t: &Table,
+pub(crate) fn scan_range<S: Storage>(
+    t: &Table<S>,
     s: &Scan<'_>,
-    snapshot: Option<&Snapshot>,
+    snapshot: Option<&S::Snapshot>,
     mut visit: impl FnMut(Row) -> bool,
 ) -> Result<()> {
     let m = t.shared.meta();
@@ -177,22 +176,22 @@ pub(crate) fn scan_range(
         return Ok(());
     }
     let fetch = ix.is_some() && !covered;
+    let own;
     let snapshot = match snapshot {
-        Some(s) => Some(s.clone()),
-        None if fetch => Some(t.cat.db.snapshot()),
+        Some(s) => Some(s),
+        None if fetch => {
+            own = t.cat.db.take_snapshot();
+            Some(&own)
+        }
         None => None,
     };
-    let ro = ReadOptions {
-        snapshot,
-        iterate_lower_bound: Some(lower),
-        iterate_upper_bound: Some(upper),
-        ..ReadOptions::default()
+    let walk = match s.dir {
+        Direction::Forward => Walk::Forward,
+        Direction::Reverse => Walk::Reverse,
     };
-    let mut it = t.cat.db.raw_iter(&ro);
-    match s.dir {
-        Direction::Forward => it.seek_to_first(),
-        Direction::Reverse => it.seek_to_last(),
-    }
+    let mut it = t.cat.db.cursor(Range { lower, upper, snapshot, fill_cache: true }, walk);
+    // The view row fetches read (the cursor's snapshot), made at the first fetch.
+    let mut ro: Option<S::ReadOptions> = None;
     let decode = |v: &[u8]| -> Result<Row> {
         match &proj {
             None => decode_row(v, &m.types),
@@ -233,7 +232,7 @@ pub(crate) fn scan_range(
                         batch = (batch * 2).min(FETCH_MAX);
                         if !fetch_batch(
                             t,
-                            &ro,
+                            ro.get_or_insert_with(|| t.cat.db.read_options(snapshot)),
                             s.index,
                             &mut pending,
                             &decode,
@@ -244,7 +243,7 @@ pub(crate) fn scan_range(
                             break;
                         }
                     }
-                    step(&mut it, s.dir);
+                    it.advance();
                     continue;
                 }
                 let p = proj.as_deref().unwrap_or(&[]);
@@ -263,10 +262,11 @@ pub(crate) fn scan_range(
             stopped = true;
             break;
         }
-        step(&mut it, s.dir);
+        it.advance();
     }
     if !stopped && !pending.is_empty() {
-        fetch_batch(t, &ro, s.index, &mut pending, &decode, &mut visit, &mut rows)?;
+        let ro = ro.get_or_insert_with(|| t.cat.db.read_options(snapshot));
+        fetch_batch(t, ro, s.index, &mut pending, &decode, &mut visit, &mut rows)?;
     }
     it.status()?;
     t.cat.stats.rows_read_by_scans.fetch_add(rows, Ordering::Relaxed);
@@ -277,11 +277,11 @@ pub(crate) fn scan_range(
 const FETCH_FIRST: usize = 4;
 const FETCH_MAX: usize = 64;
 
-/// Fetches the rows of `pending` (row key, index entry) with one multi_get and visits them in
-/// order; false if the visitor stopped.
-fn fetch_batch(
-    t: &Table,
-    ro: &ReadOptions,
+/// Fetches the rows of `pending` (row key, index entry) with one multi_get through `ro` and
+/// visits them in order; false if the visitor stopped.
+fn fetch_batch<S: Storage>(
+    t: &Table<S>,
+    ro: &S::ReadOptions,
     index: &str,
     pending: &mut Vec<(Vec<u8>, Vec<u8>)>,
     decode: &impl Fn(&[u8]) -> Result<Row>,
@@ -290,7 +290,7 @@ fn fetch_batch(
 ) -> Result<bool> {
     let keys: Vec<&[u8]> = pending.iter().map(|p| p.0.as_slice()).collect();
     t.cat.stats.point_reads.fetch_add(keys.len() as u64, Ordering::Relaxed);
-    let vals = t.cat.db.multi_get(&keys, ro);
+    let vals = t.cat.db.multi_get_at(&keys, ro);
     let mut go = true;
     for ((_, entry), v) in pending.iter().zip(vals) {
         let v = v?.ok_or_else(|| {
@@ -306,17 +306,10 @@ fn fetch_batch(
     Ok(go)
 }
 
-fn step(it: &mut talus::RawIter, dir: Direction) {
-    match dir {
-        Direction::Forward => it.next(),
-        Direction::Reverse => it.prev(),
-    }
-}
-
 /// The old `scan(index, from, limit, dir)` shape: forward from `from`, or reverse from the last
 /// entry whose prefix is `<= from`.
-pub(crate) fn scan(
-    t: &Table,
+pub(crate) fn scan<S: Storage>(
+    t: &Table<S>,
     index: &str,
     from: &[Value],
     limit: usize,
@@ -337,18 +330,18 @@ pub(crate) fn scan(
 
 /// The rows with primary keys `pks`, in that order, read at `snapshot` (None: latest) from one
 /// consistent view with the engine's batched `multi_get`.
-pub(crate) fn get_many<K: AsRef<[Value]>>(
-    t: &Table,
+pub(crate) fn get_many<S: Storage, K: AsRef<[Value]>>(
+    t: &Table<S>,
     pks: &[K],
-    snapshot: Option<&Snapshot>,
+    snapshot: Option<&S::Snapshot>,
 ) -> Result<Vec<Option<Row>>> {
     let m = t.shared.meta();
     let keys: Vec<Vec<u8>> = pks.iter().map(|k| pk_key(&m, k.as_ref())).collect::<Result<_>>()?;
-    let ro = ReadOptions { snapshot: snapshot.cloned(), ..ReadOptions::default() };
+    let ro = t.cat.db.read_options(snapshot);
     t.cat.stats.point_reads.fetch_add(keys.len() as u64, Ordering::Relaxed);
     t.cat
         .db
-        .multi_get(&keys, &ro)
+        .multi_get_at(&keys, &ro)
         .into_iter()
         .map(|r| match r? {
             None => Ok(None),
@@ -357,16 +350,11 @@ pub(crate) fn get_many<K: AsRef<[Value]>>(
         .collect()
 }
 
-pub(crate) fn first_pk(t: &Table) -> Result<Option<Vec<Value>>> {
+pub(crate) fn first_pk<S: Storage>(t: &Table<S>) -> Result<Option<Vec<Value>>> {
     let m = t.shared.meta();
-    let (lo, hi) = index_range(m.id);
-    let ro = ReadOptions {
-        iterate_lower_bound: Some(lo),
-        iterate_upper_bound: Some(hi),
-        ..ReadOptions::default()
-    };
-    let mut it = t.cat.db.raw_iter(&ro);
-    it.seek_to_first();
+    let (lower, upper) = index_range(m.id);
+    let range = Range { lower, upper, snapshot: None, fill_cache: true };
+    let it = t.cat.db.cursor(range, Walk::Forward);
     if !it.valid() {
         it.status()?;
         return Ok(None);
@@ -375,7 +363,7 @@ pub(crate) fn first_pk(t: &Table) -> Result<Option<Vec<Value>>> {
     decode_pk(&m, key.get(INDEX_ID_LEN..).unwrap_or(&[])).map(Some)
 }
 
-impl Table {
+impl<S: Storage> Table<S> {
     /// Rows in index order (`index` = `"PRIMARY"` or a ready secondary index) from the first
     /// entry whose index columns are `>= from` (a prefix of the index columns; empty = the
     /// start), at most `limit`, in `dir` (Reverse starts from the last entry whose prefix is

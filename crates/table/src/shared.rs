@@ -1,4 +1,4 @@
-//! What the handles of one catalog share: [`CatalogInner`] (the engine, the registry of open
+//! What the handles of one catalog share: [`CatalogInner`] (the storage engine, the registry of open
 //! tables, the DDL lock, the commit clock and open transactions, the counters), each table's
 //! [`TableShared`] (its metadata and write lock), and the catalog's key layout
 //! ([`table_key`], [`index_range`]). Every other module of the crate imports this one and none
@@ -12,11 +12,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
-use talus::{Db, WriteOptions};
+use talus::WriteOptions;
 
 use crate::keycodec::{prefix_successor, put_index_id};
 use crate::meta::TableMeta;
 use crate::stats::Counters;
+use crate::storage::Storage;
 
 /// Catalog keys start with index id 0; table records with `'t'` after it.
 pub(crate) const TABLE_PREFIX: [u8; 5] = [0, 0, 0, 0, b't'];
@@ -36,9 +37,9 @@ pub(crate) fn index_range(id: u32) -> (Vec<u8>, Vec<u8>) {
     (lo, hi)
 }
 
-/// State shared by every handle of one catalog.
-pub(crate) struct CatalogInner {
-    pub db: Db,
+/// State shared by every handle of one catalog, on storage `S`.
+pub(crate) struct CatalogInner<S: Storage> {
+    pub db: S,
     pub tables: RwLock<HashMap<String, Arc<TableShared>>>,
     /// Serializes DDL and guards the next free index id.
     pub ddl: Mutex<u32>,

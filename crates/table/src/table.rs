@@ -4,30 +4,37 @@
 
 use std::sync::Arc;
 
-use talus::ReadOptions;
+use talus::Db;
 
 use crate::error::Result;
 use crate::schema::{Row, TableDef, Value};
 use crate::shared::{CatalogInner, TableShared};
+use crate::storage::Storage;
 use crate::write::{commit_ops, pk_key, Ctx, Op};
 
-/// A handle on one table. Cheap to clone; `Send + Sync`. Each call is its own atomic batch.
-#[derive(Clone)]
-pub struct Table {
-    pub(crate) cat: Arc<CatalogInner>,
+/// A handle on one table of a catalog on storage `S`. Cheap to clone; `Send + Sync`. Each call
+/// is its own atomic batch.
+pub struct Table<S: Storage = Db> {
+    pub(crate) cat: Arc<CatalogInner<S>>,
     pub(crate) shared: Arc<TableShared>,
     /// The definition when the handle was made (writes always use the current one).
     def: Arc<TableDef>,
 }
 
-impl std::fmt::Debug for Table {
+impl<S: Storage> Clone for Table<S> {
+    fn clone(&self) -> Self {
+        Table { cat: self.cat.clone(), shared: self.shared.clone(), def: self.def.clone() }
+    }
+}
+
+impl<S: Storage> std::fmt::Debug for Table<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Table({})", self.def.name)
     }
 }
 
-impl Table {
-    pub(crate) fn new(cat: Arc<CatalogInner>, shared: Arc<TableShared>) -> Table {
+impl<S: Storage> Table<S> {
+    pub(crate) fn new(cat: Arc<CatalogInner<S>>, shared: Arc<TableShared>) -> Table<S> {
         let def = Arc::new(shared.meta().def.clone());
         Table { cat, shared, def }
     }
@@ -61,7 +68,7 @@ impl Table {
     pub fn get(&self, pk: &[Value]) -> Result<Option<Row>> {
         let m = self.shared.meta();
         let key = pk_key(&m, pk)?;
-        let ro = ReadOptions::default();
+        let ro = self.cat.db.read_options(None);
         Ctx::new(&self.cat.db, &ro, &self.cat.stats).read_row(&m, &key)
     }
 

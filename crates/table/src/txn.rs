@@ -17,12 +17,13 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use talus::ReadOptions;
+use talus::Db;
 
 use crate::error::{Result, TableError};
 use crate::meta::TableMeta;
 use crate::schema::{Row, Value};
 use crate::shared::{CatalogInner, TableShared};
+use crate::storage::Storage;
 use crate::table::Table;
 use crate::write::{commit_ops, pk_key, Ctx, Op, ReadCache, Staged, StagedCommit};
 
@@ -32,38 +33,42 @@ enum OwnedOp {
     Delete(Vec<Value>),
 }
 
-/// A read-committed transaction; see [`crate::Catalog::begin`].
-pub struct Transaction {
-    cat: Arc<CatalogInner>,
-    ro: ReadOptions,
+/// A read-committed transaction on storage `S`; see [`crate::Catalog::begin`].
+pub struct Transaction<S: Storage = Db> {
+    cat: Arc<CatalogInner<S>>,
+    /// The snapshot taken at begin, and the read view on it.
+    snapshot: S::Snapshot,
+    ro: S::ReadOptions,
     begin: u64,
     tables: Vec<Arc<TableShared>>,
     /// Per table position, the metadata its ops were staged against (`None` once it changed
     /// between two ops: the staged batch is then not reused).
     metas: Vec<Option<Arc<TableMeta>>>,
     ops: Vec<(usize, OwnedOp)>,
-    staged: Staged,
+    staged: Staged<S>,
     reads: ReadCache,
     registered: bool,
 }
 
-impl std::fmt::Debug for Transaction {
+impl<S: Storage> std::fmt::Debug for Transaction<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Transaction(begin {}, {} ops)", self.begin, self.ops.len())
     }
 }
 
-impl Transaction {
-    pub(crate) fn begin(cat: Arc<CatalogInner>) -> Transaction {
+impl<S: Storage> Transaction<S> {
+    pub(crate) fn begin(cat: Arc<CatalogInner<S>>) -> Transaction<S> {
         let begin = {
             let mut a = cat.active.lock();
             let b = cat.clock.load(Ordering::Acquire);
             *a.entry(b).or_insert(0) += 1;
             b
         };
-        let ro = ReadOptions { snapshot: Some(cat.db.snapshot()), ..ReadOptions::default() };
+        let snapshot = cat.db.take_snapshot();
+        let ro = cat.db.read_options(Some(&snapshot));
         Transaction {
             cat,
+            snapshot,
             ro,
             begin,
             tables: Vec::new(),
@@ -75,7 +80,7 @@ impl Transaction {
         }
     }
 
-    fn table_pos(&mut self, t: &Table) -> usize {
+    fn table_pos(&mut self, t: &Table<S>) -> usize {
         match self.tables.iter().position(|s| Arc::ptr_eq(s, &t.shared)) {
             Some(i) => i,
             None => {
@@ -87,7 +92,7 @@ impl Transaction {
     }
 
     /// Checks `op` against the snapshot and earlier ops; on success stages it.
-    fn stage(&mut self, t: &Table, op: Op<'_>, owned: impl FnOnce() -> OwnedOp) -> Result<bool> {
+    fn stage(&mut self, t: &Table<S>, op: Op<'_>, owned: impl FnOnce() -> OwnedOp) -> Result<bool> {
         if t.shared.dropped.load(Ordering::Acquire) {
             return Err(TableError::NoSuchTable(t.def().name.clone()));
         }
@@ -109,22 +114,22 @@ impl Transaction {
 
     /// Inserts `row` (refused now with [`TableError::DuplicateKey`] if the key exists in the
     /// snapshot or was inserted by this transaction).
-    pub fn insert(&mut self, table: &Table, row: &Row) -> Result<()> {
+    pub fn insert(&mut self, table: &Table<S>, row: &Row) -> Result<()> {
         self.stage(table, Op::Insert(row), || OwnedOp::Insert(row.clone())).map(|_| ())
     }
 
     /// Updates the row with `row`'s primary key; false if absent (in this transaction's view).
-    pub fn update(&mut self, table: &Table, row: &Row) -> Result<bool> {
+    pub fn update(&mut self, table: &Table<S>, row: &Row) -> Result<bool> {
         self.stage(table, Op::Update(row), || OwnedOp::Update(row.clone()))
     }
 
     /// Deletes the row with primary key `pk`; false if absent (in this transaction's view).
-    pub fn delete(&mut self, table: &Table, pk: &[Value]) -> Result<bool> {
+    pub fn delete(&mut self, table: &Table<S>, pk: &[Value]) -> Result<bool> {
         self.stage(table, Op::Delete(pk), || OwnedOp::Delete(pk.to_vec()))
     }
 
     /// The row with primary key `pk`: this transaction's own write if any, else the snapshot's.
-    pub fn get(&self, table: &Table, pk: &[Value]) -> Result<Option<Row>> {
+    pub fn get(&self, table: &Table<S>, pk: &[Value]) -> Result<Option<Row>> {
         let m = table.shared.meta();
         let key = pk_key(&m, pk)?;
         if let Some(v) = self.staged.overlay(&key) {
@@ -142,11 +147,11 @@ impl Transaction {
     /// `visit` with each row until it returns false or the range ends.
     pub fn scan_range(
         &self,
-        table: &Table,
+        table: &Table<S>,
         s: &crate::Scan<'_>,
         visit: impl FnMut(Row) -> bool,
     ) -> Result<()> {
-        crate::scan::scan_range(table, s, self.ro.snapshot.as_ref(), visit)
+        crate::scan::scan_range(table, s, Some(&self.snapshot), visit)
     }
 
     /// Applies every buffered op as one batch; [`TableError::Conflict`] (and nothing written) if
@@ -194,7 +199,7 @@ impl Transaction {
     }
 }
 
-impl Drop for Transaction {
+impl<S: Storage> Drop for Transaction<S> {
     fn drop(&mut self) {
         self.unregister();
     }

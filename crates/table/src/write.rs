@@ -16,7 +16,6 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use parking_lot::{Mutex, MutexGuard};
-use talus::{Db, ReadOptions, WriteBatch};
 
 use crate::error::{Result, TableError};
 use crate::keycodec::{encode_value, put_index_id};
@@ -25,6 +24,7 @@ use crate::rowcodec::{decode_row, encode_row};
 use crate::schema::Value;
 use crate::shared::{CatalogInner, TableShared, WriteState};
 use crate::stats::{Counters, TableStats};
+use crate::storage::{Batch, Storage};
 
 /// Conflict history is pruned once it holds this many keys.
 const RECENT_PRUNE_AT: usize = 1 << 16;
@@ -100,16 +100,27 @@ pub(crate) type ReadCache = Mutex<HashMap<Vec<u8>, Option<Vec<u8>>>>;
 /// What a batch under construction has staged, without the read view: a transaction keeps it
 /// between its ops ([`Ctx::resume`], [`Ctx::suspend`]) and commits it as is when nothing it
 /// was built from changed (see [`commit_ops`]).
-#[derive(Default)]
-pub(crate) struct Staged {
+pub(crate) struct Staged<S: Storage> {
     overlay: HashMap<Vec<u8>, Option<Vec<u8>>>,
-    batch: WriteBatch,
+    batch: S::Batch,
     delta: TableStats,
     pks: Vec<(usize, Vec<u8>)>,
     building: Vec<(usize, Vec<u8>, Option<Vec<u8>>)>,
 }
 
-impl Staged {
+impl<S: Storage> Default for Staged<S> {
+    fn default() -> Self {
+        Staged {
+            overlay: HashMap::new(),
+            batch: S::Batch::default(),
+            delta: TableStats::default(),
+            pks: Vec::new(),
+            building: Vec::new(),
+        }
+    }
+}
+
+impl<S: Storage> Staged<S> {
     /// The staged write (or delete, `None`) of `key`, if any.
     pub(crate) fn overlay(&self, key: &[u8]) -> Option<&Option<Vec<u8>>> {
         self.overlay.get(key)
@@ -118,13 +129,13 @@ impl Staged {
 
 /// A batch under construction over a read view (latest state or a snapshot), with the
 /// batch's own writes overlaid on the reads.
-pub(crate) struct Ctx<'a> {
-    db: &'a Db,
-    ro: &'a ReadOptions,
+pub(crate) struct Ctx<'a, S: Storage> {
+    db: &'a S,
+    ro: &'a S::ReadOptions,
     counters: &'a Counters,
     cache: Option<&'a ReadCache>,
     overlay: HashMap<Vec<u8>, Option<Vec<u8>>>,
-    pub batch: WriteBatch,
+    pub batch: S::Batch,
     pub delta: TableStats,
     /// Primary keys written, with the position of their table in the caller's list.
     pub pks: Vec<(usize, Vec<u8>)>,
@@ -132,15 +143,15 @@ pub(crate) struct Ctx<'a> {
     pub building: Vec<(usize, Vec<u8>, Option<Vec<u8>>)>,
 }
 
-impl<'a> Ctx<'a> {
-    pub(crate) fn new(db: &'a Db, ro: &'a ReadOptions, counters: &'a Counters) -> Ctx<'a> {
+impl<'a, S: Storage> Ctx<'a, S> {
+    pub(crate) fn new(db: &'a S, ro: &'a S::ReadOptions, counters: &'a Counters) -> Ctx<'a, S> {
         Ctx {
             db,
             ro,
             counters,
             cache: None,
             overlay: HashMap::new(),
-            batch: WriteBatch::new(),
+            batch: S::Batch::default(),
             delta: TableStats::default(),
             pks: Vec::new(),
             building: Vec::new(),
@@ -150,12 +161,12 @@ impl<'a> Ctx<'a> {
     /// A context continuing from `st` (a transaction's staged ops) over `ro`, remembering what
     /// it reads in `cache` (only for a snapshot, which never changes).
     pub(crate) fn resume(
-        db: &'a Db,
-        ro: &'a ReadOptions,
+        db: &'a S,
+        ro: &'a S::ReadOptions,
         counters: &'a Counters,
-        st: Staged,
+        st: Staged<S>,
         cache: Option<&'a ReadCache>,
-    ) -> Ctx<'a> {
+    ) -> Ctx<'a, S> {
         Ctx {
             db,
             ro,
@@ -170,7 +181,7 @@ impl<'a> Ctx<'a> {
     }
 
     /// What this context staged.
-    pub(crate) fn suspend(self) -> Staged {
+    pub(crate) fn suspend(self) -> Staged<S> {
         Staged {
             overlay: self.overlay,
             batch: self.batch,
@@ -190,7 +201,7 @@ impl<'a> Ctx<'a> {
             return Ok(v);
         }
         self.counters.point_reads.fetch_add(1, Ordering::Relaxed);
-        let v = self.db.get_opt(key, self.ro)?;
+        let v = self.db.get_at(key, self.ro)?;
         if let Some(c) = self.cache {
             c.lock().insert(key.to_vec(), v.clone());
         }
@@ -354,11 +365,11 @@ pub(crate) fn op_pk_key(m: &TableMeta, op: Op<'_>) -> Result<Vec<u8>> {
 
 /// A transaction's staged batch offered to [`commit_ops`], with the table metadata each
 /// table's ops were staged against.
-pub(crate) struct StagedCommit<'s> {
+pub(crate) struct StagedCommit<'s, S: Storage> {
     /// Per table position, the metadata at staging time (`None`: changed between two ops).
     pub metas: &'s [Option<Arc<TableMeta>>],
     /// The staged batch.
-    pub staged: Staged,
+    pub staged: Staged<S>,
 }
 
 /// Whether a batch staged against `staged_metas` can be written as is now: the same metadata
@@ -378,12 +389,12 @@ fn reusable(staged_metas: &[Option<Arc<TableMeta>>], now: &[Arc<TableMeta>]) -> 
 /// tables' write locks. With `begin = Some(clock)`, first refuses with
 /// [`TableError::Conflict`] if any written primary key was committed by someone after `clock`;
 /// then writes `staged` as is when [`reusable`], else re-applies `ops` at the latest state.
-pub(crate) fn commit_ops(
-    cat: &CatalogInner,
+pub(crate) fn commit_ops<S: Storage>(
+    cat: &CatalogInner<S>,
     tables: &[Arc<TableShared>],
     ops: &[(usize, Op<'_>)],
     begin: Option<u64>,
-    staged: Option<StagedCommit<'_>>,
+    staged: Option<StagedCommit<'_, S>>,
 ) -> Result<Vec<bool>> {
     let mut order: Vec<usize> = (0..tables.len()).collect();
     let metas_now: Vec<u32> = tables.iter().map(|t| t.meta().id).collect();
@@ -409,7 +420,7 @@ pub(crate) fn commit_ops(
             }
         }
     }
-    let ro = ReadOptions::default();
+    let ro = cat.db.read_options(None);
     let (mut ctx, results) = match staged {
         Some(sc) if reusable(sc.metas, &metas) => {
             (Ctx::resume(&cat.db, &ro, &cat.stats, sc.staged, None), vec![true; ops.len()])
@@ -427,7 +438,7 @@ pub(crate) fn commit_ops(
         return Ok(results);
     }
     let batch = std::mem::take(&mut ctx.batch);
-    cat.db.write(batch, &cat.write_options)?;
+    cat.db.write_batch(batch, &cat.write_options)?;
     let clock = cat.clock.fetch_add(1, Ordering::AcqRel) + 1;
     // With no transaction open, no history is needed: one that begins later reads a clock at
     // or past `clock` (it takes the clock under the `active` lock, after our increment).

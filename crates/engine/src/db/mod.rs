@@ -336,6 +336,10 @@ impl Db {
     /// assert_eq!(db.property("rocksdb.estimate-num-keys").as_deref(), Some("1"));
     /// assert!(db.property("talus.stats").unwrap().contains("Compaction Stats"));
     /// assert_eq!(db.property("no.such.property"), None);
+    /// // The WAL files held open, each with the bytes written to it (not its preallocated length).
+    /// let wal = db.property("talus.wal-files-written").unwrap();
+    /// let written: u64 = wal.lines().filter_map(|l| l.split(' ').nth(1)?.parse::<u64>().ok()).sum();
+    /// assert!(written > 0 && written < 4096, "{wal}");
     /// ```
     pub fn property(&self, name: &str) -> Option<String> {
         self.inner().property(name)

@@ -64,6 +64,7 @@ impl DbInner {
                 Some(if self.write_controller.is_stopped() { "1" } else { "0" }.to_string())
             }
             "recovery-report" => Some(self.recovery_report.lock().to_string()),
+            "wal-files-written" => Some(self.wal_files_written()),
             "block-cache-capacity" => Some(self.table_cache.block_cache()?.capacity().to_string()),
             "block-cache-usage" => Some(self.table_cache.block_cache()?.usage().to_string()),
             "block-cache-pinned-usage" => {
@@ -78,6 +79,29 @@ impl DbInner {
             }
             _ => None,
         }
+    }
+
+    /// `talus.wal-files-written`: one line `<file name> <bytes written>` for every WAL file the
+    /// database holds open (the active one, those a memtable switch closed but has not synced,
+    /// and the one prepared for the next switch, 0 bytes). Their length on disk is the
+    /// preallocated one (`fs/mmap_file.rs`); these are the bytes in them, for size reports that
+    /// count what was written (`du --apparent-size` after a close). The prepared WAL is read
+    /// first, then the active ones, each under its own lock (never both: `switch_memtable`
+    /// takes them one after the other), so a switch in between lists a file twice, never not.
+    fn wal_files_written(&self) -> String {
+        let mut lines = Vec::new();
+        if let Some((n, _)) = self.next_wal.lock().as_ref() {
+            lines.push((*n, 0));
+        }
+        if let Some(w) = self.wal.lock().as_ref() {
+            lines.extend(w.unsynced.iter().map(|(n, old)| (*n, old.file_size())));
+            lines.push((w.number, w.writer.file_size()));
+        }
+        let mut s = String::new();
+        for (n, bytes) in lines {
+            let _ = writeln!(s, "{} {bytes}", crate::filename::wal_name(n));
+        }
+        s
     }
 
     fn level_stats_text(&self) -> String {

@@ -7,12 +7,14 @@
 //!    maintains the index itself. A *unique* index keeps the table's write lock for the whole
 //!    build (writes wait), because its entries cannot be checked before the index is complete.
 //! 2. Scan the snapshot's rows, derive each row's index entry, external-sort them in
-//!    `sort_memory_bytes` (`extsort`), and write the sorted entries to SST files with
-//!    [`talus::SstFileWriter`] (a duplicate unique key stops the build with `DuplicateKey`).
+//!    `sort_memory_bytes` (`extsort`), and write the sorted entries to SST files with the
+//!    storage's [`crate::storage::SstWriter`] (a duplicate unique key stops the build with
+//!    `DuplicateKey`).
 //! 3. Ingest the files with `ingest_behind` (bottommost level, sequence 0): every write that
 //!    ran meanwhile is newer and wins over the snapshot's entries, deletes included. If the
-//!    bottommost level already holds keys of the new index (concurrent writes reached it), the
-//!    files are ingested normally (newest) in step 4 instead.
+//!    bottommost level already holds keys of the new index (concurrent writes reached it), or
+//!    the engine cannot ingest behind (RocksDB without `allow_ingest_behind`), the files are
+//!    ingested normally (newest) in step 4 instead.
 //! 4. The final catch-up, under the table's write lock (writes wait): the fallback ingestion if
 //!    needed, then the last write of every index key written during the build is replayed in
 //!    batches (so it wins even if compaction dropped its tombstone before the ingestion, or
@@ -29,7 +31,7 @@ use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use talus::{IngestOptions, ReadOptions, SstFileWriter, WriteBatch, WriteOptions};
+use talus::WriteOptions;
 
 use crate::catalog::Catalog;
 use crate::shared::{index_range, table_key, CatalogInner};
@@ -39,6 +41,7 @@ use crate::meta::{IndexState, TableMeta};
 use crate::rowcodec::decode_row;
 use crate::schema::IndexDef;
 use crate::shared::TableShared;
+use crate::storage::{Batch, Cursor, Range, SstWriter, Storage, Walk};
 use crate::write::index_entry;
 
 use extsort::ExternalSorter;
@@ -65,8 +68,8 @@ const REPLAY_BATCH: u32 = 10_000;
 /// Target size of one ingested SST file.
 const SST_TARGET_BYTES: u64 = 64 << 20;
 
-fn sync_write(cat: &CatalogInner, b: WriteBatch) -> Result<()> {
-    Ok(cat.db.write(b, &WriteOptions { sync: true, ..Default::default() })?)
+fn sync_write<S: Storage>(cat: &CatalogInner<S>, b: S::Batch) -> Result<()> {
+    Ok(cat.db.write_batch(b, &WriteOptions { sync: true, ..Default::default() })?)
 }
 
 /// `meta` with index `id` set to `state` (or removed, with `None`).
@@ -84,8 +87,8 @@ fn with_index_state(meta: &TableMeta, id: u32, state: Option<IndexState>) -> Res
     TableMeta::resolve(&def, meta.id, &ids)
 }
 
-pub(crate) fn create_index(
-    cat: &Catalog,
+pub(crate) fn create_index<S: Storage>(
+    cat: &Catalog<S>,
     table: &str,
     def: IndexDef,
     opts: &CreateIndexOptions,
@@ -112,17 +115,17 @@ pub(crate) fn create_index(
         m.indexes.push(ix);
         let new_next =
             id.checked_add(1).ok_or_else(|| TableError::corrupt("index ids exhausted"))?;
-        let mut b = WriteBatch::new();
-        b.put([0, 0, 0, 0, b'n'], new_next.to_be_bytes());
-        b.put(table_key(table), m.encode());
+        let mut b = S::Batch::default();
+        b.put(&[0, 0, 0, 0, b'n'], &new_next.to_be_bytes());
+        b.put(&table_key(table), &m.encode());
         sync_write(inner, b)?;
         *next = new_next;
         shared.set_meta(m);
         guard.building_touched = Some(Default::default());
-        let snapshot = inner.db.snapshot();
+        let snapshot = inner.db.take_snapshot();
         (id, if def.unique { Some(guard) } else { None }, snapshot)
     };
-    let fs = inner.db.options().fs.clone();
+    let fs = inner.db.scratch_fs();
     let mut paths = Vec::new();
     let r = build(inner, &shared, table, id, opts, snapshot, &mut paths);
     let mut guard = match unique_guard {
@@ -131,14 +134,14 @@ pub(crate) fn create_index(
     };
     let r = r.and_then(|behind_ok| {
         if !behind_ok {
-            ingest(&inner.db, &paths, &IngestOptions { move_files: true, ..Default::default() })?;
+            inner.db.ingest(&paths)?;
         }
         let touched = guard.building_touched.take().unwrap_or_default();
-        let mut b = WriteBatch::new();
+        let mut b = S::Batch::default();
         for (k, v) in touched {
             match v {
-                Some(v) => b.put(k, v),
-                None => b.delete(k),
+                Some(v) => b.put(&k, &v),
+                None => b.delete(&k),
             }
             if b.count() >= REPLAY_BATCH {
                 sync_write(inner, std::mem::take(&mut b))?;
@@ -151,8 +154,8 @@ pub(crate) fn create_index(
             return Err(TableError::NoSuchTable(table.to_string()));
         }
         let m = with_index_state(&shared.meta(), id, Some(IndexState::Ready))?;
-        let mut b = WriteBatch::new();
-        b.put(table_key(table), m.encode());
+        let mut b = S::Batch::default();
+        b.put(&table_key(table), &m.encode());
         sync_write(inner, b)?;
         shared.set_meta(m);
         Ok(())
@@ -166,10 +169,10 @@ pub(crate) fn create_index(
     if let Err(e) = r {
         if !shared.dropped.load(Ordering::Acquire) {
             let m = with_index_state(&shared.meta(), id, None)?;
-            let mut b = WriteBatch::new();
+            let mut b = S::Batch::default();
             let (lo, hi) = index_range(id);
-            b.delete_range(lo, hi);
-            b.put(table_key(table), m.encode());
+            b.delete_range(&lo, &hi);
+            b.put(&table_key(table), &m.encode());
             sync_write(inner, b)?;
             shared.set_meta(m);
         }
@@ -180,18 +183,18 @@ pub(crate) fn create_index(
 
 /// Steps 2 and 3: writes the sorted entries to SST files (their paths pushed to `paths`) and
 /// tries to ingest them behind; returns false if that was refused (step 4 ingests them then).
-fn build(
-    inner: &Arc<CatalogInner>,
+fn build<S: Storage>(
+    inner: &Arc<CatalogInner<S>>,
     shared: &Arc<TableShared>,
     table: &str,
     id: u32,
     opts: &CreateIndexOptions,
-    snapshot: talus::Snapshot,
+    snapshot: S::Snapshot,
     paths: &mut Vec<PathBuf>,
 ) -> Result<bool> {
     let db = &inner.db;
-    let fs = db.options().fs.clone();
-    let dir = opts.temp_dir.clone().unwrap_or_else(|| db.path().join("tmp"));
+    let fs = db.scratch_fs();
+    let dir = opts.temp_dir.clone().unwrap_or_else(|| db.dir().join("tmp"));
     fs.create_dir_all(&dir)?;
     let meta = shared.meta();
     let ix = meta
@@ -202,23 +205,20 @@ fn build(
         .clone();
     let prefix = format!("talus-index-{id}");
     let mut sorter = ExternalSorter::new(fs.clone(), &dir, &prefix, opts.sort_memory_bytes);
-    let (lo, hi) = index_range(meta.id);
-    let ro = ReadOptions {
-        snapshot: Some(snapshot),
-        iterate_lower_bound: Some(lo),
-        iterate_upper_bound: Some(hi),
-        fill_cache: false,
-        ..Default::default()
-    };
-    for kv in db.iter(&ro) {
-        let (k, v) = kv?;
-        let row = decode_row(&v, &meta.types)?;
-        let (ik, iv, _) = index_entry(&ix, &row, k.get(4..).unwrap_or(&[]));
+    let (lower, upper) = index_range(meta.id);
+    let range = Range { lower, upper, snapshot: Some(&snapshot), fill_cache: false };
+    let mut it = db.cursor(range, Walk::Forward);
+    while it.valid() {
+        let row = decode_row(it.value(), &meta.types)?;
+        let (ik, iv, _) = index_entry(&ix, &row, it.key().get(4..).unwrap_or(&[]));
         sorter.push(ik, iv)?;
+        it.advance();
     }
-    drop(ro);
+    it.status()?;
+    drop(it);
+    drop(snapshot);
     let mut merged = sorter.finish()?;
-    let mut writer: Option<SstFileWriter> = None;
+    let mut writer: Option<S::SstWriter> = None;
     let mut last: Option<Vec<u8>> = None;
     while let Some((k, v)) = merged.next_entry()? {
         if last.as_deref() == Some(k.as_slice()) {
@@ -230,11 +230,11 @@ fn build(
         if writer.is_none() {
             let p = dir.join(format!("{prefix}-{}.sst", paths.len()));
             paths.push(p.clone());
-            writer = Some(SstFileWriter::open(&p, db.options())?);
+            writer = Some(db.sst_writer(&p)?);
         }
         if let Some(w) = writer.as_mut() {
             w.put(&k, &v)?;
-            if w.file_size_estimate() >= SST_TARGET_BYTES {
+            if w.file_size() >= SST_TARGET_BYTES {
                 if let Some(w) = writer.take() {
                     w.finish()?;
                 }
@@ -253,30 +253,16 @@ fn build(
     if let Some(h) = &hook {
         h("before_ingest");
     }
-    let behind = IngestOptions { move_files: true, ingest_behind: true, ..Default::default() };
-    match ingest(db, paths, &behind) {
-        Ok(()) => Ok(true),
-        Err(talus::Error::InvalidArgument(_)) => {
-            if let Some(h) = &hook {
-                h("ingest_behind_refused");
-            }
-            Ok(false)
-        }
-        Err(e) => Err(e.into()),
+    if db.ingest_behind(paths)? {
+        return Ok(true);
     }
+    if let Some(h) = &hook {
+        h("ingest_behind_refused");
+    }
+    Ok(false)
 }
 
-/// Ingests, moving the files into the DB (copying if they cannot be renamed there).
-fn ingest(db: &talus::Db, paths: &[PathBuf], o: &IngestOptions) -> talus::Result<()> {
-    match db.ingest_external_file(paths, o) {
-        Err(talus::Error::Io { .. }) if o.move_files => {
-            db.ingest_external_file(paths, &IngestOptions { move_files: false, ..o.clone() })
-        }
-        r => r,
-    }
-}
-
-impl Catalog {
+impl<S: Storage> Catalog<S> {
     /// Builds index `def` on the populated table `table`; see [`crate::CreateIndexOptions`] and
     /// the `build` module for the steps. Writes continue meanwhile (non-unique indexes).
     pub fn create_index(

@@ -9,4 +9,5 @@ mod create_index;
 mod helpers;
 mod integrity;
 mod rows;
+mod size;
 mod transactions;
