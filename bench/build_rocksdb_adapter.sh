@@ -12,13 +12,26 @@
 # passed there: the defines and flags of the CMake tree when it exists (OUT/build of
 # build_rocksdb_tools.sh), else the list CMake produced on Debian 12 x86_64.
 #
-# usage: bench/build_rocksdb_adapter.sh [TARGET_DIR] [ROCKSDB_TOOLS_DIR]
+# usage: bench/build_rocksdb_adapter.sh [TARGET_DIR] [ROCKSDB_TOOLS_DIR] [-- CARGO ARGS...]
 #        (defaults: /work/target-rdb, /work/rocksdb-tools); the binary: TARGET_DIR/release/talus
+#        With `-- CARGO ARGS`, runs `cargo CARGO ARGS` with the same flags and target dir instead
+#        (so RocksDB is not compiled again), e.g. the table tests on RocksDB:
+#        bench/build_rocksdb_adapter.sh target/rdb /work/rocksdb-tools -- \
+#          test --release -p talus-table --features rocksdb
+#        With LINK_TOOLS_LIB=1, RocksDB is not compiled at all: the librocksdb.a that
+#        bench/build_rocksdb_tools.sh built with CMake (ROCKSDB_TOOLS_DIR/build, from the same
+#        librocksdb-sys source tree, checked below) is linked, with the system's snappy (the
+#        CMake build compiled against its headers; the crate's bundled snappy has another ABI).
+#        Then the RocksDB in `talus` is exactly the one in RocksDB's own db_bench (3 minutes).
 # About 15 minutes on a 2-core machine (RocksDB's C++); never in CI.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TARGET=${1:-/work/target-rdb}
 TOOLS=${2:-/work/rocksdb-tools}
+CARGO_ARGS=()
+if [ $# -gt 2 ] && [ "$3" = "--" ]; then
+  CARGO_ARGS=("${@:4}")
+fi
 
 dpkg -s libclang-dev >/dev/null 2>&1 || {
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
@@ -45,8 +58,24 @@ fi
 # last, wins and is what the executable needs.
 export CXXFLAGS="$cg $defs -fPIE"
 echo "CXXFLAGS=$CXXFLAGS"
+if [ "${LINK_TOOLS_LIB:-0}" = 1 ]; then
+  lib="$TOOLS/build/librocksdb.a"
+  src=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$TOOLS/build/CMakeCache.txt" 2>/dev/null || true)
+  case "$src" in
+    */librocksdb-sys-0.17.3+10.4.2/rocksdb) ;;
+    *) echo "LINK_TOOLS_LIB=1: $lib is not built from librocksdb-sys 0.17.3's RocksDB 10.4.2 (source: ${src:-unknown})" >&2; exit 1 ;;
+  esac
+  [ -f "$lib" ] || { echo "LINK_TOOLS_LIB=1: no $lib (run bench/build_rocksdb_tools.sh)" >&2; exit 1; }
+  [ -f /usr/lib/x86_64-linux-gnu/libsnappy.a ] || { echo "LINK_TOOLS_LIB=1: needs libsnappy-dev" >&2; exit 1; }
+  export ROCKSDB_LIB_DIR="$TOOLS/build" ROCKSDB_STATIC=1
+  export SNAPPY_LIB_DIR=/usr/lib/x86_64-linux-gnu SNAPPY_STATIC=1
+  echo "linking $lib (RocksDB's CMake build) and the system's snappy"
+fi
 # Rust's code for the same CPU level as RocksDB's (-march=native, or PORTABLE's level).
 cpu=$(echo "$cg" | tr ' ' '\n' | sed -n 's/^-march=//p' | head -n1)
+if [ ${#CARGO_ARGS[@]} -gt 0 ]; then
+  CARGO_TARGET_DIR="$TARGET" RUSTFLAGS="-C target-cpu=${cpu:-native}" exec cargo "${CARGO_ARGS[@]}"
+fi
 CARGO_TARGET_DIR="$TARGET" RUSTFLAGS="-C target-cpu=${cpu:-native}" \
   cargo build --release -p talus-cli --features rocksdb
 bin="$TARGET/release/talus"

@@ -1,5 +1,7 @@
 //! Power loss in the middle of `create_index` (SimFs): after reopen the index is either absent
-//! or complete and consistent with the rows, and the rows are intact.
+//! or complete and consistent with the rows, and the rows are intact. Talus only (its simulated
+//! file system).
+#![cfg(not(feature = "rocksdb"))]
 
 mod common;
 

@@ -113,7 +113,7 @@ fn verdict(r: Result<bool>) -> std::result::Result<bool, String> {
     }
 }
 
-fn apply_table(t: &Table, op: &RowOp) -> Result<bool> {
+fn apply_table(t: &Table<E>, op: &RowOp) -> Result<bool> {
     match *op {
         RowOp::Insert(id, a, b, c) => t.insert(&mk(id, a, b, c)).map(|_| true),
         RowOp::Update(id, a, b, c) => t.update(&mk(id, a, b, c)),
@@ -121,7 +121,7 @@ fn apply_table(t: &Table, op: &RowOp) -> Result<bool> {
     }
 }
 
-fn apply_txn(tx: &mut Transaction, t: &Table, op: &RowOp) -> Result<bool> {
+fn apply_txn(tx: &mut Transaction<E>, t: &Table<E>, op: &RowOp) -> Result<bool> {
     match *op {
         RowOp::Insert(id, a, b, c) => tx.insert(t, &mk(id, a, b, c)).map(|_| true),
         RowOp::Update(id, a, b, c) => tx.update(t, &mk(id, a, b, c)),
@@ -129,9 +129,8 @@ fn apply_txn(tx: &mut Transaction, t: &Table, op: &RowOp) -> Result<bool> {
     }
 }
 
-fn open(dir: &std::path::Path) -> Catalog {
-    let o = Options { create_if_missing: true, write_buffer_size: 16 << 10, ..Default::default() };
-    Catalog::open(Db::open(dir, o).unwrap()).unwrap()
+fn open(dir: &std::path::Path) -> Catalog<E> {
+    open_catalog(dir, Options { write_buffer_size: 16 << 10, ..Default::default() })
 }
 
 fn run(steps: Vec<Step>) {
@@ -307,8 +306,8 @@ fn run(steps: Vec<Step>) {
                     ids.iter().map(|id| m.get(id).map(|v| mk(*id, v.0, v.1, v.2))).collect();
                 assert_eq!(got, want, "step {i}: get_many {ids:?}");
             }
-            Step::Flush => cat.db().flush().unwrap(),
-            Step::Compact => cat.db().compact_range(None, None).unwrap(),
+            Step::Flush => cat.db().flush_all().unwrap(),
+            Step::Compact => cat.db().compact_all().unwrap(),
             Step::Reopen => {
                 drop(t);
                 drop(cat);

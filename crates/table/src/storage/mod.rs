@@ -5,7 +5,8 @@
 //! encoding, row codec, transactions and index maintenance above are the same whatever engine
 //! is below.
 //!
-//! Implementations: [`talus::Db`] (`talus_db`). Dispatch is static: [`crate::Catalog`], [`crate::Table`] and
+//! Implementations: [`talus::Db`] (`talus_db`, always) and RocksDB 10.4.2 (`rocksdb`, behind
+//! the cargo feature `rocksdb`). Dispatch is static: [`crate::Catalog`], [`crate::Table`] and
 //! [`crate::Transaction`] take the storage as a type parameter (default `talus::Db`), so a row
 //! operation makes no dynamic call on either engine.
 //!
@@ -19,9 +20,14 @@
 //!   earlier or concurrent) and returns `Ok(true)`, or changes nothing and returns `Ok(false)`
 //!   (the caller then ingests them as newest with `ingest` and replays newer writes);
 //! - `ingest` moves the files in (they are gone from their path after `Ok`), newest;
-//! - errors are [`talus::Error`]s (another engine maps its own onto the same kinds).
+//! - errors are [`talus::Error`]s (RocksDB's statuses are mapped onto the same kinds:
+//!   `Corruption`, `Io`, `InvalidArgument`, `Busy`, `NotSupported`).
 //!
 //! Locks: none here; implementations are `Send + Sync` and take whatever their engine takes.
+//!
+//! Profiles: `get_at`, `multi_get_at` and `write_batch` are `#[inline(never)]` in both
+//! implementations (one call per read or commit, a few instructions), so a callgrind profile
+//! splits the table layer from the engine at these functions (`bench/ibench_profile.py`).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -30,8 +36,12 @@ use talus::fs::Fs;
 use talus::WriteOptions;
 
 mod identify;
+pub mod options_diff;
 mod size;
 pub mod talus_db;
+
+#[cfg(feature = "rocksdb")]
+pub mod rocksdb;
 
 pub use identify::{identify, refuse_other_engine, EngineFiles};
 pub use size::{live_dir_size, LiveSize};

@@ -108,11 +108,12 @@ impl Storage for Db {
         ReadOptions { snapshot: snapshot.cloned(), ..ReadOptions::default() }
     }
 
-    #[inline]
+    #[inline(never)]
     fn get_at(&self, key: &[u8], ro: &ReadOptions) -> SResult<Option<Vec<u8>>> {
         self.get_opt(key, ro)
     }
 
+    #[inline(never)]
     fn multi_get_at<K: AsRef<[u8]>>(
         &self,
         keys: &[K],
@@ -121,7 +122,7 @@ impl Storage for Db {
         self.multi_get(keys, ro)
     }
 
-    #[inline]
+    #[inline(never)]
     fn write_batch(&self, batch: WriteBatch, wo: &talus::WriteOptions) -> SResult<()> {
         self.write(batch, wo)
     }

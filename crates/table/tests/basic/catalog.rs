@@ -1,6 +1,7 @@
 //! Catalog persistence: tables, rows and indexes survive a reopen; dropped tables and indexes
 //! stay dropped, their names reusable and their entries gone from the engine.
 
+use talus_table::storage::Cursor;
 use talus_table::*;
 
 use crate::common::*;
@@ -60,13 +61,13 @@ fn drop_index_removes_it_durably_and_the_name_can_be_reused() {
     assert_eq!(check_consistent(&t, &cat).len(), 101);
     // The old index's entries are gone from the engine, not only hidden: only the new
     // index's id range holds entries (ids 257 = old by_a, 258 = new).
-    let old: Vec<_> = cat
-        .db()
-        .iter(&talus::ReadOptions {
-            iterate_lower_bound: Some(257u32.to_be_bytes().to_vec()),
-            iterate_upper_bound: Some(258u32.to_be_bytes().to_vec()),
-            ..Default::default()
-        })
-        .collect();
-    assert!(old.is_empty());
+    let range = storage::Range {
+        lower: 257u32.to_be_bytes().to_vec(),
+        upper: 258u32.to_be_bytes().to_vec(),
+        snapshot: None,
+        fill_cache: true,
+    };
+    let old = cat.db().cursor(range, storage::Walk::Forward);
+    assert!(!old.valid());
+    old.status().unwrap();
 }

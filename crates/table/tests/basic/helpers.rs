@@ -1,8 +1,9 @@
-//! Helpers of the table tests: a catalog over a fresh database.
+//! Helpers of the table tests: a catalog over a fresh database of the test engine.
 
 use talus_table::*;
 
-pub(crate) fn open(dir: &std::path::Path) -> Catalog {
-    let db = Db::open(dir, Options { create_if_missing: true, ..Default::default() }).unwrap();
-    Catalog::open(db).unwrap()
+use crate::common::{open_catalog, E};
+
+pub(crate) fn open(dir: &std::path::Path) -> Catalog<E> {
+    open_catalog(dir, Options::default())
 }

@@ -6,6 +6,7 @@ mod common;
 
 mod catalog;
 mod create_index;
+mod engines;
 mod helpers;
 mod integrity;
 mod rows;

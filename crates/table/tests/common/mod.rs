@@ -1,9 +1,48 @@
-//! Shared by the table tests: a small schema and the index consistency check.
+//! Shared by the table tests: the engine they run on ([`E`]: Talus, or RocksDB when built with
+//! the `rocksdb` feature: `cargo test -p talus-table --release --features rocksdb`), a small
+//! schema and the index consistency check.
 #![allow(dead_code)]
 
 use std::cmp::Ordering;
 
+use talus_table::storage::Batch;
 use talus_table::*;
+
+/// The engine under the tests.
+#[cfg(not(feature = "rocksdb"))]
+pub type E = Db;
+/// The engine under the tests.
+#[cfg(feature = "rocksdb")]
+pub type E = talus_table::storage::rocksdb::RocksDb;
+
+/// Opens the test engine's database at `dir` with `o`.
+#[cfg(not(feature = "rocksdb"))]
+pub fn open_engine(dir: &std::path::Path, o: Options) -> Result<E> {
+    Ok(Db::open(dir, o)?)
+}
+
+/// Opens the test engine's database at `dir` with `o`.
+#[cfg(feature = "rocksdb")]
+pub fn open_engine(dir: &std::path::Path, o: Options) -> Result<E> {
+    E::open(dir, &o, &[])
+}
+
+/// A catalog over a new (or the existing) database at `dir`, with Talus's default options.
+pub fn open_catalog(dir: &std::path::Path, o: Options) -> Catalog<E> {
+    Catalog::open(open_engine(dir, Options { create_if_missing: true, ..o }).unwrap()).unwrap()
+}
+
+/// Writes raw `key -> value` (`None`: deletes it; `Some(end)` in `range`: deletes `key..end`)
+/// below the table layer.
+pub fn raw_write(cat: &Catalog<E>, key: &[u8], value: Option<&[u8]>, range_end: Option<&[u8]>) {
+    let mut b = <E as Storage>::Batch::default();
+    match (value, range_end) {
+        (_, Some(end)) => Batch::delete_range(&mut b, key, end),
+        (Some(v), None) => Batch::put(&mut b, key, v),
+        (None, None) => Batch::delete(&mut b, key),
+    }
+    cat.db().write_batch(b, &Default::default()).unwrap();
+}
 
 pub fn col(name: &str, ty: ColumnType, nullable: bool) -> ColumnDef {
     ColumnDef { name: name.into(), ty, nullable }
@@ -55,7 +94,7 @@ pub fn cmp_row(a: &[Value], b: &[Value]) -> Ordering {
 /// Checks every ready secondary index of `t` against its primary rows: the covering scan of
 /// (index columns + PK) is in index order and holds exactly one entry per row; the fetching
 /// scan returns the rows themselves, forward and reverse. Returns the rows in PK order.
-pub fn check_consistent(t: &Table, cat: &Catalog) -> Vec<Row> {
+pub fn check_consistent<S: Storage>(t: &Table<S>, cat: &Catalog<S>) -> Vec<Row> {
     let def = cat.table(&t.def().name).unwrap().def().clone();
     let rows = t.scan("PRIMARY", &[], usize::MAX, Direction::Forward).unwrap();
     assert_eq!(t.verify_indexes().unwrap(), rows.len() as u64);
