@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
-# OLTP on Talus and SQLite: the tables of docs in /work/notes/issue-15.md, in one command.
+# OLTP on Talus, RocksDB and SQLite: the tables of docs in /work/notes/issue-15.md, in one
+# command. Talus and RocksDB run under the same talus-table layer (MyRocks's design), every
+# engine option by its RocksDB name to both (RocksDB refuses options that differ from Talus's).
 #
 #   bench/oltp.sh DIR [sysbench] [tpcc] [ratelimit] [compression]    (default: all four)
 #
-# Builds nothing: set TALUS to the binary (default target/release/talus, copied to DIR/bin so
-# a rebuild cannot change it mid-run). Every phase writes --results folders under DIR/res and
-# its stdout under DIR/log; at the end `talus report` renders DIR/report.html and
-# `talus sysbench summary` prints the relative summary. Engines run interleaved (ABBA): the
-# first thread count runs Talus then SQLite, the second SQLite then Talus (TPC-C's 10-minute
-# runs go one engine after the other). The machine's load (uptime) is logged around each run.
+# Builds nothing: set TALUS to the binary (default target/rdb/release/talus, built with
+# --features rocksdb by bench/build_rocksdb_adapter.sh target/rdb; copied to DIR/bin so a
+# rebuild cannot change it mid-run). ENGINES (default "talus rocksdb sqlite"; without a RocksDB
+# build "talus sqlite") picks the engines. Every phase writes --results folders under DIR/res
+# and its stdout under DIR/log; at the end `talus report` renders DIR/report.html and
+# `talus sysbench summary` prints the relative summary. Engines run interleaved: the engine
+# order is reversed at each sysbench thread count (ABC, CBA, ...); TPC-C's 10-minute runs go one
+# engine after the other. After each sysbench prepare (seeded) `check` prints every table's and
+# index's checksum, which must agree across engines (compared here). The machine's load
+# (uptime) is logged around each run; run it on a quiet machine.
 #
 # Sizes (environment, with the defaults used for the note):
 #   SB_TABLES=4 SB_ROWS=1000000 SB_TIME=10 SB_WARMUP=2 SB_CACHE=4294967296 SB_THREADS="1 2"
@@ -18,7 +24,8 @@ set -euo pipefail
 DIR=${1:?usage: bench/oltp.sh DIR [sysbench] [tpcc] [ratelimit] [compression]}
 shift
 PHASES=${*:-sysbench tpcc ratelimit compression}
-SRC=${TALUS:-$(dirname "$0")/../target/release/talus}
+SRC=${TALUS:-$(dirname "$0")/../target/rdb/release/talus}
+ENGINES=${ENGINES:-"talus rocksdb sqlite"}
 mkdir -p "$DIR/bin" "$DIR/res" "$DIR/log" "$DIR/db"
 cp "$SRC" "$DIR/bin/talus"
 T="$DIR/bin/talus"
@@ -41,15 +48,19 @@ load() { echo "== $(date +%T) load: $(uptime | sed 's/.*load average: //')"; }
 
 sysbench_phase() {
   local sb="--tables=$SB_TABLES --table_size=$SB_ROWS --cache_size=$SB_CACHE"
-  local n=0 order
+  local order="$ENGINES" sums
   for th in $SB_THREADS; do
-    if [ $((n % 2)) -eq 0 ]; then order="talus sqlite"; else order="sqlite talus"; fi
-    n=$((n + 1))
-    for e in talus sqlite; do
+    sums=""
+    for e in $ENGINES; do
       rm -rf "$DIR/db/sb-$e"
       load
-      "$T" sysbench --engine=$e --db="$DIR/db/sb-$e" $sb --threads=2 prepare \
+      "$T" sysbench --engine=$e --db="$DIR/db/sb-$e" $sb --threads=2 --rand_seed=42 prepare \
         | tee "$DIR/log/sb-prepare-$e-t$th.log" | tail -1
+      "$T" sysbench --engine=$e --db="$DIR/db/sb-$e" $sb check | grep '^check .*xxh3=' \
+        > "$DIR/log/sb-check-$e-t$th.txt"
+      [ -n "$sums" ] && ! cmp -s "$sums" "$DIR/log/sb-check-$e-t$th.txt" \
+        && echo "CHECKSUMS DIFFER: $sums $DIR/log/sb-check-$e-t$th.txt"
+      sums="$DIR/log/sb-check-$e-t$th.txt"
     done
     for e in $order; do
       load
@@ -59,16 +70,17 @@ sysbench_phase() {
       grep -E "^prewarm" "$DIR/log/sb-$e-t$th.log"
       load
     done
+    order=$(echo "$order" | tr ' ' '\n' | tac | tr '\n' ' ')
   done
   rm -rf "$DIR/db"/sb-*
   "$T" sysbench --results="$DIR/res/sysbench" --base=sqlite summary | tee "$DIR/log/sb-summary.txt"
 }
 
 # One engine at a time (prepare, run, delete): two databases of this size at once would take
-# twice the shared disk. SQLite first, then Talus.
+# twice the shared disk. In the reverse of ENGINES' order (SQLite first by default).
 tpcc_phase() {
   local tp="--warehouses=$TPCC_W --threads=$TPCC_THREADS --cache_size=$TPCC_CACHE"
-  for e in sqlite talus; do
+  for e in $(echo "$ENGINES" | tr ' ' '\n' | tac); do
     rm -rf "$DIR/db/tpcc-$e"
     load
     /usr/bin/time -f "prepare wall %e s, user %U s, sys %S s, max RSS %M KB" \

@@ -22,6 +22,7 @@ mod sst_dump;
 mod stress;
 mod sysbench;
 mod table;
+mod table_engines;
 mod tpcc;
 
 /// The top-level usage text.
@@ -33,7 +34,7 @@ commands:
   cache_bench  benchmark the block caches (RocksDB cache_bench flags: --cache_type=hyper_clock_cache)
   ldb        inspect and edit a database (RocksDB ldb syntax: talus ldb --db=PATH get KEY)
   sst_dump   inspect SST files (RocksDB sst_dump syntax: talus sst_dump --file=F --command=scan)
-  ibench     the insert benchmark on Talus or SQLite (talus ibench --engine=talus --db=DIR)
+  ibench     the insert benchmark on Talus, RocksDB or SQLite (talus ibench --engine=talus --db=DIR)
   sysbench   sysbench's OLTP microbenchmarks on Talus or SQLite (talus sysbench ... all run)
   tpcc       a TPC-C workload on Talus or SQLite, consistency-checked (talus tpcc ... run)
   report     HTML report from ibench/db_bench results (talus report --results=DIR --out=F.html)

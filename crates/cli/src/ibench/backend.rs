@@ -1,38 +1,45 @@
 //! The engine interface the driver runs the benchmark through.
 //!
 //! An [`IbenchBackend`] is shared by all driver threads (`Send + Sync`); each thread opens its
-//! own [`Session`] (a SQLite connection, or a talus-table handle) and uses it alone. Errors are
+//! own [`Session`] (a SQLite connection, or a talus-table handle) and uses it alone. Tables are
+//! numbered (one per client, or one shared: [`super::config::Config::tables`]). Errors are
 //! strings that name the engine operation that failed; the driver stops the step on the first.
+//! One dynamic call per commit or query, none per row.
 
-use super::schema::Purchase;
+use super::schema::{IndexSpec, Purchase};
 
 /// Result of a backend call.
 pub type BResult<T> = Result<T, String>;
 
-/// One engine holding one table per client.
+pub use crate::oltp::checksum::Checksum;
+
+/// One engine holding the benchmark's tables.
 pub trait IbenchBackend: Send + Sync {
-    /// Creates client `client`'s table (no secondary indexes); fails if it exists.
-    fn create_table(&self, client: usize) -> BResult<()>;
-    /// Creates the first `count` of the secondary indexes ([`super::schema::INDEXES`]) on
-    /// client `client`'s populated table.
-    fn create_indexes(&self, client: usize, count: usize) -> BResult<()>;
-    /// Opens a session on client `client`'s table; `concurrent` sessions are open at once (SQLite
-    /// divides its page cache among them).
-    fn session(&self, client: usize, concurrent: usize) -> BResult<Box<dyn Session>>;
-    /// Point reads the table layer issued so far (talus only: PK and unique checks, row fetches).
+    /// Creates table `table` (no secondary indexes); fails if it exists.
+    fn create_table(&self, table: usize) -> BResult<()>;
+    /// Creates `indexes` on the populated table `table`.
+    fn create_indexes(&self, table: usize, indexes: &[IndexSpec]) -> BResult<()>;
+    /// Opens a session on table `table`; `concurrent` sessions are open at once (SQLite divides
+    /// its page cache among them).
+    fn session(&self, table: usize, concurrent: usize) -> BResult<Box<dyn Session>>;
+    /// Point reads the table layer issued so far (talus, rocksdb: PK and unique checks, row
+    /// fetches).
     fn point_reads(&self) -> Option<u64>;
-    /// Reads the engine issued to its files so far, when each one is a device read (talus with
-    /// direct reads: every table-file read, compaction readahead included); `None` otherwise
-    /// (then the driver estimates device reads as `read_bytes / 4096`).
+    /// Reads the engine issued to its files so far, when each one is a device read (direct
+    /// reads: every table-file read, compaction readahead included); `None` otherwise (then the
+    /// driver estimates device reads as `read_bytes / 4096`).
     fn device_reads(&self) -> Option<u64> {
         None
     }
-    /// Bytes the database takes on disk.
+    /// Bytes of the database's live files as written (never a preallocated length).
     fn disk_size(&self) -> u64;
     /// The engine's stats text (RocksDB's `rocksdb.stats` and `STATISTICS:`), if it has one.
     fn stats_text(&self) -> Option<String> {
         None
     }
+    /// The checksums of table `table` (rows in primary-key order) and of each of `indexes`
+    /// (entries in index order: the index columns and the primary key).
+    fn checksum(&self, table: usize, indexes: &[IndexSpec]) -> BResult<Vec<Checksum>>;
     /// Flushes what the engine buffers and closes it.
     fn close(&self) -> BResult<()>;
 }
@@ -49,16 +56,14 @@ pub trait Session: Send {
     fn query(&mut self, index: usize, start: i32, limit: usize) -> BResult<usize>;
 }
 
-/// Sum of the sizes of the files under `dir` (recursively); 0 for what cannot be read.
-pub fn dir_size(dir: &std::path::Path) -> u64 {
+/// The bytes of the SQLite databases under `dir`: main files and their WALs (the `-shm` index
+/// of a WAL is shared memory, not data).
+pub fn sqlite_size(dir: &std::path::Path) -> u64 {
     let Ok(rd) = std::fs::read_dir(dir) else { return 0 };
-    let mut total = 0;
-    for e in rd.flatten() {
-        match e.metadata() {
-            Ok(m) if m.is_dir() => total += dir_size(&e.path()),
-            Ok(m) => total += m.len(),
-            Err(_) => {}
-        }
-    }
-    total
+    rd.flatten()
+        .filter(|e| !e.file_name().to_string_lossy().ends_with("-shm"))
+        .filter_map(|e| e.metadata().ok())
+        .filter(|m| m.is_file())
+        .map(|m| m.len())
+        .sum()
 }

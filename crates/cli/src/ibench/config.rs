@@ -2,11 +2,12 @@
 //!
 //! Owns [`Config`] and [`parse`]. Called once by [`super::run`]. Every error names the flag it is
 //! about (`invalid value "x" for flag --num: ...`, `Invalid command-line flag bogus`). Engine
-//! options use RocksDB's names and Talus's defaults; with `--engine=sqlite` only `--cache_size`
-//! (the page cache, in bytes, shared by the connections open at once) and `--sync`
-//! (`synchronous=FULL` instead of `NORMAL`) apply, the rest are recorded in `run.json` only.
-//! With `--engine=talus`, `--sync` and `--disable_wal` are refused: talus-table row writes take
-//! no `WriteOptions`, so they could not reach the engine.
+//! options use RocksDB's names and Talus's defaults, and reach `--engine=talus` and
+//! `--engine=rocksdb` alike (the same talus-table layer over either; see
+//! [`crate::table_engines`]); with `--engine=sqlite` only `--cache_size` (the page cache, in
+//! bytes, shared by the connections open at once) and `--sync` (`synchronous=FULL` instead of
+//! `NORMAL`) apply, the rest are recorded in `run.json` only. `--sync` and `--disable_wal` are
+//! the `WriteOptions` of every row write.
 
 use crate::options::{bad, Parsed, Spec};
 
@@ -15,7 +16,9 @@ use crate::options::{bad, Parsed, Spec};
 pub enum EngineKind {
     /// Talus through the talus-table layer.
     Talus,
-    /// SQLite (bundled), one database file per client table, WAL mode.
+    /// RocksDB through the same talus-table layer (a build with the `rocksdb` feature).
+    RocksDb,
+    /// SQLite (bundled), one database file per table, WAL mode.
     Sqlite,
 }
 
@@ -24,6 +27,7 @@ impl EngineKind {
     pub fn name(self) -> &'static str {
         match self {
             EngineKind::Talus => "talus",
+            EngineKind::RocksDb => "rocksdb",
             EngineKind::Sqlite => "sqlite",
         }
     }
@@ -43,6 +47,29 @@ pub enum Step {
     LoadI2,
     /// Range queries flat out while a background writer inserts this many rows/s per client.
     Query(u32),
+    /// A content checksum of every table and secondary index (equal across engines for a
+    /// seeded run).
+    Check,
+}
+
+impl Config {
+    /// How many tables the run has: one per client, or one shared.
+    pub fn tables(&self) -> usize {
+        if self.shared_table {
+            1
+        } else {
+            self.clients
+        }
+    }
+
+    /// The table client `c` writes and queries.
+    pub fn table_of(&self, client: usize) -> usize {
+        if self.shared_table {
+            0
+        } else {
+            client
+        }
+    }
 }
 
 impl Step {
@@ -54,6 +81,7 @@ impl Step {
             Step::LoadI1 => "l.i1".into(),
             Step::LoadI2 => "l.i2".into(),
             Step::Query(r) => format!("q{r}"),
+            Step::Check => "check".into(),
         }
     }
 
@@ -66,6 +94,7 @@ impl Step {
             "q100" => Some(Step::Query(100)),
             "q500" => Some(Step::Query(500)),
             "q1000" => Some(Step::Query(1000)),
+            "check" => Some(Step::Check),
             _ => None,
         }
     }
@@ -93,8 +122,14 @@ pub struct Config {
     pub deletes_per_insert_i2: u64,
     /// Seconds per query step.
     pub seconds: f64,
-    /// Clients; each has its own table.
+    /// Clients; each has its own table, or all share table 0 (`shared_table`).
     pub clients: usize,
+    /// All clients insert into one table (post 003's one collection) instead of one each.
+    pub shared_table: bool,
+    /// The first secondary index is UNIQUE (see [`super::schema::index_specs`]).
+    pub unique_index: bool,
+    /// Options whose values may differ between Talus and RocksDB (`--engine=rocksdb`).
+    pub accept_option_diff: Vec<String>,
     /// Where to keep interval and summary data.
     pub results: Option<std::path::PathBuf>,
     /// Rows per insert commit.
@@ -165,15 +200,25 @@ const VALUES: &[&str] = &[
     "secondary_indexes",
     "drop_page_cache_ms",
     "deletes_per_insert_i2",
+    "accept_option_diff",
 ];
-const FLAGS: &[&str] =
-    &["delete_per_insert", "sync", "disable_wal", "help", "partition_index_and_filters"];
+const FLAGS: &[&str] = &[
+    "delete_per_insert",
+    "sync",
+    "disable_wal",
+    "help",
+    "partition_index_and_filters",
+    "shared_table",
+    "unique_index",
+];
 
 /// The `--help` text.
 pub const HELP: &str = "\
-usage: talus ibench --engine=talus|sqlite --db=DIR [options]
+usage: talus ibench --engine=talus|rocksdb|sqlite --db=DIR [options]
 
-  --steps=l.i0,l.x,l.i1,q100,q500   steps to run, in order (also q1000)
+  --engine=rocksdb      RocksDB 10.4.2 under the same table layer (a build with --features rocksdb)
+  --steps=l.i0,l.x,l.i1,q100,q500   steps to run, in order (also q1000, l.i2, and check: a
+                        checksum of every table and index, equal across engines for one --seed)
   --num=1000000         rows per client loaded by l.i0 (PK order, no secondary index)
   --num_i1=100000       rows per client inserted by l.i1 (the secondary indexes maintained)
   --num_i2=10000        rows per client inserted by l.i2, which deletes
@@ -181,6 +226,9 @@ usage: talus ibench --engine=talus|sqlite --db=DIR [options]
   --secondary_indexes=3 secondary indexes l.x creates (0-3; q steps need at least 1)
   --seconds=60          seconds per query step
   --clients=1           clients; each has its own table
+  --shared_table        all clients insert into one table (post 003) instead of one each
+  --unique_index        l.x makes the first index UNIQUE (every insert reads to check it)
+  --accept_option_diff=a,b  with --engine=rocksdb, options that may differ from Talus's
   --results=DIR         keep run.json, summary.csv and <step>.intervals.csv here
   --rows_per_commit=1000  --cashregisters=1000  --products=10000  --customers=100000
   --max_price=500  --data_length=10  --data_random=0.5  --interval=1  --seed=0
@@ -237,8 +285,10 @@ pub fn parse(args: &[String]) -> Result<Option<Config>, String> {
     }
     let engine = match p.value("engine") {
         Some("talus") | None => EngineKind::Talus,
+        Some("rocksdb") if cfg!(feature = "rocksdb") => EngineKind::RocksDb,
+        Some("rocksdb") => return Err(crate::table_engines::ROCKSDB_NOT_BUILT.to_string()),
         Some("sqlite") => EngineKind::Sqlite,
-        Some(v) => return Err(bad("engine", v, "talus or sqlite")),
+        Some(v) => return Err(bad("engine", v, "talus, rocksdb or sqlite")),
     };
     let db = match p.value("db") {
         Some(d) if !d.is_empty() => std::path::PathBuf::from(d),
@@ -292,6 +342,9 @@ pub fn parse(args: &[String]) -> Result<Option<Config>, String> {
         deletes_per_insert_i2: num(&p, "deletes_per_insert_i2", 2, "a number of rows")?,
         seconds: seconds(&p, "seconds", 60.0)?,
         clients: clients as usize,
+        shared_table: p.flag("shared_table"),
+        unique_index: p.flag("unique_index"),
+        accept_option_diff: crate::table_engines::accept_list(p.value("accept_option_diff")),
         results: p.value("results").map(std::path::PathBuf::from),
         rows_per_commit: rows_per_commit as usize,
         cashregisters: positive_i32(&p, "cashregisters", 1000)?,
@@ -327,7 +380,12 @@ pub fn parse(args: &[String]) -> Result<Option<Config>, String> {
         for (name, _) in cfg.engine_args.iter().filter(|(n, _)| n != "cache_size") {
             eprintln!("ibench: --{name} does not apply to --engine=sqlite (recorded only)");
         }
-        for name in ["disable_wal", "sort_memory_bytes", "partition_index_and_filters"] {
+        for name in [
+            "disable_wal",
+            "sort_memory_bytes",
+            "partition_index_and_filters",
+            "accept_option_diff",
+        ] {
             if p.has(name) {
                 eprintln!("ibench: --{name} does not apply to --engine=sqlite (recorded only)");
             }
@@ -355,6 +413,8 @@ pub fn describe(c: &Config) -> Vec<(&'static str, String)> {
         ("deletes_per_insert_i2", c.deletes_per_insert_i2.to_string()),
         ("seconds", c.seconds.to_string()),
         ("clients", c.clients.to_string()),
+        ("shared_table", c.shared_table.to_string()),
+        ("unique_index", c.unique_index.to_string()),
         ("rows_per_commit", c.rows_per_commit.to_string()),
         ("cashregisters", c.cashregisters.to_string()),
         ("products", c.products.to_string()),
@@ -439,6 +499,17 @@ mod tests {
             assert!(e.contains(want), "{a}: {e}");
         }
         assert!(parse(&args(&["--num=1"])).unwrap_err().contains("--db"));
+        // A build without the feature names it and the command that builds it.
+        let e = parse(&args(&["--db=/x", "--engine=rocksdb"]));
+        if cfg!(feature = "rocksdb") {
+            assert_eq!(e.unwrap().unwrap().engine, EngineKind::RocksDb);
+        } else {
+            let e = e.unwrap_err();
+            assert!(
+                e.contains("`rocksdb` cargo feature") && e.contains("--features rocksdb"),
+                "{e}"
+            );
+        }
         let e = parse(&args(&["--db=/x", "--secondary_indexes=0", "--steps=l.i0,q100"]));
         assert!(e.unwrap_err().contains("--secondary_indexes"));
         let c = parse(&args(&["--db=/x", "--secondary_indexes=0", "--steps=l.i0,l.x,l.i1"]));

@@ -1,12 +1,18 @@
 //! `talus ibench`: the insert benchmark (Mark Callaghan's iibench / insert benchmark) on Talus
-//! (through talus-table) and on SQLite, with the same schema, indexes and steps.
+//! and on RocksDB (both through the same talus-table layer, MyRocks's design) and on SQLite,
+//! with the same schema, indexes, rows and steps.
 //!
-//! `talus ibench --engine=talus|sqlite --db=DIR --steps=l.i0,l.x,l.i1,q100,q500 --num=N
+//! `talus ibench --engine=talus|rocksdb|sqlite --db=DIR --steps=l.i0,l.x,l.i1,q100,q500 --num=N
 //! --num_i1=M --seconds=S --clients=C --results=DIR [...]` (all flags: [`config::HELP`]).
 //! Every flag is checked before `--db` is touched; an error names the flag and exits 1. When the
 //! steps include `l.i0` the `--db` directory must be missing or empty (l.i0 creates the tables).
+//! `--engine=rocksdb` needs a build with the `rocksdb` feature (else it names the feature and
+//! the build command); it refuses options whose RocksDB values differ from Talus's unless
+//! `--accept_option_diff` names them, and prints the comparison (`options: ...`); with
+//! `--results` both OPTIONS texts are saved there (`OPTIONS-talus`, `OPTIONS-rocksdb`).
 //!
-//! Steps (each client has its own table `purchases_index_<c>`, see [`schema`]):
+//! Steps (each client has its own table `purchases_index_<c>`, or with `--shared_table` all
+//! write `purchases_index_0`; see [`schema`]):
 //! - `l.i0`: insert `--num` rows per client in PK order, `--rows_per_commit` per commit, no
 //!   secondary index.
 //! - `l.x`: create the first `--secondary_indexes` (default 3) of the indexes marketsegment,
@@ -16,6 +22,8 @@
 //! - `q100`, `q500`, `q1000`: for `--seconds`, per client one query thread runs flat out (pick
 //!   one of the indexes and a random start value, read 10 rows in index order, only the
 //!   index's columns: covering) while a writer inserts (and deletes) 100/500/1000 rows/s.
+//! - `check`: the checksum of every table and index ([`check`]); a seeded run prints the same
+//!   lines on every engine.
 //!
 //! Output: a line per `--interval` (ips, qps, max insert and query response time in it) and per
 //! step the `summary` line plus the two histogram lines (see [`summary::Summary::lines`]).
@@ -33,11 +41,13 @@
 //!   by queries or inserted rows: the whole process, as iostat would count it),
 //!   `point_reads_per_insert` (talus: engine gets issued by the table layer per inserted row;
 //!   empty for sqlite), `kb_written_per_insert` (/proc/self/io `write_bytes`), `cpu_us_per_op`
-//!   (getrusage user+system over inserted rows + queries), `db_bytes` (files under --db),
+//!   (getrusage user+system over inserted rows + queries), `db_bytes` (the database's files as
+//!   written: never a preallocated WAL length; SQLite's main files and WALs),
 //!   `peak_rss_kb` (VmHWM), `dev_reads_per_insert` (device reads per inserted row: talus with
 //!   `--use_direct_reads` counts every table-file read it issues, each one reaching the device;
 //!   otherwise `read_bytes / 4096`, one 4 KiB page per read, as SQLite's random page reads are),
-//!   `dev_reads_measured` (1 if counted, 0 if estimated), `kb_rchar_per_insert` and
+//!   `dev_reads_measured` (1 if counted, 0 if estimated; rocksdb counts the reads of its
+//!   `rocksdb.file.read.*` statistics), `kb_rchar_per_insert` and
 //!   `kb_wchar_per_insert` (/proc/self/io `rchar`/`wchar`: bytes through read and write
 //!   syscalls, page-cache hits included, next to `read_bytes`/`write_bytes`), `rss_kb` (VmRSS
 //!   at the end), `page_cache_max_kb` and `page_cache_avg_kb` (page cache held by the files
@@ -50,6 +60,7 @@
 //! to it ([`steps::run_step`]).
 
 mod backend;
+mod check;
 mod config;
 mod engine_stats;
 mod metrics;
@@ -59,12 +70,13 @@ mod schema;
 mod sqlite;
 mod steps;
 mod summary;
-mod talus_backend;
+mod table_backend;
 
-pub use backend::dir_size;
+pub use backend::sqlite_size;
 use backend::IbenchBackend;
 use config::{Config, EngineKind, Step};
 pub use sqlite::open_connection;
+use talus_table::storage::options_diff::OptionsReport;
 
 /// Runs `talus ibench` with `args`; returns the exit code.
 pub fn run(args: &[String]) -> i32 {
@@ -110,35 +122,61 @@ fn check_db_dir(cfg: &Config) -> Result<(), String> {
     }
 }
 
+type Opened = (Box<dyn IbenchBackend>, Option<OptionsReport>);
+
+/// The backend of `cfg.engine`, and the options comparison of an engine that makes one.
+fn open_backend(cfg: &Config) -> Result<Opened, String> {
+    fn boxed<B: IbenchBackend + 'static>(
+        r: Result<(B, Option<OptionsReport>), String>,
+    ) -> Result<Opened, String> {
+        r.map(|(b, o)| (Box::new(b) as Box<dyn IbenchBackend>, o))
+    }
+    match cfg.engine {
+        EngineKind::Talus => boxed(table_backend::TableBackend::<talus::Db>::open(cfg)),
+        #[cfg(feature = "rocksdb")]
+        EngineKind::RocksDb => {
+            boxed(table_backend::TableBackend::<talus_table::storage::rocksdb::RocksDb>::open(cfg))
+        }
+        #[cfg(not(feature = "rocksdb"))]
+        EngineKind::RocksDb => Err(crate::table_engines::ROCKSDB_NOT_BUILT.to_string()),
+        EngineKind::Sqlite => {
+            boxed(sqlite::SqliteBackend::open(&cfg.db, cfg.cache_size, cfg.sync).map(|b| (b, None)))
+        }
+    }
+}
+
 fn run_steps(cfg: &Config, args: &[String]) -> Result<(), String> {
     check_db_dir(cfg)?;
     if let Some(dir) = &cfg.results {
         results::write_run(dir, cfg, args)?;
     }
-    let backend: Box<dyn IbenchBackend> = match cfg.engine {
-        EngineKind::Talus => Box::new(talus_backend::TalusBackend::open(cfg)?),
-        EngineKind::Sqlite => {
-            Box::new(sqlite::SqliteBackend::open(&cfg.db, cfg.cache_size, cfg.sync)?)
-        }
-    };
+    let (backend, options) = open_backend(cfg)?;
     println!(
-        "ibench: engine={} db={} clients={} steps={} secondary_indexes={}",
+        "ibench: engine={} db={} clients={}{} steps={} secondary_indexes={}{}",
         cfg.engine.name(),
         cfg.db.display(),
         cfg.clients,
+        if cfg.shared_table { " (one shared table)" } else { "" },
         cfg.steps.iter().map(|s| s.name()).collect::<Vec<_>>().join(","),
-        cfg.secondary_indexes
+        cfg.secondary_indexes,
+        if cfg.unique_index { " (the first unique)" } else { "" },
     );
+    crate::table_engines::announce("ibench", options.as_ref(), cfg.results.as_deref())?;
     let pagecache = (cfg.drop_page_cache_ms > 0).then(|| {
         let every = std::time::Duration::from_millis(cfg.drop_page_cache_ms);
         pagecache::PageCacheDropper::start(cfg.db.clone(), every)
     });
     for (i, step) in cfg.steps.iter().enumerate() {
-        let (summary, intervals) =
+        let (summary, out) =
             steps::run_step(cfg, backend.as_ref(), *step, i as u64 + 1, pagecache.as_ref())?;
-        print!("{}", summary.lines());
+        print!("{}{}", check::lines(&out.checksums), summary.lines());
         if let Some(dir) = &cfg.results {
-            results::write_step(dir, &summary, &intervals)?;
+            results::write_step(dir, &summary, &out.intervals)?;
+            if *step == Step::Check {
+                let path = dir.join("check.csv");
+                std::fs::write(&path, check::csv(&out.checksums))
+                    .map_err(|e| format!("writing {}: {e}", path.display()))?;
+            }
             if let Some(text) = &summary.stats_text {
                 let path = dir.join(format!("{}.stats.txt", summary.step));
                 std::fs::write(&path, text)

@@ -1,20 +1,23 @@
 //! The SQLite backend: the same schema and indexes on a B-tree that updates in place.
 //!
-//! One database file per client table (`<db>/purchases_index_<c>.sqlite`, so clients do not
-//! serialize on one file lock, as they would not in a server with per-table locks), WAL mode,
-//! `synchronous=NORMAL` (`FULL` with `--sync`), `transactionid INTEGER PRIMARY KEY` (the rowid),
-//! every write one transaction. Each [`Session`] is its own connection; the page cache
+//! One database file per table (`<db>/purchases_index_<t>.sqlite`: with a table per client,
+//! clients do not serialize on one file lock, as they would not in a server with per-table
+//! locks; with `--shared_table` they all write one file), WAL mode, `synchronous=NORMAL`
+//! (`FULL` with `--sync`), `transactionid INTEGER PRIMARY KEY` (the rowid), every write one
+//! `BEGIN IMMEDIATE` transaction. Each [`Session`] is its own connection; the page cache
 //! (`--cache_size` bytes) is divided among the connections open at once, since SQLite's cache is
-//! per connection. Queries use `INDEXED BY` and read only the index's columns (covering).
+//! per connection. Queries use `INDEXED BY` and read only the index's columns (covering). The
+//! size is the main files and their WALs ([`sqlite_size`]).
 
 use std::path::{Path, PathBuf};
 
-use rusqlite::{params, Connection, OpenFlags};
+use rusqlite::{params, Connection, OpenFlags, TransactionBehavior};
 
-use super::backend::{dir_size, BResult, IbenchBackend, Session};
-use super::schema::{table_name, Purchase, INDEXES};
+use super::backend::{sqlite_size, BResult, Checksum, IbenchBackend, Session};
+use super::check::{index_columns, Hasher};
+use super::schema::{table_name, IndexSpec, Purchase, COLUMNS, INDEXES};
 
-/// SQLite with one file per client table.
+/// SQLite with one file per table.
 pub struct SqliteBackend {
     dir: PathBuf,
     cache_size: u64,
@@ -33,12 +36,12 @@ impl SqliteBackend {
         Ok(SqliteBackend { dir: dir.to_path_buf(), cache_size, sync })
     }
 
-    fn file(&self, client: usize) -> PathBuf {
-        self.dir.join(format!("{}.sqlite", table_name(client)))
+    fn file(&self, table: usize) -> PathBuf {
+        self.dir.join(format!("{}.sqlite", table_name(table)))
     }
 
-    fn connect(&self, client: usize, create: bool, cache_bytes: u64) -> BResult<Connection> {
-        open_connection(&self.file(client), create, cache_bytes, self.sync)
+    fn connect(&self, table: usize, create: bool, cache_bytes: u64) -> BResult<Connection> {
+        open_connection(&self.file(table), create, cache_bytes, self.sync)
     }
 }
 
@@ -68,34 +71,39 @@ pub fn open_connection(
 }
 
 impl IbenchBackend for SqliteBackend {
-    fn create_table(&self, client: usize) -> BResult<()> {
-        if self.file(client).exists() {
-            return Err(format!("sqlite: {} exists", self.file(client).display()));
+    fn create_table(&self, table: usize) -> BResult<()> {
+        if self.file(table).exists() {
+            return Err(format!("sqlite: {} exists", self.file(table).display()));
         }
-        let c = self.connect(client, true, self.cache_size)?;
+        let c = self.connect(table, true, self.cache_size)?;
         c.execute_batch(&format!(
             "CREATE TABLE {} (transactionid INTEGER PRIMARY KEY, dateandtime INTEGER NOT NULL, \
              cashregisterid INTEGER NOT NULL, customerid INTEGER NOT NULL, \
              productid INTEGER NOT NULL, price INTEGER NOT NULL, data TEXT NOT NULL)",
-            table_name(client)
+            table_name(table)
         ))
         .map_err(|e| err("create table", e))
     }
 
-    fn create_indexes(&self, client: usize, count: usize) -> BResult<()> {
-        let c = self.connect(client, false, self.cache_size)?;
-        let t = table_name(client);
-        for (name, cols) in INDEXES.iter().take(count) {
-            c.execute_batch(&format!("CREATE INDEX {name} ON {t} ({})", cols.join(", ")))
-                .map_err(|e| err(&format!("create index {name}"), e))?;
+    fn create_indexes(&self, table: usize, indexes: &[IndexSpec]) -> BResult<()> {
+        let c = self.connect(table, false, self.cache_size)?;
+        let t = table_name(table);
+        for ix in indexes {
+            let unique = if ix.unique { "UNIQUE " } else { "" };
+            c.execute_batch(&format!(
+                "CREATE {unique}INDEX {} ON {t} ({})",
+                ix.name,
+                ix.columns.join(", ")
+            ))
+            .map_err(|e| err(&format!("create index {}", ix.name), e))?;
         }
         Ok(())
     }
 
-    fn session(&self, client: usize, concurrent: usize) -> BResult<Box<dyn Session>> {
+    fn session(&self, table: usize, concurrent: usize) -> BResult<Box<dyn Session>> {
         let share = self.cache_size / concurrent.max(1) as u64;
-        let conn = self.connect(client, false, share)?;
-        let t = table_name(client);
+        let conn = self.connect(table, false, share)?;
+        let t = table_name(table);
         let queries = INDEXES.map(|(name, cols)| {
             let cols_s = cols.join(", ");
             format!(
@@ -112,12 +120,47 @@ impl IbenchBackend for SqliteBackend {
     }
 
     fn disk_size(&self) -> u64 {
-        dir_size(&self.dir)
+        sqlite_size(&self.dir)
+    }
+
+    fn checksum(&self, table: usize, indexes: &[IndexSpec]) -> BResult<Vec<Checksum>> {
+        let c = self.connect(table, false, self.cache_size)?;
+        let t = table_name(table);
+        let mut out = Vec::new();
+        let cols = COLUMNS.join(", ");
+        let sql = format!("SELECT {cols} FROM {t} ORDER BY transactionid");
+        out.push(hash_query(&c, &sql, COLUMNS.len(), t.clone())?);
+        for ix in indexes {
+            let cols = index_columns(ix).join(", ");
+            let sql = format!("SELECT {cols} FROM {t} INDEXED BY {} ORDER BY {cols}", ix.name);
+            let n = index_columns(ix).len();
+            out.push(hash_query(&c, &sql, n, format!("{t}.{}", ix.name))?);
+        }
+        Ok(out)
     }
 
     fn close(&self) -> BResult<()> {
         Ok(())
     }
+}
+
+/// The checksum of the `n` columns of every row `sql` returns, in order (integers and text, as
+/// the other engines' values hash: [`Hasher`]).
+fn hash_query(c: &Connection, sql: &str, n: usize, what: String) -> BResult<Checksum> {
+    let mut st = c.prepare(sql).map_err(|e| err("prepare check", e))?;
+    let mut rows = st.query([]).map_err(|e| err("check", e))?;
+    let mut h = Hasher::default();
+    while let Some(r) = rows.next().map_err(|e| err("check step", e))? {
+        for i in 0..n {
+            match r.get_ref(i).map_err(|e| err("check column", e))? {
+                rusqlite::types::ValueRef::Integer(x) => h.int(x),
+                rusqlite::types::ValueRef::Text(b) => h.text(b),
+                other => return Err(format!("sqlite: check: column {i} is {other:?}")),
+            }
+        }
+        h.end_entry();
+    }
+    Ok(h.finish(what))
 }
 
 struct SqliteSession {
@@ -142,7 +185,10 @@ impl Session for SqliteSession {
 
     fn write(&mut self, rows: &[Purchase], delete: std::ops::Range<i64>) -> BResult<()> {
         let t = &self.table;
-        let tx = self.conn.transaction().map_err(|e| err("begin", e))?;
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| err("begin", e))?;
         {
             let mut ins = tx
                 .prepare_cached(&format!(

@@ -1,26 +1,41 @@
 //! Runs one benchmark step: the client threads, the interval reporter, and the summary.
 //!
 //! Called by [`super::run`] once per step with the shared backend. Threads are scoped to the
-//! step: per client one loader (l.i0, l.i1), one index builder (l.x), or one rate-limited writer
-//! plus one query thread running flat out (q steps). All share one [`StepCounters`]; the first
-//! error stops every thread and is returned. The reporter prints a line per interval and keeps
-//! the rows for `--results`.
+//! step: per client one loader (l.i0, l.i1), per table one index builder (l.x) or checksummer
+//! (check), or per client one rate-limited writer plus one query thread running flat out (q
+//! steps). All share one [`StepCounters`]; the first error stops every thread and is returned.
+//! The reporter prints a line per interval and keeps the rows for `--results`.
+//!
+//! Row ids: each table has one [`IdRange`] behind a lock, shared by the clients writing it (one
+//! each, or all of them with `--shared_table`); a writer takes the next `k` ids and the range of
+//! old ids its commit deletes under the lock, then makes and writes its rows outside it.
 
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::time::{Duration, Instant};
 
-use super::backend::{IbenchBackend, Session};
+use parking_lot::Mutex;
+
+use super::backend::{Checksum, IbenchBackend, Session};
 use super::config::{Config, Step};
 use super::metrics::{peak_rss_kb, rss_kb, ProcSnap, StepCounters};
 use super::pagecache::PageCacheDropper;
-use super::schema::{now_micros, Purchase, RowGen};
+use super::schema::{index_specs, Purchase, RowGen};
 use super::summary::{p95_from_below, IntervalRow, Summary, P95_WINDOW_S};
 
 /// Rows each query returns.
 pub const QUERY_LIMIT: usize = 10;
 
-/// Runs `step`; returns its summary and interval rows. `pagecache` (if the page cache of the
+/// What a step produced besides its summary.
+#[derive(Default)]
+pub struct StepOutput {
+    /// The interval rows.
+    pub intervals: Vec<IntervalRow>,
+    /// The checksums (the check step).
+    pub checksums: Vec<Checksum>,
+}
+
+/// Runs `step`; returns its summary and output. `pagecache` (if the page cache of the
 /// database is being measured and dropped) gives the step's residency.
 pub fn run_step(
     cfg: &Config,
@@ -28,8 +43,16 @@ pub fn run_step(
     step: Step,
     salt: u64,
     pagecache: Option<&PageCacheDropper>,
-) -> Result<(Summary, Vec<IntervalRow>), String> {
+) -> Result<(Summary, StepOutput), String> {
     let counters = StepCounters::default();
+    let ids: Vec<Mutex<Option<IdRange>>> = (0..cfg.tables()).map(|_| Mutex::new(None)).collect();
+    let sums: Mutex<Vec<(usize, Vec<Checksum>)>> = Mutex::new(Vec::new());
+    let specs = index_specs(cfg.secondary_indexes, cfg.unique_index);
+    if step == Step::LoadI0 {
+        for t in 0..cfg.tables() {
+            backend.create_table(t)?;
+        }
+    }
     let finished = AtomicBool::new(false);
     if let Some(p) = pagecache {
         p.take();
@@ -52,25 +75,30 @@ pub fn run_step(
         });
         let mut workers = Vec::new();
         for c in 0..cfg.clients {
+            let w = Writer { cfg, backend, client: c, ids: &ids[cfg.table_of(c)], salt };
             let counters = &counters;
+            let (specs, sums) = (&specs, &sums);
+            let first_of_table = cfg.table_of(c) == c;
             match step {
-                Step::LoadI0 => workers.push(s.spawn(move || {
-                    backend.create_table(c)?;
-                    load(cfg, backend, c, cfg.num, 0, salt, counters)
-                })),
-                Step::LoadI1 => workers.push(s.spawn(move || {
-                    let d = u64::from(cfg.delete_per_insert);
-                    load(cfg, backend, c, cfg.num_i1, d, salt, counters)
-                })),
-                Step::LoadI2 => workers.push(s.spawn(move || {
-                    load(cfg, backend, c, cfg.num_i2, cfg.deletes_per_insert_i2, salt, counters)
-                })),
-                Step::CreateIndexes => {
-                    workers.push(s.spawn(move || backend.create_indexes(c, cfg.secondary_indexes)))
+                Step::LoadI0 => workers.push(s.spawn(move || w.load(cfg.num, 0, counters))),
+                Step::LoadI1 => {
+                    workers.push(s.spawn(move || {
+                        w.load(cfg.num_i1, u64::from(cfg.delete_per_insert), counters)
+                    }))
                 }
+                Step::LoadI2 => workers
+                    .push(s.spawn(move || w.load(cfg.num_i2, cfg.deletes_per_insert_i2, counters))),
+                Step::CreateIndexes if first_of_table => {
+                    workers.push(s.spawn(move || backend.create_indexes(c, specs)))
+                }
+                Step::Check if first_of_table => workers.push(s.spawn(move || {
+                    let r = backend.checksum(c, specs)?;
+                    sums.lock().push((c, r));
+                    Ok(())
+                })),
+                Step::CreateIndexes | Step::Check => {}
                 Step::Query(rate) => {
-                    workers
-                        .push(s.spawn(move || paced_writer(cfg, backend, c, rate, salt, counters)));
+                    workers.push(s.spawn(move || w.paced(rate, counters)));
                     workers.push(s.spawn(move || query_loop(cfg, backend, c, salt, counters)));
                 }
             }
@@ -135,7 +163,10 @@ pub fn run_step(
             (r.max_bytes, r.avg_bytes)
         }),
     };
-    Ok((summary, intervals))
+    let mut sums = sums.into_inner();
+    sums.sort_by_key(|(t, _)| *t);
+    let checksums = sums.into_iter().flat_map(|(_, c)| c).collect();
+    Ok((summary, StepOutput { intervals, checksums }))
 }
 
 /// Virtual size of the process now (VmSize), KiB.
@@ -148,7 +179,7 @@ fn vsz_kb() -> u64 {
         .unwrap_or(0)
 }
 
-/// Where the next row ids come from and which old rows a write deletes.
+/// Where a table's next row ids come from and which old rows a write deletes.
 struct IdRange {
     /// Smallest id still in the table.
     lo: i64,
@@ -164,25 +195,93 @@ impl IdRange {
         })
     }
 
-    /// Makes `k` rows and the range of old ids to delete with them (empty unless `deletes`).
-    fn batch(
-        &mut self,
-        gen: &mut RowGen,
-        k: u64,
-        deletes_per_insert: u64,
-    ) -> (Vec<Purchase>, std::ops::Range<i64>) {
-        let now = now_micros();
-        let rows = (0..k as i64).map(|i| gen.row(self.next + i, now)).collect();
+    /// Takes `k` new ids and the range of old ids to delete with them (empty unless
+    /// `deletes_per_insert`): `(first new id, deleted range)`.
+    fn take(&mut self, k: u64, deletes_per_insert: u64) -> (i64, std::ops::Range<i64>) {
+        let first = self.next;
         self.next += k as i64;
         let del = if deletes_per_insert > 0 {
-            let end = (self.lo + (k * deletes_per_insert) as i64).min(self.next - k as i64);
+            let end = (self.lo + (k * deletes_per_insert) as i64).min(first);
             let r = self.lo..end.max(self.lo);
             self.lo = r.end;
             r
         } else {
             self.lo..self.lo
         };
-        (rows, del)
+        (first, del)
+    }
+}
+
+/// One client's writes: its session's table, that table's ids, the row generator.
+struct Writer<'a> {
+    cfg: &'a Config,
+    backend: &'a dyn IbenchBackend,
+    client: usize,
+    ids: &'a Mutex<Option<IdRange>>,
+    salt: u64,
+}
+
+impl Writer<'_> {
+    fn session(&self, concurrent: usize) -> Result<Box<dyn Session>, String> {
+        self.backend.session(self.cfg.table_of(self.client), concurrent)
+    }
+
+    /// The next `k` rows for `s`'s table and the old ids to delete with them.
+    fn batch(
+        &self,
+        s: &mut dyn Session,
+        gen: &RowGen,
+        k: u64,
+        deletes_per_insert: u64,
+    ) -> Result<(Vec<Purchase>, std::ops::Range<i64>), String> {
+        let (first, del) = {
+            let mut ids = self.ids.lock();
+            if ids.is_none() {
+                *ids = Some(IdRange::of(s)?);
+            }
+            match ids.as_mut() {
+                Some(r) => r.take(k, deletes_per_insert),
+                None => return Err("no id range".into()),
+            }
+        };
+        Ok(((0..k as i64).map(|i| gen.row(first + i)).collect(), del))
+    }
+
+    fn load(&self, n: u64, deletes_per_insert: u64, counters: &StepCounters) -> Result<(), String> {
+        let mut s = self.session(self.cfg.clients)?;
+        let gen = RowGen::new(self.cfg, self.client, self.salt);
+        let mut done = 0;
+        while done < n && !counters.stopped() {
+            let k = (self.cfg.rows_per_commit as u64).min(n - done);
+            let (rows, del) = self.batch(s.as_mut(), &gen, k, deletes_per_insert)?;
+            timed_write(s.as_mut(), &rows, del, counters)?;
+            done += k;
+        }
+        Ok(())
+    }
+
+    /// Inserts `rate` rows/s in commits of `rate/10` rows (at least 1, at most
+    /// --rows_per_commit), each commit scheduled on a fixed timeline so a slow commit is caught
+    /// up, not skipped.
+    fn paced(&self, rate: u32, counters: &StepCounters) -> Result<(), String> {
+        let mut s = self.session(2 * self.cfg.clients)?;
+        let gen = RowGen::new(self.cfg, self.client, self.salt);
+        let batch = (u64::from(rate) / 10).clamp(1, self.cfg.rows_per_commit as u64);
+        let deletes = u64::from(self.cfg.delete_per_insert);
+        let start = Instant::now();
+        let mut written = 0u64;
+        while !counters.stopped() {
+            let due = start + Duration::from_secs_f64(written as f64 / f64::from(rate));
+            let now = Instant::now();
+            if due > now {
+                std::thread::sleep((due - now).min(Duration::from_millis(50)));
+                continue;
+            }
+            let (rows, del) = self.batch(s.as_mut(), &gen, batch, deletes)?;
+            timed_write(s.as_mut(), &rows, del, counters)?;
+            written += batch;
+        }
+        Ok(())
     }
 }
 
@@ -199,58 +298,6 @@ fn timed_write(
     Ok(())
 }
 
-fn load(
-    cfg: &Config,
-    backend: &dyn IbenchBackend,
-    client: usize,
-    n: u64,
-    deletes_per_insert: u64,
-    salt: u64,
-    counters: &StepCounters,
-) -> Result<(), String> {
-    let mut s = backend.session(client, cfg.clients)?;
-    let mut ids = IdRange::of(s.as_mut())?;
-    let mut gen = RowGen::new(cfg, client, salt);
-    let mut done = 0;
-    while done < n && !counters.stopped() {
-        let k = (cfg.rows_per_commit as u64).min(n - done);
-        let (rows, del) = ids.batch(&mut gen, k, deletes_per_insert);
-        timed_write(s.as_mut(), &rows, del, counters)?;
-        done += k;
-    }
-    Ok(())
-}
-
-/// Inserts `rate` rows/s in commits of `rate/10` rows (at least 1, at most --rows_per_commit),
-/// each commit scheduled on a fixed timeline so a slow commit is caught up, not skipped.
-fn paced_writer(
-    cfg: &Config,
-    backend: &dyn IbenchBackend,
-    client: usize,
-    rate: u32,
-    salt: u64,
-    counters: &StepCounters,
-) -> Result<(), String> {
-    let mut s = backend.session(client, 2 * cfg.clients)?;
-    let mut ids = IdRange::of(s.as_mut())?;
-    let mut gen = RowGen::new(cfg, client, salt);
-    let batch = (u64::from(rate) / 10).clamp(1, cfg.rows_per_commit as u64);
-    let start = Instant::now();
-    let mut written = 0u64;
-    while !counters.stopped() {
-        let due = start + Duration::from_secs_f64(written as f64 / f64::from(rate));
-        let now = Instant::now();
-        if due > now {
-            std::thread::sleep((due - now).min(Duration::from_millis(50)));
-            continue;
-        }
-        let (rows, del) = ids.batch(&mut gen, batch, u64::from(cfg.delete_per_insert));
-        timed_write(s.as_mut(), &rows, del, counters)?;
-        written += batch;
-    }
-    Ok(())
-}
-
 fn query_loop(
     cfg: &Config,
     backend: &dyn IbenchBackend,
@@ -258,7 +305,7 @@ fn query_loop(
     salt: u64,
     counters: &StepCounters,
 ) -> Result<(), String> {
-    let mut s = backend.session(client, 2 * cfg.clients)?;
+    let mut s = backend.session(cfg.table_of(client), 2 * cfg.clients)?;
     let mut gen = RowGen::new(cfg, client, salt ^ 0x5155_4552_5900);
     while !counters.stopped() {
         let (index, start) = gen.query();

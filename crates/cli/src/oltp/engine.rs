@@ -3,10 +3,10 @@
 //! range of an index, write a row, update a row given its old and new image, delete a row),
 //! inside explicit transactions or one statement at a time.
 //!
-//! Two implementations: Talus through talus-table ([`super::talus_engine`]) and SQLite through
-//! SQL generated from the same [`TableDef`]s ([`super::sqlite_engine`]), so both engines hold
-//! the same schema and receive the same row operations in the same order; the benchmark logic
-//! (what a transaction reads and writes) is written once, above this interface.
+//! Implementations: talus-table over Talus or RocksDB ([`super::table_engine`]) and SQLite
+//! through SQL generated from the same [`TableDef`]s ([`super::sqlite_engine`]), so every engine
+//! holds the same schema and receives the same row operations in the same order; the benchmark
+//! logic (what a transaction reads and writes) is written once, above this interface.
 //!
 //! Tables are named by their position in the `tables` list given to [`Engine::open`]. An
 //! [`Engine`] is shared by the driver threads; each thread opens its own [`Session`] and uses
@@ -21,6 +21,7 @@
 
 use std::path::Path;
 
+use talus_table::storage::options_diff::OptionsReport;
 use talus_table::{IndexDef, Row, Scan, TableDef, Value};
 
 use super::engine_opts::EngineOpts;
@@ -67,7 +68,7 @@ pub enum OpenMode {
 pub trait Engine: Send + Sync + Sized {
     /// A thread's handle.
     type Session: Session;
-    /// The engine's name in output and results (`talus`, `sqlite`).
+    /// The engine's name in output and results (`talus`, `rocksdb`, `sqlite`).
     const NAME: &'static str;
 
     /// Opens the database in `dir` with `tables` (see [`OpenMode`]); `sessions` is how many
@@ -83,9 +84,14 @@ pub trait Engine: Send + Sync + Sized {
     fn create_index(&self, table: usize, idx: &IndexDef) -> OResult<()>;
     /// Opens a session for one thread.
     fn session(&self) -> OResult<Self::Session>;
-    /// Bytes the database takes on disk.
+    /// Bytes of the database's live files as written (never a preallocated length).
     fn disk_size(&self) -> u64;
-    /// The engine's own statistics text, if it has one (Talus: `talus.stats`).
+    /// The options comparison made at open, for an engine that makes one (RocksDB against
+    /// Talus's OPTIONS file).
+    fn options_report(&self) -> Option<&OptionsReport> {
+        None
+    }
+    /// The engine's own statistics text, if it has one (`rocksdb.stats`).
     fn stats_text(&self) -> Option<String>;
     /// The engine's own consistency check of every table (Talus: every secondary index
     /// against the rows; SQLite: `PRAGMA integrity_check`); a summary line, or
@@ -122,9 +128,9 @@ pub trait Session: Send {
     fn delete(&mut self, table: usize, pk: &[Value]) -> OResult<bool>;
 }
 
-/// Sum of the sizes of the files under `dir` (recursively); 0 for what cannot be read.
-pub fn dir_size(dir: &Path) -> u64 {
-    crate::ibench::dir_size(dir)
+/// The bytes of the SQLite databases under `dir`: main files and their WALs.
+pub fn sqlite_size(dir: &Path) -> u64 {
+    crate::ibench::sqlite_size(dir)
 }
 
 /// `Value` accessors for the benchmark code: a column of an expected type, or a

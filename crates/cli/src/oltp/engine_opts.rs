@@ -4,8 +4,10 @@
 //!
 //! Three defaults differ from `talus::Options::default()` and follow MyRocks's and the other
 //! tools' benchmark setup: `--compression_type=lz4`, `--bloom_bits=10`, `--cache_size=33554432`.
-//! SQLite uses only `--cache_size` (its page cache, divided among the connections open at
-//! once); the rest are recorded in the results. Everything is validated by
+//! Talus and RocksDB (both under talus-table) get every option, by its RocksDB name; RocksDB
+//! refuses values that differ from Talus's unless `--accept_option_diff=a,b` names them
+//! ([`crate::table_engines`]). SQLite uses only `--cache_size` (its page cache, divided among
+//! the connections open at once); the rest are recorded in the results. Everything is validated by
 //! [`talus::Options::validate`] before the caller touches a database directory; an error names
 //! the flag.
 
@@ -16,8 +18,9 @@ use crate::options::Parsed;
 /// The help text for the engine options.
 pub fn help() -> String {
     format!(
-        "Talus defaults here: --compression_type=lz4 --bloom_bits=10 --cache_size=33554432. With\n\
-         --engine=sqlite only --cache_size applies (page cache bytes).\n{}",
+        "Talus defaults here: --compression_type=lz4 --bloom_bits=10 --cache_size=33554432, for\n\
+         --engine=talus and --engine=rocksdb alike (--accept_option_diff=a,b: options whose RocksDB\n\
+         values may differ from Talus's). With --engine=sqlite only --cache_size applies.\n{}",
         crate::options::engine_help()
     )
 }
@@ -31,6 +34,8 @@ pub struct EngineOpts {
     pub cache_size: u64,
     /// The engine options given on the command line, `(name, value)`, in order.
     pub given: Vec<(String, String)>,
+    /// Options whose values may differ between Talus and RocksDB (`--accept_option_diff`).
+    pub accept_option_diff: Vec<String>,
 }
 
 impl EngineOpts {
@@ -55,7 +60,12 @@ impl EngineOpts {
             })
             .map(|n| (n.clone(), p.value(n).map_or_else(|| p.flag(n).to_string(), str::to_string)))
             .collect();
-        Ok(EngineOpts { cache_size: talus.block_cache_capacity as u64, talus, given })
+        Ok(EngineOpts {
+            cache_size: talus.block_cache_capacity as u64,
+            talus,
+            given,
+            accept_option_diff: crate::table_engines::accept_list(p.value("accept_option_diff")),
+        })
     }
 
     /// `(name, effective value)` of the options that shape the results, for `run.json`.

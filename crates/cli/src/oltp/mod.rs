@@ -3,27 +3,31 @@
 //!
 //! - `engine`: [`engine::Engine`] / [`engine::Session`], the MySQL-handler-like interface the
 //!   benchmarks' statements go through, and [`engine::OltpError`].
-//! - `talus_engine`: Talus through talus-table (tables, secondary indexes, read-committed
-//!   transactions with first-committer-wins conflicts).
+//! - `table_engine`: talus-table over Talus or RocksDB (tables, secondary indexes,
+//!   read-committed transactions with first-committer-wins conflicts).
 //! - `sqlite_engine` + `sqlite_sql`: SQLite (bundled, WAL), schema and statements generated from
 //!   the same table definitions.
 //! - `engine_opts`: engine options by RocksDB's names, parsed in one place for both tools.
+//! - `checksum`: content checksums of every table and index, equal across engines.
 //! - `driver`: threads, timing, per-interval and total latency histograms and counters.
 //! - `results`: `run.json` and CSV files for `talus report`.
 
+pub mod checksum;
 pub mod driver;
 pub mod engine;
 pub mod engine_opts;
 pub mod results;
 pub mod sqlite_engine;
 pub mod sqlite_sql;
-pub mod talus_engine;
+pub mod table_engine;
 
 /// Which engine `talus sysbench` and `talus tpcc` drive.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EngineKind {
     /// Talus through talus-table.
     Talus,
+    /// RocksDB through talus-table (a build with the `rocksdb` feature).
+    RocksDb,
     /// SQLite (bundled), WAL mode.
     Sqlite,
 }
@@ -33,7 +37,20 @@ impl EngineKind {
     pub fn name(self) -> &'static str {
         match self {
             EngineKind::Talus => "talus",
+            EngineKind::RocksDb => "rocksdb",
             EngineKind::Sqlite => "sqlite",
+        }
+    }
+
+    /// Parses `--engine` (`None`: talus); a build without the `rocksdb` feature answers
+    /// `--engine=rocksdb` with the feature and the build command.
+    pub fn parse(v: Option<&str>) -> Result<EngineKind, String> {
+        match v {
+            Some("talus") | None => Ok(EngineKind::Talus),
+            Some("rocksdb") if cfg!(feature = "rocksdb") => Ok(EngineKind::RocksDb),
+            Some("rocksdb") => Err(crate::table_engines::ROCKSDB_NOT_BUILT.to_string()),
+            Some("sqlite") => Ok(EngineKind::Sqlite),
+            Some(v) => Err(crate::options::bad("engine", v, "talus, rocksdb or sqlite")),
         }
     }
 }

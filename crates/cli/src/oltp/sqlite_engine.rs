@@ -21,7 +21,7 @@ use rusqlite::types::{ToSql, ToSqlOutput, ValueRef};
 use rusqlite::{params_from_iter, Connection, ErrorCode};
 use talus_table::{ColumnType, IndexDef, Row, Scan, TableDef, Value};
 
-use super::engine::{dir_size, failed, Engine, OResult, OltpError, OpenMode, Session};
+use super::engine::{failed, sqlite_size, Engine, OResult, OltpError, OpenMode, Session};
 use super::engine_opts::EngineOpts;
 use super::sqlite_sql::{create_index, create_table, TableSql};
 use crate::ibench::open_connection;
@@ -198,7 +198,7 @@ impl Engine for SqliteEngine {
     }
 
     fn disk_size(&self) -> u64 {
-        dir_size(&self.dir)
+        sqlite_size(&self.dir)
     }
 
     fn stats_text(&self) -> Option<String> {

@@ -1,11 +1,13 @@
 //! Post 003's view of the insert benchmark: the rate of the measured insert step by number of
-//! secondary indexes, per engine. Runs are grouped by engine and `secondary_indexes` (from
-//! run.json's options; runs without it are left out); the step is `l.i1` (inserts with index
-//! maintenance). Renders, when at least one engine has runs for two or more index counts:
+//! secondary indexes, per engine. Runs are grouped by engine (a run with `unique_index` as its
+//! own row, `<engine> unique`: the first index UNIQUE, so every insert reads) and
+//! `secondary_indexes` (from run.json's options; runs without it are left out); the step is
+//! `l.i1` (inserts with index maintenance). Renders, when at least one engine has runs for two
+//! or more index counts:
 //! - the post's table: per engine, for 0..3 indexes, `ipsAvg-ipsP95-dbSize-rssSize` (sizes in
 //!   MB at this scale, the post's in GB), and the share of the 0-index rate;
-//! - its iostat table: device reads, KB read and KB written per insert, and the page cache the
-//!   files held (when measured);
+//! - its iostat table: device reads, KB read and KB written per insert, CPU µs per insert, and
+//!   the page cache the files held (when measured);
 //! - a bar chart of inserts/s by index count, one bar per engine.
 //!
 //! Pure function of the loaded runs; called by `page::render`.
@@ -28,7 +30,9 @@ fn group(runs: &[Run]) -> BTreeMap<String, BTreeMap<usize, &Run>> {
             continue;
         };
         if r.step(STEP).is_some() {
-            out.entry(r.engine.clone()).or_default().insert(n, r);
+            let unique = r.options.get("unique_index").is_some_and(|v| v == "true");
+            let name = if unique { format!("{} unique", r.engine) } else { r.engine.clone() };
+            out.entry(name).or_default().insert(n, r);
         }
     }
     out
@@ -100,9 +104,10 @@ pub fn section(runs: &[Run], h: &mut String) {
     h.push_str(
         "</table>\n<p>IO per insert (the post's iostat table): device reads (talus with direct \
          IO: the reads it issued; otherwise read_bytes / 4 KiB), KB read and written from \
-         /proc/self/io, the read syscalls, and the most page cache the database files held \
-         (sampled before each drop).</p>\n<table class=\"by-indexes-io\"><tr><th class=\"name\">\
-         engine</th><th>#indexes</th><th>ips</th><th>r/i</th><th>rKB/i</th><th>wKB/i</th>\
+         /proc/self/io, CPU (user + system, every thread) per insert, the read syscalls, and the \
+         most page cache the database files held (sampled before each drop).</p>\n\
+         <table class=\"by-indexes-io\"><tr><th class=\"name\">engine</th><th>#indexes</th>\
+         <th>ips</th><th>r/i</th><th>rKB/i</th><th>wKB/i</th><th>CPU µs/i</th>\
          <th>read syscalls/i</th><th>page cache max MB</th></tr>",
     );
     for (engine, g) in &groups {
@@ -110,12 +115,13 @@ pub fn section(runs: &[Run], h: &mut String) {
             let _ = write!(
                 h,
                 "<tr><td class=\"name\">{}</td><td>{n}</td><td>{}</td><td>{}</td><td>{}</td>\
-                 <td>{}</td><td>{}</td><td>{}</td></tr>",
+                 <td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
                 esc(engine),
                 cell(r.num(STEP, "ips")),
                 cell(r.num(STEP, "dev_reads_per_insert")),
                 cell(r.num(STEP, "kb_read_per_insert")),
                 cell(r.num(STEP, "kb_written_per_insert")),
+                cell(r.num(STEP, "cpu_us_per_op")),
                 cell(r.num(STEP, "reads_per_insert")),
                 cell(r.num(STEP, "page_cache_max_kb").map(|k| k / 1024.0)),
             );
@@ -180,6 +186,15 @@ mod tests {
         assert!(h.contains("<td>90-72-300m-50m<br><small>10%</small></td>"), "{h}");
         assert_eq!(h.matches("<rect class=\"bar\"").count(), 8);
         assert!(h.contains("data-series=\"sqlite\""));
+        // A unique-index run is a row of its own.
+        let mut u = run("talus", 3, 300.0);
+        u.options.insert("unique_index".into(), "true".into());
+        let mut with_unique = runs.clone();
+        with_unique.push(u);
+        let mut h = String::new();
+        section(&with_unique, &mut h);
+        assert!(h.contains("<td class=\"name\">talus unique</td>"), "{h}");
+        assert!(h.contains("<th>CPU µs/i</th>"), "{h}");
         // One run per engine: nothing to compare.
         let mut h = String::new();
         section(&runs[..1], &mut h);

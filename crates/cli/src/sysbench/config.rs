@@ -100,6 +100,7 @@ pub struct Config {
 
 const VALUES: &[&str] = &[
     "engine",
+    "accept_option_diff",
     "db",
     "tables",
     "table_size",
@@ -137,7 +138,7 @@ usage: talus sysbench [options] [TEST[,TEST...]] prepare|run|check|summary
   summary   throughput of each run under --results relative to --base, by group
             (point, range, write: avg, median, min, max, stddev of the ratios)
 
-  --engine=talus|sqlite  --db=DIR  --tables=1  --table_size=10000  --threads=1  --time=10
+  --engine=talus|rocksdb|sqlite  --db=DIR  --tables=1  --table_size=10000  --threads=1  --time=10
   --report_interval=0  --warmup_time=0  --prewarm (run: every thread reads every table first)
   --range_size=100  --point_selects=10  --simple_ranges=1  --sum_ranges=1
   --order_ranges=1  --distinct_ranges=1  --index_updates=1  --non_index_updates=1
@@ -198,11 +199,7 @@ pub fn parse(args: &[String]) -> Result<Option<Config>, String> {
     if command == Command::Run && tests.is_empty() {
         return Err("run needs test names (e.g. `talus sysbench point-query run`)".into());
     }
-    let engine = match p.value("engine") {
-        Some("talus") | None => EngineKind::Talus,
-        Some("sqlite") => EngineKind::Sqlite,
-        Some(v) => return Err(bad("engine", v, "talus or sqlite")),
-    };
+    let engine = EngineKind::parse(p.value("engine"))?;
     let db = match p.value("db") {
         Some(d) if !d.is_empty() => PathBuf::from(d),
         _ if command == Command::Summary => PathBuf::new(),

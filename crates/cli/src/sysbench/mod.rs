@@ -28,7 +28,7 @@ pub mod workloads;
 
 use crate::oltp::engine::Engine;
 use crate::oltp::sqlite_engine::SqliteEngine;
-use crate::oltp::talus_engine::TalusEngine;
+use crate::oltp::table_engine::TalusEngine;
 use config::{Command, EngineKind};
 
 /// Runs `talus sysbench` with `args`; returns the exit code.
@@ -52,6 +52,10 @@ pub fn run(args: &[String]) -> i32 {
     let r = match (cfg.command, cfg.engine) {
         (Command::Summary, _) => print_summary(&cfg),
         (_, EngineKind::Talus) => on::<TalusEngine>(&cfg, args),
+        #[cfg(feature = "rocksdb")]
+        (_, EngineKind::RocksDb) => on::<crate::oltp::table_engine::RocksEngine>(&cfg, args),
+        #[cfg(not(feature = "rocksdb"))]
+        (_, EngineKind::RocksDb) => Err(crate::table_engines::ROCKSDB_NOT_BUILT.to_string()),
         (_, EngineKind::Sqlite) => on::<SqliteEngine>(&cfg, args),
     };
     match r {

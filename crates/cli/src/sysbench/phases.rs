@@ -41,6 +41,7 @@ pub fn prepare<E: Engine>(cfg: &Config) -> Result<(), String> {
     let defs: Vec<_> = (1..=cfg.tables).map(|n| table_def(n, false)).collect();
     let engine =
         E::open(&cfg.db, &cfg.engine_opts, &defs, OpenMode::Create, cfg.threads).map_err(msg)?;
+    crate::table_engines::announce("prepare", engine.options_report(), None)?;
     let t0 = Instant::now();
     let seed = seed(cfg);
     std::thread::scope(|s| -> Result<(), String> {
@@ -97,7 +98,13 @@ pub fn run<E: Engine>(cfg: &Config, argv: &[String]) -> Result<(), String> {
         results::write_run(dir, "talus sysbench", E::NAME, argv, &super::config::describe(cfg))?;
         results::remove(dir, "summary.csv")?;
     }
-    println!("talus sysbench: engine={} db={}\n", E::NAME, cfg.db.display());
+    println!("talus sysbench: engine={} db={}", E::NAME, cfg.db.display());
+    crate::table_engines::announce(
+        "talus sysbench",
+        engine.options_report(),
+        cfg.results.as_deref(),
+    )?;
+    println!();
     println!("Running the test with following options:");
     println!("Number of threads: {}", cfg.threads);
     if cfg.report_interval > 0.0 {
@@ -270,6 +277,8 @@ pub fn check<E: Engine>(cfg: &Config) -> Result<(), String> {
         println!("check: {name}: {} rows, index {ix} matches the rows", from_rows.len());
     }
     println!("check: {}", engine.verify().map_err(msg)?);
+    let sums = crate::oltp::checksum::table_checksums(&engine, &defs).map_err(msg)?;
+    print!("{}", crate::oltp::checksum::lines(&sums));
     println!("check: ok");
     Ok(())
 }

@@ -74,6 +74,7 @@ impl Config {
 
 const VALUES: &[&str] = &[
     "engine",
+    "accept_option_diff",
     "db",
     "warehouses",
     "scale",
@@ -98,7 +99,7 @@ usage: talus tpcc [options] prepare|run|check
             --report_interval seconds; then the consistency conditions 1-4 (exit 1 if any fails)
   check     the consistency conditions 1-4 only
 
-  --engine=talus|sqlite  --db=DIR  --warehouses=1 (--scale)  --threads=1  --time=60
+  --engine=talus|rocksdb|sqlite  --db=DIR  --warehouses=1 (--scale)  --threads=1  --time=60
   --report_interval=10  --rand_seed=0  --results=DIR (run.json, summary.csv,
   run.intervals.csv, engine_stats.txt)  --skip_check
   --items=100000 --customers=3000 (per district; smaller than the spec only for tests)
@@ -129,11 +130,7 @@ pub fn parse(args: &[String]) -> Result<Option<Config>, String> {
         [c] if c == "check" => Command::Check,
         _ => return Err("expected one command: prepare, run or check".into()),
     };
-    let engine = match p.value("engine") {
-        Some("talus") | None => EngineKind::Talus,
-        Some("sqlite") => EngineKind::Sqlite,
-        Some(v) => return Err(bad("engine", v, "talus or sqlite")),
-    };
+    let engine = EngineKind::parse(p.value("engine"))?;
     let db = match p.value("db") {
         Some(d) if !d.is_empty() => PathBuf::from(d),
         _ => return Err("flag --db is required (--db=DIR)".into()),

@@ -30,7 +30,7 @@ mod txns;
 
 use crate::oltp::engine::Engine;
 use crate::oltp::sqlite_engine::SqliteEngine;
-use crate::oltp::talus_engine::TalusEngine;
+use crate::oltp::table_engine::TalusEngine;
 use config::{Command, EngineKind};
 
 /// Runs `talus tpcc` with `args`; returns the exit code.
@@ -48,6 +48,10 @@ pub fn run(args: &[String]) -> i32 {
     };
     let r = match cfg.engine {
         EngineKind::Talus => on::<TalusEngine>(&cfg, args),
+        #[cfg(feature = "rocksdb")]
+        EngineKind::RocksDb => on::<crate::oltp::table_engine::RocksEngine>(&cfg, args),
+        #[cfg(not(feature = "rocksdb"))]
+        EngineKind::RocksDb => Err(crate::table_engines::ROCKSDB_NOT_BUILT.to_string()),
         EngineKind::Sqlite => on::<SqliteEngine>(&cfg, args),
     };
     match r {

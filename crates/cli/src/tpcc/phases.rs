@@ -39,6 +39,7 @@ fn seed(cfg: &Config) -> u64 {
 pub fn prepare<E: Engine>(cfg: &Config) -> Result<(), String> {
     let engine = E::open(&cfg.db, &cfg.engine_opts, &tables(), OpenMode::Create, cfg.threads)
         .map_err(msg)?;
+    crate::table_engines::announce("prepare", engine.options_report(), None)?;
     let t0 = Instant::now();
     let seed = seed(cfg);
     let threads = cfg.threads.min(cfg.warehouses as usize).max(1);
@@ -102,6 +103,7 @@ pub fn run<E: Engine>(cfg: &Config, argv: &[String]) -> Result<(), String> {
         results::write_run(dir, "talus tpcc", E::NAME, argv, &super::config::describe(cfg))?;
         results::remove(dir, "summary.csv")?;
     }
+    crate::table_engines::announce("tpcc", engine.options_report(), cfg.results.as_deref())?;
     let h_id = {
         let mut s = engine.session().map_err(msg)?;
         AtomicI64::new(max_history_id(&mut s).map_err(msg)? + 1)
@@ -215,5 +217,7 @@ pub fn check<E: Engine>(cfg: &Config) -> Result<(), String> {
     let t = Instant::now();
     let r = check_conditions(&mut s, cfg);
     println!("checked in {:.1}s", t.elapsed().as_secs_f64());
+    let sums = crate::oltp::checksum::table_checksums(&engine, &tables()).map_err(msg)?;
+    print!("{}", crate::oltp::checksum::lines(&sums));
     report(Some(r))
 }

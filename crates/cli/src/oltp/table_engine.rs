@@ -1,6 +1,7 @@
-//! [`TalusEngine`]: the OLTP handler interface on talus-table.
+//! [`TableEngine`]: the OLTP handler interface on talus-table, over storage `S` (Talus, or
+//! RocksDB with the `rocksdb` feature): the same table layer above both, MyRocks's design.
 //!
-//! One [`talus::Db`] with a [`Catalog`]; each benchmark table is a talus-table table (rows
+//! One storage engine with a [`Catalog`]; each benchmark table is a talus-table table (rows
 //! under `table id + primary key`, non-unique secondary entries written blind). A session's
 //! transaction is a [`talus_table::Transaction`]: reads see the snapshot taken at `begin` plus
 //! its own writes (point reads; scans see the snapshot only), writes are buffered and applied
@@ -11,21 +12,30 @@
 //! autocommit `UPDATE` in MySQL gets none either).
 //!
 //! Table writes use the engine's default `WriteOptions` (WAL on, not synced per commit), which
-//! survives a process crash, as SQLite's `synchronous=NORMAL` in WAL mode does.
+//! survives a process crash, as SQLite's `synchronous=NORMAL` in WAL mode does. Sizes are the
+//! live files as written ([`talus_table::Storage::live_size`]).
 
 use std::path::Path;
 
-use talus::Db;
+use talus_table::storage::options_diff::OptionsReport;
 use talus_table::{Catalog, IndexDef, Row, Scan, Table, TableDef, TableError, Transaction, Value};
 
-use super::engine::{dir_size, failed, Engine, OResult, OltpError, OpenMode, Session};
+use super::engine::{failed, Engine, OResult, OltpError, OpenMode, Session};
 use super::engine_opts::EngineOpts;
+use crate::table_engines::OpenStorage;
+
+/// A storage engine through talus-table.
+pub struct TableEngine<S: OpenStorage> {
+    catalog: Catalog<S>,
+    names: Vec<String>,
+    options: Option<OptionsReport>,
+}
 
 /// Talus through talus-table.
-pub struct TalusEngine {
-    catalog: Catalog,
-    names: Vec<String>,
-}
+pub type TalusEngine = TableEngine<talus::Db>;
+/// RocksDB through talus-table.
+#[cfg(feature = "rocksdb")]
+pub type RocksEngine = TableEngine<talus_table::storage::rocksdb::RocksDb>;
 
 fn table_err(what: &str, e: TableError) -> OltpError {
     match e {
@@ -33,14 +43,14 @@ fn table_err(what: &str, e: TableError) -> OltpError {
         TableError::DuplicateKey { table, index } => {
             OltpError::Duplicate(format!("{what}: table {table} index {index}"))
         }
-        e => failed(&format!("talus: {what}"), e),
+        e => failed(what, e),
     }
 }
 
-impl TalusEngine {
+impl<S: OpenStorage> TableEngine<S> {
     /// A handle on table `t`.
-    pub fn table(&self, t: usize) -> OResult<Table> {
-        let name = self.names.get(t).ok_or_else(|| failed("talus", format!("no table #{t}")))?;
+    pub fn table(&self, t: usize) -> OResult<Table<S>> {
+        let name = self.names.get(t).ok_or_else(|| failed(S::NAME, format!("no table #{t}")))?;
         self.catalog.table(name).map_err(|e| table_err("open table", e))
     }
 }
@@ -53,9 +63,9 @@ fn dir_is_empty(dir: &Path) -> OResult<bool> {
     }
 }
 
-impl Engine for TalusEngine {
-    type Session = TalusSession;
-    const NAME: &'static str = "talus";
+impl<S: OpenStorage> Engine for TableEngine<S> {
+    type Session = TableSession<S>;
+    const NAME: &'static str = S::NAME;
 
     fn open(
         dir: &Path,
@@ -72,8 +82,8 @@ impl Engine for TalusEngine {
         }
         let o =
             talus::Options { create_if_missing: mode == OpenMode::Create, ..opts.talus.clone() };
-        let db =
-            Db::open(dir, o).map_err(|e| failed(&format!("talus: open {}", dir.display()), e))?;
+        let (db, options) =
+            S::open_for(dir, &o, &opts.accept_option_diff).map_err(OltpError::Failed)?;
         let catalog = Catalog::open(db).map_err(|e| table_err("open catalog", e))?;
         for def in tables {
             match mode {
@@ -85,27 +95,31 @@ impl Engine for TalusEngine {
                 }
             }
         }
-        Ok(TalusEngine { catalog, names: tables.iter().map(|d| d.name.clone()).collect() })
+        Ok(TableEngine { catalog, names: tables.iter().map(|d| d.name.clone()).collect(), options })
+    }
+
+    fn options_report(&self) -> Option<&OptionsReport> {
+        self.options.as_ref()
     }
 
     fn create_index(&self, table: usize, idx: &IndexDef) -> OResult<()> {
-        let name = self.names.get(table).ok_or_else(|| failed("talus", "no such table"))?;
+        let name = self.names.get(table).ok_or_else(|| failed(S::NAME, "no such table"))?;
         self.catalog
             .create_index(name, idx.clone(), &talus_table::CreateIndexOptions::default())
             .map_err(|e| table_err("create index", e))
     }
 
-    fn session(&self) -> OResult<TalusSession> {
+    fn session(&self) -> OResult<TableSession<S>> {
         let tables = (0..self.names.len()).map(|t| self.table(t)).collect::<OResult<_>>()?;
-        Ok(TalusSession { catalog: self.catalog.clone(), tables, txn: None })
+        Ok(TableSession { catalog: self.catalog.clone(), tables, txn: None })
     }
 
     fn disk_size(&self) -> u64 {
-        dir_size(self.catalog.db().path())
+        self.catalog.db().live_size().total()
     }
 
     fn stats_text(&self) -> Option<String> {
-        self.catalog.db().property("talus.stats")
+        self.catalog.db().property("rocksdb.stats")
     }
 
     fn verify(&self) -> OResult<String> {
@@ -120,27 +134,27 @@ impl Engine for TalusEngine {
     }
 
     fn flush(&self) -> OResult<()> {
-        self.catalog.db().flush().map_err(|e| failed("talus: flush", e))
+        self.catalog.db().flush_all().map_err(|e| failed(&format!("{}: flush", S::NAME), e))
     }
 }
 
 /// One thread's tables and its open transaction.
-pub struct TalusSession {
-    catalog: Catalog,
-    tables: Vec<Table>,
-    txn: Option<Transaction>,
+pub struct TableSession<S: OpenStorage> {
+    catalog: Catalog<S>,
+    tables: Vec<Table<S>>,
+    txn: Option<Transaction<S>>,
 }
 
-impl TalusSession {
-    fn t(&self, t: usize) -> OResult<&Table> {
-        self.tables.get(t).ok_or_else(|| failed("talus", format!("no table #{t}")))
+impl<S: OpenStorage> TableSession<S> {
+    fn t(&self, t: usize) -> OResult<&Table<S>> {
+        self.tables.get(t).ok_or_else(|| failed(S::NAME, format!("no table #{t}")))
     }
 }
 
-impl Session for TalusSession {
+impl<S: OpenStorage> Session for TableSession<S> {
     fn begin(&mut self, _read_only: bool) -> OResult<()> {
         if self.txn.is_some() {
-            return Err(failed("talus", "begin inside a transaction"));
+            return Err(failed(S::NAME, "begin inside a transaction"));
         }
         self.txn = Some(self.catalog.begin());
         Ok(())
@@ -149,7 +163,7 @@ impl Session for TalusSession {
     fn commit(&mut self) -> OResult<()> {
         match self.txn.take() {
             Some(tx) => tx.commit().map_err(|e| table_err("commit", e)),
-            None => Err(failed("talus", "commit without a transaction")),
+            None => Err(failed(S::NAME, "commit without a transaction")),
         }
     }
 
@@ -195,7 +209,7 @@ impl Session for TalusSession {
     }
 
     fn insert(&mut self, t: usize, row: &Row) -> OResult<()> {
-        let table = self.tables.get(t).ok_or_else(|| failed("talus", "no such table"))?;
+        let table = self.tables.get(t).ok_or_else(|| failed(S::NAME, "no such table"))?;
         match &mut self.txn {
             Some(tx) => tx.insert(table, row),
             None => table.insert(row),
@@ -208,7 +222,7 @@ impl Session for TalusSession {
     }
 
     fn update(&mut self, t: usize, _old: &Row, new: &Row) -> OResult<bool> {
-        let table = self.tables.get(t).ok_or_else(|| failed("talus", "no such table"))?;
+        let table = self.tables.get(t).ok_or_else(|| failed(S::NAME, "no such table"))?;
         match &mut self.txn {
             Some(tx) => tx.update(table, new),
             None => table.update(new),
@@ -217,7 +231,7 @@ impl Session for TalusSession {
     }
 
     fn delete(&mut self, t: usize, pk: &[Value]) -> OResult<bool> {
-        let table = self.tables.get(t).ok_or_else(|| failed("talus", "no such table"))?;
+        let table = self.tables.get(t).ok_or_else(|| failed(S::NAME, "no such table"))?;
         match &mut self.txn {
             Some(tx) => tx.delete(table, pk),
             None => table.delete(pk),
