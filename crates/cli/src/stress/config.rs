@@ -54,6 +54,13 @@ pub struct Config {
     pub flush_one_in: u64,
     /// One op in this many is a compact_range over a random range (0: never).
     pub compact_range_one_in: u64,
+    /// One op in this many ingests an external SST of a few keys (0: never).
+    pub ingest_one_in: u64,
+    /// Whitebox kill points (`talus-cli` built with `--features kill-points`): each pass at an
+    /// armed point kills the worker with odds 1 in this (0: none armed).
+    pub kill_random_test: u64,
+    /// The kill points armed, by name prefix (empty: all).
+    pub kill_points: Vec<String>,
     /// The database options below.
     pub compression: CompressionType,
     /// `block_size`.
@@ -138,6 +145,9 @@ impl Config {
             verify_every: 2000,
             flush_one_in: 2000,
             compact_range_one_in: 10_000,
+            ingest_one_in: 5_000,
+            kill_random_test: 0,
+            kill_points: Vec::new(),
             compression: CompressionType::Lz4,
             block_size: 4096,
             write_buffer_size: 4 << 20,
@@ -202,6 +212,9 @@ impl Config {
         c.verify_every = num("verify_every", c.verify_every)?;
         c.flush_one_in = num("flush_one_in", c.flush_one_in)?;
         c.compact_range_one_in = num("compact_range_one_in", c.compact_range_one_in)?;
+        c.ingest_one_in = num("ingest_one_in", c.ingest_one_in)?;
+        c.kill_random_test = num("kill_random_test", c.kill_random_test)?;
+        c.kill_points = super::kill::parse_points(p.value("kill_points"))?;
         for name in p.names() {
             let layer = crate::options::LAYER_FLAGS.contains(&name.as_str());
             if layer || (!FIELDS.contains(&name.as_str()) && engine::find(name).is_some()) {
@@ -304,6 +317,7 @@ impl Config {
             format!("--verify_every={}", self.verify_every),
             format!("--flush_one_in={}", self.flush_one_in),
             format!("--compact_range_one_in={}", self.compact_range_one_in),
+            format!("--ingest_one_in={}", self.ingest_one_in),
             format!("--compression={}", compression_name(self.compression)),
             format!("--block_size={}", self.block_size),
             format!("--write_buffer_size={}", self.write_buffer_size),
@@ -350,6 +364,10 @@ impl Config {
         }
         if self.table_workload {
             a.push("--workload=table".into());
+        }
+        if self.kill_random_test > 0 {
+            a.push(format!("--kill_random_test={}", self.kill_random_test));
+            a.push(format!("--kill_points={}", self.kill_points.join(",")));
         }
         for (name, value) in &self.extra {
             a.push(format!("--{name}={value}"));

@@ -30,6 +30,7 @@ use rand::{Rng, SeedableRng};
 use talus::{CompactionStyle, CompressionType, WalRecoveryMode};
 
 use super::config::Config;
+use super::kill;
 use super::EXIT_USAGE;
 use crate::options::Parsed;
 
@@ -42,6 +43,8 @@ struct Totals {
     cycles: u64,
     kills_startup: u64,
     kills_workload: u64,
+    /// Workers that killed themselves at a whitebox kill point.
+    kills_at_points: u64,
     exited_early: u64,
     lost_sync: u64,
     lost_unsynced: u64,
@@ -95,6 +98,20 @@ fn drive(p: &Parsed) -> Result<Totals, String> {
         Some(m) => Some(WalRecoveryMode::parse(m).map_err(|e| e.to_string())?),
         None => None,
     };
+    // Whitebox: the kill points to rotate through (a build with them only).
+    let mut rotation = match p.value("kill_points") {
+        Some(v) => {
+            if !talus::kill_point::ENABLED {
+                return Err("--kill_points needs kill points, which this build lacks: build with \
+                            `cargo build --release -p talus-cli --features kill-points`"
+                    .into());
+            }
+            Some(kill::Rotation::new(kill::selected(&kill::parse_points(Some(v))?)))
+        }
+        None => None,
+    };
+    let require_every_point = p.flag("require_every_point");
+    let mut tally = kill::Tally::default();
     let destroy = !p.value("destroy_db_initially").is_some_and(|v| v == "0" || v == "false");
     if destroy {
         destroy_db(&db, &expected)?;
@@ -135,6 +152,12 @@ fn drive(p: &Parsed) -> Result<Totals, String> {
         if let Some(m) = recovery_mode {
             cfg.wal_recovery_mode = m;
         }
+        let target = rotation.as_ref().map(|r| r.next_point(&tally));
+        if let Some(point) = target {
+            kill::steer(&mut cfg, point);
+            cfg.kill_random_test = rotation.as_ref().map_or(1, |r| r.odds(point));
+            cfg.kill_points = vec![point.to_string()];
+        }
         // One cycle in ten kills early, mostly while the worker recovers and verifies (and
         // writes resolved pending keys back to the expected state).
         let run_ms = if kill_min > 100 && rng.gen_bool(0.1) {
@@ -147,10 +170,23 @@ fn drive(p: &Parsed) -> Result<Totals, String> {
         let started = Instant::now();
         let (how, ok, ops) = run_and_kill(&exe, &cfg, Duration::from_millis(run_ms))?;
         tot.ops += ops;
-        match how {
+        match &how {
             Ended::KilledInStartup => tot.kills_startup += 1,
             Ended::KilledInWorkload => tot.kills_workload += 1,
+            Ended::KilledAtPoint(_) => tot.kills_at_points += 1,
             Ended::Exited => tot.exited_early += 1,
+        }
+        if let Some(point) = target {
+            let at = match &how {
+                Ended::KilledAtPoint(p) => Some(p.as_str()),
+                _ => None,
+            };
+            tally.record(point, at);
+            if at != Some(point) {
+                if let Some(r) = rotation.as_mut() {
+                    r.missed(point);
+                }
+            }
         }
         let ran = started.elapsed();
         tot.workload_secs += ran.as_secs_f64();
@@ -164,11 +200,16 @@ fn drive(p: &Parsed) -> Result<Totals, String> {
             break;
         }
         cfg.verify_only = true;
+        // The verifier must finish: no kill point armed.
+        cfg.kill_random_test = 0;
         let v = verify_run(&exe, &cfg, &mut tot)?;
         println!(
             "cycle {cycle}: ran {:.1}s ({ops} ops), {} | verify {} | {}",
             ran.as_secs_f64(),
-            how.name(),
+            match target {
+                Some(p) => format!("{} (target {p})", how.name()),
+                None => how.name(),
+            },
             v,
             cfg.brief()
         );
@@ -184,11 +225,25 @@ fn drive(p: &Parsed) -> Result<Totals, String> {
         let v = verify_run(&exe, &cfg, &mut tot)?;
         println!("final verify-only run: {v}");
     }
-    let kills = tot.kills_startup + tot.kills_workload;
+    if let Some(r) = &rotation {
+        let missed = tally.missed(r.points());
+        println!(
+            "kill points: {} kills at {} of {} points targeted: {}",
+            tally.total(),
+            r.points().len() - missed.len(),
+            r.points().len(),
+            tally.line(r.points())
+        );
+        if require_every_point && !missed.is_empty() {
+            println!("kill points never fired: {}", missed.join(", "));
+            tot.failures += 1;
+        }
+    }
+    let kills = tot.kills_startup + tot.kills_workload + tot.kills_at_points;
     println!(
         "crash test summary: seed {seed}, cycles {}, total minutes {:.1}, kills {kills} \
-         (during startup/verification {}, during workload {}), workers that exited by \
-         themselves {}, operations {} ({:.0}/s of worker time), pending keys found applied {}, \
+         (during startup/verification {}, during workload {}, at kill points {}), workers that \
+         exited by themselves {}, operations {} ({:.0}/s of worker time), pending keys found applied {}, \
          acknowledged sync writes lost {}, \
          acknowledged unsynced writes lost {}, writes lost where allowed (disable_wal) {}, \
          verification failures {}",
@@ -196,6 +251,7 @@ fn drive(p: &Parsed) -> Result<Totals, String> {
         t0.elapsed().as_secs_f64() / 60.0,
         tot.kills_startup,
         tot.kills_workload,
+        tot.kills_at_points,
         tot.exited_early,
         tot.ops,
         tot.ops as f64 / tot.workload_secs.max(0.001),
@@ -256,19 +312,22 @@ fn randomize(c: &mut Config, rng: &mut StdRng) {
     c.checksum = talus::ChecksumType::ALL[rng.gen_range(0..2)];
 }
 
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 enum Ended {
     KilledInStartup,
     KilledInWorkload,
+    /// The worker killed itself at this whitebox kill point.
+    KilledAtPoint(String),
     Exited,
 }
 
 impl Ended {
-    fn name(self) -> &'static str {
+    fn name(&self) -> String {
         match self {
-            Ended::KilledInStartup => "killed during startup/verification",
-            Ended::KilledInWorkload => "killed during workload",
-            Ended::Exited => "exited by itself",
+            Ended::KilledInStartup => "killed during startup/verification".into(),
+            Ended::KilledInWorkload => "killed during workload".into(),
+            Ended::KilledAtPoint(p) => format!("killed at kill point {p}"),
+            Ended::Exited => "exited by itself".into(),
         }
     }
 }
@@ -313,6 +372,12 @@ fn run_and_kill(exe: &Path, cfg: &Config, run_for: Duration) -> Result<(Ended, b
     let t = Instant::now();
     loop {
         if let Some(status) = child.try_wait().map_err(|e| format!("waiting for a worker: {e}"))? {
+            // Let the reader thread drain the pipe: the kill point's line is the last one.
+            std::thread::sleep(Duration::from_millis(20));
+            let point = kill::killed_at(&lines.lock().unwrap_or_else(|p| p.into_inner()));
+            if let Some(point) = point.filter(|_| !status.success()) {
+                return Ok((Ended::KilledAtPoint(point), true, last_ops(&lines)));
+            }
             if !status.success() {
                 for l in lines.lock().unwrap_or_else(|p| p.into_inner()).iter() {
                     println!("  worker: {l}");

@@ -17,11 +17,13 @@
 //! Submodules: `value` (keys, self-checking values), `expected` (the oracle file), `ops` (the
 //! workload threads), `verify` (whole-database verification), `config` (options), `driver`,
 //! `table` (`--workload=table`: rows and secondary indexes through `talus-table`, checked for
-//! index consistency after every crash).
+//! index consistency after every crash), `kill` (whitebox kill points: arming a worker, and the
+//! driver's rotation and tally).
 
 mod config;
 mod driver;
 mod expected;
+mod kill;
 mod ops;
 mod table;
 mod value;
@@ -62,6 +64,10 @@ pub fn run(args: &[String]) -> i32 {
             return EXIT_USAGE;
         }
     };
+    if let Err(e) = kill::arm_worker(&cfg) {
+        eprintln!("talus stress: {e}");
+        return EXIT_USAGE;
+    }
     match worker(&cfg) {
         Ok(()) => 0,
         Err(Failure::Verify(e)) => {
@@ -95,6 +101,9 @@ fn worker(cfg: &Config) -> Result<(), Failure> {
     let db = talus::Db::open(&cfg.db, cfg.db_options().map_err(Failure::Db)?)
         .map_err(|e| Failure::Db(format!("opening {}: {e}", cfg.db.display())))?;
     println!("stress: opened {} in {} ms", cfg.db.display(), t0.elapsed().as_millis());
+    if cfg.ingest_one_in > 0 && !cfg.verify_only {
+        ops::ingest::reset_scratch(&cfg.expected_state).map_err(Failure::Db)?;
+    }
     println!("stress: options {}", cfg.brief());
     verify::verify_all(&db, &exp, cfg, true)?;
     if cfg.verify_only {

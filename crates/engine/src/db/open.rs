@@ -149,6 +149,7 @@ fn open_found(path: &Path, opts: Options, read_only: bool, found: Found) -> Resu
         inner.info_log.attach(None);
     } else {
         inner.commit_open(&wals, replayed, mems)?;
+        crate::kill_point::kill_point!("open.committed");
         inner.info_log.attach(super::info_log::rotate_and_create(inner.fs.as_ref(), path));
         inner.write_options_file();
         inner.delete_obsolete_files();

@@ -21,6 +21,7 @@ use crate::error::{Error, Result};
 use crate::filename::wal_path;
 use crate::fs::WritableFile;
 use crate::iter::range_del::FragmentedTombstones;
+use crate::kill_point::kill_point;
 use crate::memtable::MemTable;
 use crate::options::{WalRecoveryMode, WriteOptions};
 use crate::wal::{LogWriter, PredecessorWal};
@@ -152,13 +153,24 @@ impl DbInner {
         if !disable_wal {
             let mut wal = self.wal.lock();
             let res = match wal.as_mut() {
-                Some(w) => w
-                    .writer
-                    .add_record(combined.data())
-                    .map(|_| w.last_seq = first_seq + count.saturating_sub(1))
-                    .and_then(|_| w.writer.flush())
-                    .and_then(|_| if sync { self.sync_wal(w) } else { Ok(()) })
-                    .and_then(|_| w.writer.writeback_every(self.opts.wal_bytes_per_sync)),
+                Some(w) => {
+                    kill_point!("wal.append.before");
+                    w.writer
+                        .add_record(combined.data())
+                        .map(|_| w.last_seq = first_seq + count.saturating_sub(1))
+                        .and_then(|_| w.writer.flush())
+                        .and_then(|_| {
+                            kill_point!("wal.append.after");
+                            if !sync {
+                                return Ok(());
+                            }
+                            kill_point!("wal.sync.before");
+                            self.sync_wal(w)?;
+                            kill_point!("wal.sync.after");
+                            Ok(())
+                        })
+                        .and_then(|_| w.writer.writeback_every(self.opts.wal_bytes_per_sync))
+                }
                 None => Err(Error::Busy("the WAL is closed".into())),
             };
             if let Err(e) = res {
@@ -312,6 +324,7 @@ impl DbInner {
                 }
                 None => Vec::new(),
             };
+            kill_point!("wal.switch.new_wal_ready");
             *wal = Some(ActiveWal { unsynced, ..ActiveWal::new(new_writer, log_number) });
             self.wal_dir_unsynced.store(defer, Ordering::Release);
         }
@@ -368,7 +381,10 @@ impl DbInner {
         let number = self.versions.lock().new_file_number();
         match self.create_wal(number) {
             // The number is above the active WAL's, so obsolete-file deletion keeps it.
-            Ok(file) => *next = Some((number, file)),
+            Ok(file) => {
+                kill_point!("wal.prepare.created");
+                *next = Some((number, file));
+            }
             Err(e) => {
                 drop(next);
                 self.info_log.log(&format!("[WARN] preparing the next WAL: {e}"));

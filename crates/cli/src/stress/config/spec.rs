@@ -25,6 +25,9 @@ const VALUES: &[&str] = &[
     "verify_every",
     "flush_one_in",
     "compact_range_one_in",
+    "ingest_one_in",
+    "kill_random_test",
+    "kill_points",
     "workload",
     // Driver only.
     "cycles",
@@ -38,6 +41,7 @@ pub const SPEC: Spec<'static> = Spec {
     flags: &[
         "verify_only",
         "crash",
+        "require_every_point",
         "help",
         "destroy_db_initially",
         "sync",
@@ -85,6 +89,10 @@ worker: --threads=8 --max_key=100000 --ops_per_thread=1000000000 --duration=60 -
   op mix (percent, sum 100): --readpercent=25 --writepercent=30 --delpercent=10
   --delrangepercent=5 --batchpercent=10 --iterpercent=15 --snapshotpercent=5
   --max_delrange=10 --verify_every=2000 --flush_one_in=2000 --compact_range_one_in=10000
+  --ingest_one_in=5000
+  --kill_random_test=N --kill_points=PREFIX,...  whitebox kill points (a build with
+                        --features kill-points): each pass at an armed point kills the worker
+                        with odds 1 in N
   db options: --compression=lz4 --block_size=4096 --write_buffer_size=4194304
   --max_write_buffer_number=2 --bloom_bits=10 --cache_size=33554432
   --target_file_size_base=2097152 --max_bytes_for_level_base=8388608
@@ -97,5 +105,8 @@ worker: --threads=8 --max_key=100000 --ops_per_thread=1000000000 --duration=60 -
 crash driver: --duration=600 (seconds) --cycles=N (stop after N) --kill_min_ms=2000
   --kill_max_ms=10000 --expected_state=<db>.expected --seed=N --threads --max_key
   --destroy_db_initially=1
+  --kill_points=all|PREFIX,...  whitebox: each cycle targets the next armed kill point (odds
+                        per point), the timer kill is the fallback; kills counted per point
+  --require_every_point=1  fail unless every armed point killed at least once
 exit: 0 ok, 1 verification failure, 2 usage, 3 database error
 ";
