@@ -34,6 +34,12 @@ use super::kill;
 use super::EXIT_USAGE;
 use crate::options::Parsed;
 
+/// The exit code of a Rust process that panicked.
+const RUST_PANIC_EXIT: i32 = 101;
+
+/// Workers and verifiers that panicked, over the whole run.
+static PANICS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 /// Longest a verify-only run may take before it counts as hung.
 const VERIFY_TIMEOUT: Duration = Duration::from_secs(600);
 
@@ -49,6 +55,10 @@ struct Totals {
     lost_sync: u64,
     lost_unsynced: u64,
     lost_allowed: u64,
+    /// Keys a verifier found with a value the expected state rules out.
+    wrong: u64,
+    /// Workers or verifiers that panicked (exit code 101).
+    panics: u64,
     failures: u64,
     pending_applied: u64,
     /// Operations the workers reported (as of their last progress line before the kill).
@@ -111,6 +121,8 @@ fn drive(p: &Parsed) -> Result<Totals, String> {
         None => None,
     };
     let require_every_point = p.flag("require_every_point");
+    // Every cycle with direct reads and writes (otherwise each is drawn per cycle).
+    let direct_io = p.flag("direct_io");
     let mut tally = kill::Tally::default();
     let destroy = !p.value("destroy_db_initially").is_some_and(|v| v == "0" || v == "false");
     if destroy {
@@ -148,6 +160,10 @@ fn drive(p: &Parsed) -> Result<Totals, String> {
         cfg.duration = 3600;
         cfg.seed = rng.gen();
         randomize(&mut cfg, &mut rng);
+        if direct_io {
+            cfg.use_direct_reads = true;
+            cfg.direct_writes = true;
+        }
         cfg.table_workload = table_workload;
         if let Some(m) = recovery_mode {
             cfg.wal_recovery_mode = m;
@@ -259,6 +275,19 @@ fn drive(p: &Parsed) -> Result<Totals, String> {
         tot.lost_sync,
         tot.lost_unsynced,
         tot.lost_allowed,
+        tot.failures
+    );
+    tot.panics = PANICS.load(Ordering::Relaxed);
+    // One line for scripts (bench/crash_campaign.sh).
+    println!(
+        "crash test totals: cycles={} operations={} kill_point_kills={} lost_acked={} wrong={} \
+         panics={} failures={}",
+        tot.cycles,
+        tot.ops,
+        tot.kills_at_points,
+        tot.lost_sync + tot.lost_unsynced,
+        tot.wrong,
+        tot.panics,
         tot.failures
     );
     Ok(tot)
@@ -378,6 +407,9 @@ fn run_and_kill(exe: &Path, cfg: &Config, run_for: Duration) -> Result<(Ended, b
             if let Some(point) = point.filter(|_| !status.success()) {
                 return Ok((Ended::KilledAtPoint(point), true, last_ops(&lines)));
             }
+            if status.code() == Some(RUST_PANIC_EXIT) {
+                PANICS.fetch_add(1, Ordering::Relaxed);
+            }
             if !status.success() {
                 for l in lines.lock().unwrap_or_else(|p| p.into_inner()).iter() {
                     println!("  worker: {l}");
@@ -444,6 +476,10 @@ fn verify_run(exe: &Path, cfg: &Config, tot: &mut Totals) -> Result<String, Stri
         _ => tot.lost_unsynced += lost,
     }
     tot.lost_allowed += field("lost_allowed");
+    tot.wrong += field("wrong");
+    if status.and_then(|s| s.code()) == Some(RUST_PANIC_EXIT) {
+        PANICS.fetch_add(1, Ordering::Relaxed);
+    }
     tot.pending_applied += field("pending_applied");
     let ok = status.is_some_and(|s| s.success()) && summary.is_some();
     if !ok {

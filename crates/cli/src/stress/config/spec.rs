@@ -42,6 +42,7 @@ pub const SPEC: Spec<'static> = Spec {
         "verify_only",
         "crash",
         "require_every_point",
+        "direct_io",
         "help",
         "destroy_db_initially",
         "sync",
@@ -108,5 +109,6 @@ crash driver: --duration=600 (seconds) --cycles=N (stop after N) --kill_min_ms=2
   --kill_points=all|PREFIX,...  whitebox: each cycle targets the next armed kill point (odds
                         per point), the timer kill is the fallback; kills counted per point
   --require_every_point=1  fail unless every armed point killed at least once
+  --direct_io=1  direct reads and writes in every cycle (else drawn per cycle)
 exit: 0 ok, 1 verification failure, 2 usage, 3 database error
 ";
