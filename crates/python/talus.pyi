@@ -8,12 +8,18 @@ the database; using one afterwards raises ``talus.Closed``.
 
 import os
 import pathlib
-from typing import Iterable, Iterator as _Iter, Optional, Tuple, TypeVar, Union, overload
+from datetime import datetime
+from typing import Any, Iterable, Iterator as _Iter, Mapping, Optional, Sequence, Tuple, TypeVar, Union, overload
 
 __version__: str
 
 _Buffer = Union[bytes, bytearray, memoryview]
 _OptionValue = Union[bool, int, float, str]
+_Column = Union[Tuple[str, str], Tuple[str, str, bool]]
+_IndexSpec = Union[Tuple[str, Sequence[str]], Tuple[str, Sequence[str], bool]]
+_Value = Union[None, int, float, bytes, str, datetime]
+_Row = Union[Sequence[Any], Mapping[str, Any]]
+_Key = Any  # one value, or a tuple of values for a key of several columns
 _T = TypeVar("_T")
 
 class Error(Exception):
@@ -45,6 +51,30 @@ class BackgroundError(Error):
 
 class Closed(Error):
     """The object (or the database it came from) is closed, or the batch was already written."""
+
+class TableError(Error):
+    """Base class of the table layer's refusals."""
+
+class DuplicateKey(TableError):
+    """The primary key or a unique index has it."""
+
+class SchemaError(TableError):
+    """A row or key does not fit the table's schema."""
+
+class TableExists(TableError):
+    """create_table of a name that exists."""
+
+class NoSuchTable(TableError):
+    """No table of that name."""
+
+class IndexExists(TableError):
+    """create_index of a name that exists."""
+
+class NoSuchIndex(TableError):
+    """No index of that name (or still building)."""
+
+class Conflict(TableError):
+    """A transaction wrote a primary key another commit wrote after it began; nothing was written."""
 
 def destroy_db(path: Union[str, os.PathLike[str]], **options: _OptionValue) -> None:
     """Destroy the database in ``path`` (only a database, and not one that is open)."""
@@ -192,3 +222,65 @@ class RawIterator:
     def close(self) -> None: ...
     def __enter__(self) -> RawIterator: ...
     def __exit__(self, *exc: object) -> bool: ...
+
+class Catalog:
+    """The tables of one database (MyRocks's layout: rows and secondary indexes as keys).
+
+    Column types: ``i64``, ``u64``, ``i32``, ``f64``, ``bytes``, ``varchar`` (``str``),
+    ``datetime`` (an aware ``datetime`` or int microseconds; reads back as UTC ``datetime``).
+    """
+
+    def __init__(self, db: DB, *, sync: bool = False, disable_wal: bool = False) -> None: ...
+    def create_table(
+        self, name: str, columns: Iterable[_Column], primary_key: Sequence[str],
+        indexes: Optional[Iterable[_IndexSpec]] = None,
+    ) -> Table: ...
+    def table(self, name: str) -> Table: ...
+    def drop_table(self, name: str) -> None: ...
+    def create_index(
+        self, table: str, name: str, columns: Sequence[str], *, unique: bool = False,
+        sort_memory_bytes: Optional[int] = None,
+    ) -> None: ...
+    def drop_index(self, table: str, index: str) -> None: ...
+    def begin(self) -> Transaction: ...
+    def stats(self) -> dict[str, int]: ...
+
+class Table:
+    """One table: rows in as sequences or mappings, out as tuples."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def columns(self) -> list[Tuple[str, str, bool]]: ...
+    @property
+    def primary_key(self) -> list[str]: ...
+    def indexes(self) -> list[Tuple[str, list[str], bool]]: ...
+    def insert(self, row: _Row) -> None: ...
+    def insert_many(self, rows: Iterable[_Row]) -> None: ...
+    def get(self, pk: _Key) -> Optional[Tuple[_Value, ...]]: ...
+    def get_many(self, pks: Iterable[_Key]) -> list[Optional[Tuple[_Value, ...]]]: ...
+    def update(self, row: _Row) -> bool: ...
+    def delete(self, pk: _Key) -> bool: ...
+    def scan(
+        self, index: str = "PRIMARY", start: Optional[_Key] = None, end: Optional[_Key] = None, *,
+        reverse: bool = False, columns: Optional[Sequence[str]] = None, limit: Optional[int] = None,
+    ) -> list[Tuple[_Value, ...]]:
+        """Rows whose leading index columns lie between the prefixes ``start`` and ``end`` (inclusive)."""
+    def verify_indexes(self) -> int: ...
+
+class Transaction:
+    """Read committed, optimistic on primary keys; ``with cat.begin() as tx:`` commits on a clean exit."""
+
+    def insert(self, table: Table, row: _Row) -> None: ...
+    def update(self, table: Table, row: _Row) -> bool: ...
+    def delete(self, table: Table, pk: _Key) -> bool: ...
+    def get(self, table: Table, pk: _Key) -> Optional[Tuple[_Value, ...]]: ...
+    def scan(
+        self, table: Table, index: str = "PRIMARY", start: Optional[_Key] = None,
+        end: Optional[_Key] = None, *, reverse: bool = False,
+        columns: Optional[Sequence[str]] = None, limit: Optional[int] = None,
+    ) -> list[Tuple[_Value, ...]]: ...
+    def commit(self) -> None: ...
+    def rollback(self) -> None: ...
+    def __enter__(self) -> Transaction: ...
+    def __exit__(self, exc_type: object, exc_value: object, traceback: object) -> bool: ...

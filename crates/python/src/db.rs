@@ -29,6 +29,13 @@ pub struct PyDb {
     r: Reader,
 }
 
+impl PyDb {
+    /// The handle, for the objects that write through it (batches, catalogs).
+    pub(crate) fn handle(&self) -> &Arc<DbHandle> {
+        &self.r.h
+    }
+}
+
 /// RocksDB's `WriteOptions`.
 pub(crate) fn write_options(sync: bool, disable_wal: bool) -> talus::WriteOptions {
     talus::WriteOptions { sync, disable_wal }

@@ -3,8 +3,8 @@
 //!
 //! Every class derives from `talus.Error`. Engine errors: `Corruption`, `Locked`, `NotFound`,
 //! `InvalidArgument`, `Busy`, `IOError`, `NotSupported`, `BackgroundError`; `Closed` for an
-//! object used after its database (or it) was closed, a batch used after it was written. The
-//! message is the engine's own text (which names
+//! object used after its database (or it) was closed, a batch used after it was written;
+//! table errors derive from `TableError`. The message is the engine's own text (which names
 //! the file and offset of a corruption, the option of a bad option, ...).
 //!
 //! The functions here only build a `PyErr` (lazily: no Python object is made until it is
@@ -13,6 +13,7 @@
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
+use talus_table::TableError as TErr;
 
 create_exception!(talus, Error, PyException, "Base class of every error Talus raises.");
 create_exception!(
@@ -54,6 +55,20 @@ create_exception!(
     Error,
     "The object (or the database it came from) is closed, or the batch was already written."
 );
+create_exception!(talus, TableError, Error, "Base class of the table layer's refusals.");
+create_exception!(talus, DuplicateKey, TableError, "The primary key or a unique index has it.");
+create_exception!(talus, SchemaError, TableError, "A row or key does not fit the table's schema.");
+create_exception!(talus, TableExists, TableError, "create_table of a name that exists.");
+create_exception!(talus, NoSuchTable, TableError, "No table of that name.");
+create_exception!(talus, IndexExists, TableError, "create_index of a name that exists.");
+create_exception!(talus, NoSuchIndex, TableError, "No index of that name (or still building).");
+create_exception!(
+    talus,
+    Conflict,
+    TableError,
+    "A transaction wrote a primary key another commit wrote after it began; nothing was written."
+);
+
 /// The Python exception for an engine error.
 pub(crate) fn engine(e: talus::Error) -> PyErr {
     let msg = e.to_string();
@@ -67,6 +82,23 @@ pub(crate) fn engine(e: talus::Error) -> PyErr {
         talus::Error::Busy(_) => Busy::new_err(msg),
         talus::Error::NotSupported(_) => NotSupported::new_err(msg),
         _ => Error::new_err(msg),
+    }
+}
+
+/// The Python exception for a table-layer error (engine errors as [`engine`] maps them).
+pub(crate) fn table(e: TErr) -> PyErr {
+    let msg = e.to_string();
+    match e {
+        TErr::Engine(e) => engine(e),
+        TErr::DuplicateKey { .. } => DuplicateKey::new_err(msg),
+        TErr::Schema { .. } => SchemaError::new_err(msg),
+        TErr::TableExists(_) => TableExists::new_err(msg),
+        TErr::NoSuchTable(_) => NoSuchTable::new_err(msg),
+        TErr::IndexExists(_) => IndexExists::new_err(msg),
+        TErr::NoSuchIndex(_) => NoSuchIndex::new_err(msg),
+        TErr::Conflict { .. } => Conflict::new_err(msg),
+        TErr::Corruption { .. } => Corruption::new_err(msg),
+        _ => TableError::new_err(msg),
     }
 }
 
@@ -93,5 +125,13 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("NotSupported", py.get_type::<NotSupported>())?;
     m.add("BackgroundError", py.get_type::<BackgroundError>())?;
     m.add("Closed", py.get_type::<Closed>())?;
+    m.add("TableError", py.get_type::<TableError>())?;
+    m.add("DuplicateKey", py.get_type::<DuplicateKey>())?;
+    m.add("SchemaError", py.get_type::<SchemaError>())?;
+    m.add("TableExists", py.get_type::<TableExists>())?;
+    m.add("NoSuchTable", py.get_type::<NoSuchTable>())?;
+    m.add("IndexExists", py.get_type::<IndexExists>())?;
+    m.add("NoSuchIndex", py.get_type::<NoSuchIndex>())?;
+    m.add("Conflict", py.get_type::<Conflict>())?;
     Ok(())
 }

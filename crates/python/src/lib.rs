@@ -1,10 +1,11 @@
-//! The `talus` Python module: Talus's key-value API ([`db::PyDb`] and what it makes) for
-//! CPython, built by maturin (`pip install ./crates/python`).
+//! The `talus` Python module: Talus's key-value API ([`db::PyDb`] and what it makes) and its
+//! table layer ([`tables`]) for CPython, built by maturin (`pip install ./crates/python`).
 //!
 //! # The GIL and the locks
 //!
 //! - **Released** (`Python::detach`) around every call into the engine or the table layer
-//!   (open, close, reads, writes, iterator steps, flush, compaction, properties), so other Python threads run while one waits on the disk.
+//!   (open, close, reads, writes, iterator steps, flush, compaction, properties, table
+//!   operations), so other Python threads run while one waits on the disk.
 //! - **Held** while Python objects are read or made: arguments are converted before the GIL is
 //!   released (a `bytes` argument is borrowed in place, since it cannot change; any other
 //!   buffer is copied first, since another thread could change it), results are turned into
@@ -14,14 +15,15 @@
 //!   the GIL, so the GIL and the binding's locks never wait on each other. Lock order: a
 //!   database's slot, then its list of children, then one child's slot (see `slot.rs`).
 //! - [`db::PyDb::close`] waits for the calls in flight, then empties the database's slot and
-//!   the slot of every object made from it (iterators, snapshots): the engine's files and LOCK are released when it returns, and any later
+//!   the slot of every object made from it (iterators, snapshots, catalogs, tables,
+//!   transactions): the engine's files and LOCK are released when it returns, and any later
 //!   use of one of those objects raises `talus.Closed` instead of touching freed memory.
 //!
 //! Modules: `errors` (the exception classes), `args` (bytes arguments), `options` (engine
 //! options by RocksDB's names), `slot` (slots and closing), `handle` (an open database and its
 //! children), `db` (`talus.DB`), `read` (reads shared by `DB` and `Snapshot`), `snapshot`,
 //! `batch` (`WriteBatch`), `iter` (`Iterator`: items, keys, values), `raw_iter`
-//! (`RawIterator`).
+//! (`RawIterator`), `tables` (`Catalog`, `Table`, `Transaction`).
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 
 use pyo3::prelude::*;
@@ -37,6 +39,7 @@ mod raw_iter;
 mod read;
 mod slot;
 mod snapshot;
+mod tables;
 
 /// Destroys the database in `path` (`talus::destroy_db`): only a database whose MANIFEST reads
 /// back, and not one another handle or process has open. The GIL is released meanwhile.
@@ -57,8 +60,9 @@ fn destroy_db(
 /// Talus, a write-optimized LSM storage engine in pure Rust, from Python.
 ///
 /// `talus.DB(path, **options)` opens a database (options by RocksDB's names); keys and values
-/// are bytes. Every call that may touch the disk releases the GIL; `DB.close()` closes
-/// everything made from the database. Errors derive from `talus.Error`.
+/// are bytes. `talus.Catalog(db)` gives tables with secondary indexes and transactions. Every
+/// call that may touch the disk releases the GIL; `DB.close()` closes everything made from the
+/// database. Errors derive from `talus.Error`.
 #[pymodule]
 fn talus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
@@ -68,6 +72,7 @@ fn talus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<snapshot::PySnapshot>()?;
     m.add_class::<iter::PyIter>()?;
     m.add_class::<raw_iter::PyRawIter>()?;
+    tables::register(m)?;
     m.add_function(wrap_pyfunction!(destroy_db, m)?)?;
     Ok(())
 }

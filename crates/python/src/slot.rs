@@ -46,12 +46,25 @@ impl<T> Slot<T> {
         }
     }
 
+    /// `f(&mut value)` under the write lock, or `talus.Closed`. GIL released.
+    pub(crate) fn write<R>(&self, f: impl FnOnce(&mut T) -> R) -> PyResult<R> {
+        match &mut *self.value.write() {
+            Some(v) => Ok(f(v)),
+            None => Err(errors::closed(self.what)),
+        }
+    }
+
     /// Empties the slot under the write lock (after the calls in flight) and runs `f` on what
     /// it held (`None` if it was already empty) before the lock is released. GIL released.
     pub(crate) fn close_with<R>(&self, f: impl FnOnce(Option<T>) -> R) -> R {
         let mut g = self.value.write();
         self.closed.store(true, Ordering::Release);
         f(g.take())
+    }
+
+    /// Takes the value out (closing the slot); `talus.Closed` if it was already empty.
+    pub(crate) fn take(&self) -> PyResult<T> {
+        self.close_with(|v| v.ok_or_else(|| errors::closed(self.what)))
     }
 
     /// True once the slot was emptied (lock-free; may be called with the GIL held).

@@ -8,7 +8,8 @@ import pathlib
 
 import talus
 
-CLASSES = ["DB", "WriteBatch", "Snapshot", "Iterator", "RawIterator"]
+CLASSES = ["DB", "WriteBatch", "Snapshot", "Iterator", "RawIterator", "Catalog", "Table",
+           "Transaction"]
 
 
 def public(cls):

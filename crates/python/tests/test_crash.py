@@ -11,12 +11,18 @@ import talus
 WRITER = r"""
 import sys, talus
 db = talus.DB(sys.argv[1])
+cat = talus.Catalog(db)
+try:
+    t = cat.table("rows")
+except talus.NoSuchTable:
+    t = cat.create_table("rows", [("id", "i64"), ("v", "str")], ["id"], [("by_v", ["v"])])
 start = int(sys.argv[2])
 i = start
 while True:
     with db.write_batch() as wb:
         wb.put(b"k%08d" % i, b"v%d" % i)
         wb.put(b"last", b"%d" % i)
+    t.insert((i, "v%d" % (i % 10)))
     print(i, flush=True)
     i += 1
 """
@@ -42,7 +48,12 @@ def check(path, acked):
         assert last >= acked, "an acknowledged write was lost"
         keys = list(db.keys(b"k", b"l"))
         assert keys == [b"k%08d" % i for i in range(last + 1)], "a hole in the history"
-        return last + 1
+        t = talus.Catalog(db).table("rows")
+        rows = t.scan()
+        assert [r[0] for r in rows][: acked + 1] == list(range(acked + 1))
+        assert len(rows) in (last, last + 1)  # the kill may fall between a batch and its row
+        assert t.verify_indexes() == len(rows)
+        return len(rows)
 
 
 def test_kill_9_and_reopen(path):

@@ -135,7 +135,7 @@ def test_closed_database_raises(path):
                  lambda: db.items(), lambda: db.iterator(), lambda: db.snapshot(),
                  lambda: next(it), lambda: raw.key(), lambda: raw.next(), lambda: raw.valid(),
                  lambda: snap.get(b"k"), lambda: snap.items(), lambda: wb.write(),
-                 lambda: db.delete_range(b"a", b"b")]:
+                 lambda: db.delete_range(b"a", b"b"), lambda: talus.Catalog(db)]:
         with pytest.raises(talus.Closed):
             call()
 
@@ -178,6 +178,9 @@ def test_unknown_options_in_file(tmp_path):
 
 def test_exception_hierarchy():
     for name in ["Corruption", "Locked", "NotFound", "InvalidArgument", "Busy", "IOError",
-                 "NotSupported", "BackgroundError", "Closed"]:
+                 "NotSupported", "BackgroundError", "Closed", "TableError"]:
         assert issubclass(getattr(talus, name), talus.Error)
+    for name in ["DuplicateKey", "SchemaError", "TableExists", "NoSuchTable", "IndexExists",
+                 "NoSuchIndex", "Conflict"]:
+        assert issubclass(getattr(talus, name), talus.TableError)
     assert issubclass(talus.Error, Exception)

@@ -4,6 +4,8 @@ nothing deadlocks, including a close while other threads are reading and iterati
 import threading
 import time
 
+import pytest
+
 import talus
 
 JOIN_TIMEOUT = 120  # seconds; a deadlock fails the test instead of hanging CI
@@ -159,3 +161,26 @@ def test_one_iterator_shared_by_threads_never_crashes(db):
 
     run_threads([consume, consume])
     assert sorted(seen) == [b"%05d" % i for i in range(10_000)]
+
+
+def test_table_layer_threads(db):
+    cat = talus.Catalog(db)
+    t = cat.create_table("t", [("id", "i64"), ("v", "str")], ["id"], [("by_v", ["v"])])
+
+    def inserter(base):
+        def go():
+            for i in range(500):
+                t.insert((base + i, "v%d" % (i % 7)))
+        return go
+
+    def txn_user():
+        for i in range(100):
+            try:
+                with cat.begin() as tx:
+                    tx.insert(t, (10_000 + i, "tx"))
+            except talus.Conflict:
+                pytest.fail("no other writer touches these keys")
+
+    run_threads([inserter(0), inserter(1000), inserter(2000), txn_user])
+    assert len(t.scan()) == 1600
+    assert t.verify_indexes() == 1600
