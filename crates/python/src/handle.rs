@@ -2,9 +2,10 @@
 //! (its children: iterators, snapshots, catalogs, tables, transactions), and the close that
 //! empties them all.
 //!
-//! Who holds it: the `talus.DB` object, and the objects that make further children (a
-//! snapshot's iterators, a catalog's tables), through an `Arc`. Every method here runs with
-//! the GIL released.
+//! Who holds it, through an `Arc`: the `talus.DB` object, the objects that make further
+//! children (a snapshot its iterators, a catalog its tables and transactions), a bound
+//! `WriteBatch` (it writes through it) and a `Table` (for its `repr`). Every method here runs
+//! with the GIL released.
 //!
 //! A child is made by [`DbHandle::adopt`] under the database's read lock and registered (a weak
 //! reference) before that lock is released; [`DbHandle::close`] takes the database out under
