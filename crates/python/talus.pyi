@@ -9,9 +9,18 @@ the database; using one afterwards raises ``talus.Closed``.
 import os
 import pathlib
 from datetime import datetime
-from typing import Any, Iterable, Iterator as _Iter, Mapping, Optional, Sequence, Tuple, TypeVar, Union, overload
+from typing import (
+    Any, Iterable, Iterator as _Iter, Mapping, Optional, Sequence, Tuple, TypeVar, Union, final,
+    overload,
+)
 
 __version__: str
+__all__ = [
+    "BackgroundError", "Busy", "Catalog", "Closed", "Conflict", "Corruption", "DB",
+    "DuplicateKey", "Error", "IOError", "IndexExists", "InvalidArgument", "Iterator", "Locked",
+    "NoSuchIndex", "NoSuchTable", "NotFound", "NotSupported", "RawIterator", "SchemaError",
+    "Snapshot", "Table", "TableError", "TableExists", "Transaction", "WriteBatch", "destroy_db",
+]
 
 _Buffer = Union[bytes, bytearray, memoryview]
 _OptionValue = Union[bool, int, float, str]
@@ -79,6 +88,7 @@ class Conflict(TableError):
 def destroy_db(path: Union[str, os.PathLike[str]], **options: _OptionValue) -> None:
     """Destroy the database in ``path`` (only a database, and not one that is open)."""
 
+@final
 class DB:
     """An open database.
 
@@ -88,8 +98,8 @@ class DB:
     True. ``read_only=True`` opens without writing anything (beside a writer too).
     """
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         path: Union[str, os.PathLike[str]],
         *,
         create_if_missing: Optional[bool] = None,
@@ -98,7 +108,7 @@ class DB:
         options_file: Optional[str] = None,
         ignore_unknown_options: bool = False,
         **kwargs: _OptionValue,
-    ) -> None: ...
+    ) -> DB: ...
     @property
     def path(self) -> pathlib.Path: ...
     @property
@@ -115,10 +125,10 @@ class DB:
         """Delete every key in ``[start, stop)``."""
     def multi_get(self, keys: Iterable[_Buffer]) -> list[Optional[bytes]]:
         """The values of ``keys`` in order (``None`` where absent), from one consistent view."""
-    def __getitem__(self, key: _Buffer) -> bytes: ...
-    def __setitem__(self, key: _Buffer, value: _Buffer) -> None: ...
-    def __delitem__(self, key: _Buffer) -> None: ...
-    def __contains__(self, key: _Buffer) -> bool: ...
+    def __getitem__(self, key: _Buffer, /) -> bytes: ...
+    def __setitem__(self, key: _Buffer, value: _Buffer, /) -> None: ...
+    def __delitem__(self, key: _Buffer, /) -> None: ...
+    def __contains__(self, key: _Buffer, /) -> bool: ...
     def __iter__(self) -> Iterator[bytes]: ...
     def write(self, batch: WriteBatch, *, sync: bool = False, disable_wal: bool = False) -> None: ...
     def write_batch(self, *, sync: bool = False, disable_wal: bool = False) -> WriteBatch:
@@ -150,10 +160,11 @@ class DB:
     def __enter__(self) -> DB: ...
     def __exit__(self, *exc: object) -> bool: ...
 
+@final
 class WriteBatch:
     """Writes applied atomically; used up by its write."""
 
-    def __init__(self) -> None: ...
+    def __new__(cls) -> WriteBatch: ...
     def put(self, key: _Buffer, value: _Buffer) -> None: ...
     def delete(self, key: _Buffer) -> None: ...
     def delete_range(self, start: _Buffer, stop: _Buffer) -> None: ...
@@ -164,6 +175,7 @@ class WriteBatch:
     def __enter__(self) -> WriteBatch: ...
     def __exit__(self, exc_type: object, exc_value: object, traceback: object) -> bool: ...
 
+@final
 class Snapshot:
     """A consistent read view; ``with db.snapshot() as s:`` releases it on exit."""
 
@@ -174,8 +186,8 @@ class Snapshot:
     @overload
     def get(self, key: _Buffer, default: _T) -> Union[bytes, _T]: ...
     def multi_get(self, keys: Iterable[_Buffer]) -> list[Optional[bytes]]: ...
-    def __getitem__(self, key: _Buffer) -> bytes: ...
-    def __contains__(self, key: _Buffer) -> bool: ...
+    def __getitem__(self, key: _Buffer, /) -> bytes: ...
+    def __contains__(self, key: _Buffer, /) -> bool: ...
     def items(
         self, start: Optional[_Buffer] = None, stop: Optional[_Buffer] = None, *,
         prefix: Optional[_Buffer] = None, reverse: bool = False, fill_cache: bool = True,
@@ -196,6 +208,7 @@ class Snapshot:
     def __enter__(self) -> Snapshot: ...
     def __exit__(self, *exc: object) -> bool: ...
 
+@final
 class Iterator(_Iter[_T]):
     """What ``items()``, ``keys()`` and ``values()`` return."""
 
@@ -205,6 +218,7 @@ class Iterator(_Iter[_T]):
     def __enter__(self) -> Iterator[_T]: ...
     def __exit__(self, *exc: object) -> bool: ...
 
+@final
 class RawIterator:
     """A seekable cursor (RocksDB's iterator)."""
 
@@ -223,6 +237,7 @@ class RawIterator:
     def __enter__(self) -> RawIterator: ...
     def __exit__(self, *exc: object) -> bool: ...
 
+@final
 class Catalog:
     """The tables of one database (MyRocks's layout: rows and secondary indexes as keys).
 
@@ -230,7 +245,7 @@ class Catalog:
     ``datetime`` (an aware ``datetime`` or int microseconds; reads back as UTC ``datetime``).
     """
 
-    def __init__(self, db: DB, *, sync: bool = False, disable_wal: bool = False) -> None: ...
+    def __new__(cls, db: DB, *, sync: bool = False, disable_wal: bool = False) -> Catalog: ...
     def create_table(
         self, name: str, columns: Iterable[_Column], primary_key: Sequence[str],
         indexes: Optional[Iterable[_IndexSpec]] = None,
@@ -245,6 +260,7 @@ class Catalog:
     def begin(self) -> Transaction: ...
     def stats(self) -> dict[str, int]: ...
 
+@final
 class Table:
     """One table: rows in as sequences or mappings, out as tuples."""
 
@@ -268,6 +284,7 @@ class Table:
         """Rows whose leading index columns lie between the prefixes ``start`` and ``end`` (inclusive)."""
     def verify_indexes(self) -> int: ...
 
+@final
 class Transaction:
     """Read committed, optimistic on primary keys; ``with cat.begin() as tx:`` commits on a clean exit."""
 

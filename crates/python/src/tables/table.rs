@@ -125,21 +125,21 @@ impl PyTable {
     /// Rows in the order of `index` (`"PRIMARY"` or a secondary index) whose leading index
     /// columns lie between the prefixes `start` and `end` (both inclusive; `None`: open),
     /// descending if `reverse`, only `columns` if given, at most `limit`.
-    #[pyo3(signature = (index = "PRIMARY".to_string(), start = None, end = None, *,
+    #[pyo3(signature = (index = "PRIMARY", start = None, end = None, *,
                         reverse = false, columns = None, limit = None))]
     #[allow(clippy::too_many_arguments)]
     fn scan<'py>(
         &self,
         py: Python<'py>,
-        index: String,
+        index: &str,
         start: Option<&Bound<'py, PyAny>>,
         end: Option<&Bound<'py, PyAny>>,
         reverse: bool,
         columns: Option<Vec<String>>,
         limit: Option<usize>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let def = self.def_with(py, &index)?;
-        let args = ScanArgs::new(&def, index, start, end, reverse, columns, limit)?;
+        let def = self.def_with(py, index)?;
+        let args = ScanArgs::new(&def, index.to_string(), start, end, reverse, columns, limit)?;
         let rows = self.call(py, |t| args.run(|s, visit| t.scan_range(s, visit)))?;
         let rows: Vec<_> = rows.into_iter().map(Some).collect();
         values::rows_to_py(py, &rows)

@@ -98,14 +98,14 @@ impl PyTransaction {
     }
 
     /// `Table.scan` at this transaction's snapshot (its own uncommitted writes not included).
-    #[pyo3(signature = (table, index = "PRIMARY".to_string(), start = None, end = None, *,
+    #[pyo3(signature = (table, index = "PRIMARY", start = None, end = None, *,
                         reverse = false, columns = None, limit = None))]
     #[allow(clippy::too_many_arguments)]
     fn scan<'py>(
         &self,
         py: Python<'py>,
         table: &Bound<'py, PyTable>,
-        index: String,
+        index: &str,
         start: Option<&Bound<'py, PyAny>>,
         end: Option<&Bound<'py, PyAny>>,
         reverse: bool,
@@ -113,8 +113,8 @@ impl PyTransaction {
         limit: Option<usize>,
     ) -> PyResult<Bound<'py, PyList>> {
         let table = table.get();
-        let def = table.def_with(py, &index)?;
-        let args = ScanArgs::new(&def, index, start, end, reverse, columns, limit)?;
+        let def = table.def_with(py, index)?;
+        let args = ScanArgs::new(&def, index.to_string(), start, end, reverse, columns, limit)?;
         let rows = self.call(py, table, |x, t| args.run(|s, visit| x.scan_range(t, s, visit)))?;
         let rows: Vec<_> = rows.into_iter().map(Some).collect();
         values::rows_to_py(py, &rows)
