@@ -190,6 +190,16 @@ pub struct Options {
     /// cache (they survive a process crash), `sync` is `fdatasync`. See
     /// docs/design/write-path.md.
     pub wal_mmap_writes: bool,
+    /// The writers of a write group insert their own batches into the memtable in parallel
+    /// (RocksDB's option; default true, as RocksDB's). Off, the group's leader inserts them all.
+    pub allow_concurrent_memtable_write: bool,
+    /// A writer waiting in the write queue spins and yields for up to
+    /// [`Options::write_thread_max_yield_usec`] before it blocks, so that hand-offs between
+    /// writers need no system call (RocksDB's option; default true, as RocksDB's).
+    pub enable_write_thread_adaptive_yield: bool,
+    /// How long a waiting writer spins and yields before it blocks, in microseconds (RocksDB's
+    /// option; default 100, as RocksDB's).
+    pub write_thread_max_yield_usec: u64,
 }
 
 impl Default for Options {
@@ -255,6 +265,9 @@ impl Default for Options {
             high_pri_pool_ratio: 0.5,
             wal_bytes_per_sync: 1 << 20,
             wal_mmap_writes: true,
+            allow_concurrent_memtable_write: true,
+            enable_write_thread_adaptive_yield: true,
+            write_thread_max_yield_usec: 100,
         }
     }
 }
