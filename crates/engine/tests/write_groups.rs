@@ -14,7 +14,10 @@ use std::sync::Arc;
 use talus::{Db, Options, ReadOptions, WriteBatch, WriteOptions};
 
 const WRITERS: u32 = 4;
-const PER_WRITER: u32 = 3000;
+const PER_WRITER: u32 = 1500;
+/// Puts per write: enough that a group of two has the entries to insert in parallel (the write
+/// path's threshold is 32).
+const PUTS: u32 = 24;
 
 fn key(w: u32, i: u32) -> Vec<u8> {
     format!("w{w}-{i:06}").into_bytes()
@@ -26,6 +29,9 @@ fn write(db: &Db, w: u32, i: u32, sync: bool) {
     // The counter first: a batch seen in part would show the counter without its key.
     let mut b = WriteBatch::new();
     b.put(format!("count{w}"), i.to_le_bytes());
+    for j in 0..PUTS - 2 {
+        b.put(format!("f{w}-{:03}-{i:06}", j * 37 % 101), [j as u8; 16]);
+    }
     b.put(key(w, i), i.to_le_bytes());
     db.write(b, &WriteOptions { sync, ..Default::default() }).unwrap();
 }
@@ -107,8 +113,8 @@ fn run(concurrent: bool, adaptive: bool) {
         }
     };
     check(&db, "before reopen");
-    // Two puts per write: the sequence numbers end exactly there.
-    assert_eq!(db.snapshot().sequence(), u64::from(2 * WRITERS * PER_WRITER), "{ctx}");
+    // PUTS puts per write: the sequence numbers end exactly there.
+    assert_eq!(db.snapshot().sequence(), u64::from(PUTS * WRITERS * PER_WRITER), "{ctx}");
     drop(db);
     let db = Db::open(dir.path(), opts).unwrap();
     check(&db, "after reopen");

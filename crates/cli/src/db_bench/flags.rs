@@ -147,7 +147,7 @@ define_flags! {
     pin_l0_filter_and_index_blocks_in_cache: bool = false; "With --cache_index_and_filter_blocks: L0 table readers pin their index and filter blocks"
     mmap_write: Option<bool> = None; "RocksDB's allow_mmap_writes: write SST files through memory mappings (RocksDB never maps its WAL); talus writes SSTs with write(2), so only false"
     wal_mmap_writes: Option<bool> = None; "talus: append the WAL through a memory mapping (unset: true); rocksdb cannot map its WAL, so only false"
-    wal_bytes_per_sync: i64 = -1; "Start WAL writeback every N bytes (0: never; -1: the engine's default, 1 MiB for talus, 0 for rocksdb)"
+    wal_bytes_per_sync: i64 = -1; "Start WAL writeback every N bytes (0: never; -1: the engine's default, 0 for both)"
     cache_high_pri_pool_ratio: f64 = 0.0; "lru_cache: share of the cache for index/filter blocks and hit entries (0 to 1)"
     partition_index: bool = false; "Partition index blocks (index_type=kTwoLevelIndexSearch: partitions cached like data blocks, only the top level held)"
     partition_index_and_filters: bool = false; "Partition index and filter blocks (kTwoLevelIndexSearch + partition_filters)"

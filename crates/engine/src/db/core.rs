@@ -92,6 +92,8 @@ pub(crate) struct DbInner {
     pub allocated_sequence: AtomicU64,
     /// Write groups between their WAL record and their publication (`write_group.rs`).
     pub inflight_groups: std::sync::atomic::AtomicUsize,
+    /// Where write groups wait for each other (`write_group.rs`).
+    pub group_event: super::write_queue::GroupEvent,
     pub snapshots: Arc<SnapshotList>,
     pub table_cache: Arc<TableCache>,
     pub writers: WriteQueue,

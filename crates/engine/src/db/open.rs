@@ -297,6 +297,7 @@ fn new_inner(
         last_sequence: AtomicU64::new(last_seq),
         allocated_sequence: AtomicU64::new(last_seq),
         inflight_groups: std::sync::atomic::AtomicUsize::new(0),
+        group_event: Default::default(),
         snapshots: Arc::new(SnapshotList::default()),
         table_cache,
         writers: WriteQueue::new(if opts.enable_write_thread_adaptive_yield {

@@ -8,9 +8,9 @@
 //! queue with its group, and the next writer leads the next group's stage one while this group
 //! runs **stage two**: the memtable inserts, each member inserting its own batch at its own
 //! sequence numbers in parallel (the leader hands the others their work), or the leader alone
-//! (one member, or `allow_concurrent_memtable_write` off); then the group waits until every
-//! earlier group has published and publishes its last sequence number, so readers see groups
-//! whole and in order; then the members return.
+//! (one member, fewer than `PARALLEL_MIN_ENTRIES` entries, or `allow_concurrent_memtable_write`
+//! off); then the group waits until every earlier group has published and publishes its last
+//! sequence number, so readers see groups whole and in order; then the members return.
 //!
 //! Invariants: sequence numbers are allocated in WAL order, by stage one alone
 //! (`DbInner::allocated_sequence`); `DbInner::inflight_groups` counts the groups between stage
@@ -31,7 +31,7 @@ use smallvec::SmallVec;
 
 use super::core::DbInner;
 use super::stats::DbStats;
-use super::write_queue::{wait_for, MemberWork, Writer};
+use super::write_queue::{MemberWork, Writer};
 use crate::batch::WriteBatch;
 use crate::error::Result;
 use crate::key::SequenceNumber;
@@ -40,6 +40,11 @@ use crate::options::WriteOptions;
 
 /// Largest group a leader assembles (bytes of batches).
 const MAX_GROUP_BYTES: usize = 1 << 20;
+
+/// Fewest entries of a group whose members insert in parallel: handing a member its share and
+/// waiting for it costs a cross-thread hand-off (microseconds on a quiet machine, a time slice on
+/// a busy one), more than the leader inserting a few entries itself.
+const PARALLEL_MIN_ENTRIES: u32 = 32;
 
 /// The writers of a group, the leader first.
 type Members = SmallVec<[Arc<Writer>; 8]>;
@@ -88,7 +93,8 @@ impl DbInner {
 
     /// Waits until every group that appended its WAL record has published.
     pub(super) fn drain_groups(&self) {
-        wait_for(|| self.inflight_groups.load(Ordering::Acquire) == 0);
+        self.group_event
+            .wait(self.writers.max_yield, || self.inflight_groups.load(Ordering::Acquire) == 0);
     }
 
     /// The first sequence number of the next group (stage one only).
@@ -99,7 +105,9 @@ impl DbInner {
     /// Leads a group from `w` (at the front of the queue); returns `w`'s result.
     fn lead(&self, w: &Arc<Writer>) -> Result<()> {
         let (members, mut combined, sync) = self.take_group(w);
-        let parallel = self.opts.allow_concurrent_memtable_write && members.len() > 1;
+        let parallel = self.opts.allow_concurrent_memtable_write
+            && members.len() > 1
+            && combined.count() >= PARALLEL_MIN_ENTRIES;
         let staged = self.append_group(&mut combined, sync, w.disable_wal, members.len());
         let staged = staged.map(|(mem, first_seq)| {
             self.inflight_groups.fetch_add(1, Ordering::AcqRel);
@@ -183,7 +191,7 @@ impl DbInner {
             }
             pending.fetch_sub(1, Ordering::AcqRel);
         }
-        wait_for(|| pending.load(Ordering::Acquire) == 0);
+        self.group_event.wait(self.writers.max_yield, || pending.load(Ordering::Acquire) == 0);
     }
 
     /// A member's share of a parallel group's stage two (see [`MemberWork`]).
@@ -192,15 +200,21 @@ impl DbInner {
         if let Some(b) = w.batch.lock().take() {
             work.mem.insert_batch_concurrent(&b, work.first_seq);
         }
-        work.pending.fetch_sub(1, Ordering::AcqRel);
+        if work.pending.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.group_event.notify();
+        }
     }
 
     /// Publishes the group of `combined` (from `first_seq`) once every earlier group has.
     fn publish(&self, first_seq: u64, combined: &WriteBatch, members: usize) {
         let count = u64::from(combined.count());
-        wait_for(|| self.last_sequence.load(Ordering::Acquire) >= first_seq - 1);
+        self.group_event.wait(self.writers.max_yield, || {
+            self.last_sequence.load(Ordering::Acquire) >= first_seq - 1
+        });
         self.last_sequence.store(first_seq + count - 1, Ordering::Release);
         self.inflight_groups.fetch_sub(1, Ordering::AcqRel);
+        // Later groups wait for this publication, a drain for the count.
+        self.group_event.notify();
         DbStats::add(&self.stats.user_writes, members as u64);
         DbStats::add(&self.stats.write_groups, 1);
         DbStats::add(&self.stats.user_keys, count);

@@ -67,8 +67,9 @@ pub(crate) struct MemberWork {
 /// Writers waiting to commit, front first.
 pub(crate) struct WriteQueue {
     pub q: Mutex<VecDeque<Arc<Writer>>>,
-    /// How long a writer spins and yields before it blocks (zero: it blocks at once).
-    max_yield: Duration,
+    /// How long a writer spins and yields before it blocks (zero: it spins briefly, then
+    /// blocks).
+    pub max_yield: Duration,
 }
 
 impl WriteQueue {
@@ -88,7 +89,7 @@ impl WriteQueue {
 
     /// Returns once `cond(w)` holds (see the module doc).
     pub fn wait(&self, w: &Writer, cond: impl Fn(&Writer) -> bool) {
-        if !self.max_yield.is_zero() && spin_until(self.max_yield, || cond(w)) {
+        if spin_until(self.max_yield, || cond(w)) {
             return;
         }
         let mut q = self.q.lock();
@@ -137,32 +138,88 @@ impl WriteQueue {
     }
 }
 
-/// Spins, then yields, until `cond` holds or `max` has passed; true if it holds.
+/// Spins briefly, then yields, until `cond` holds or `max` has passed; true if it holds. As
+/// RocksDB's adaptive yield: a yield that took longer than [`SLOW_YIELD`] (other threads want
+/// the core: each further yield may cost a whole time slice) ends the yielding, and the caller
+/// blocks instead; and while yielding keeps failing, it is skipped (see [`YieldCredit`]).
 pub(crate) fn spin_until(max: Duration, cond: impl Fn() -> bool) -> bool {
-    for _ in 0..128 {
+    for _ in 0..200 {
         if cond() {
             return true;
         }
         std::hint::spin_loop();
     }
+    if max.is_zero() || !CREDIT.may_yield() {
+        return cond();
+    }
     let start = Instant::now();
     loop {
-        for _ in 0..16 {
-            if cond() {
-                return true;
-            }
-            std::thread::yield_now();
+        let before = Instant::now();
+        std::thread::yield_now();
+        if cond() {
+            CREDIT.record(true);
+            return true;
         }
-        if start.elapsed() >= max {
-            return cond();
+        let now = Instant::now();
+        if now.duration_since(before) > SLOW_YIELD || now.duration_since(start) >= max {
+            CREDIT.record(false);
+            return false;
         }
     }
 }
 
-/// Waits until `cond` holds: spins and yields, then sleeps in 50 us steps. For waits on
-/// another thread's work in progress (never on an event that may not come).
-pub(crate) fn wait_for(cond: impl Fn() -> bool) {
-    while !spin_until(Duration::from_millis(1), &cond) {
-        std::thread::sleep(Duration::from_micros(50));
+/// Whether yielding has been paying off lately (process-wide): +1 for a yield phase that saw
+/// its condition, -8 for one that gave up; below zero, yield phases are skipped but for one in
+/// 256, which keeps measuring (RocksDB's `yield_credit`).
+struct YieldCredit {
+    credit: std::sync::atomic::AtomicI32,
+    tries: AtomicUsize,
+}
+
+static CREDIT: YieldCredit =
+    YieldCredit { credit: std::sync::atomic::AtomicI32::new(0), tries: AtomicUsize::new(0) };
+
+impl YieldCredit {
+    fn may_yield(&self) -> bool {
+        self.credit.load(Ordering::Relaxed) >= 0
+            || self.tries.fetch_add(1, Ordering::Relaxed).is_multiple_of(256)
+    }
+
+    fn record(&self, worked: bool) {
+        let c = self.credit.load(Ordering::Relaxed);
+        let next = if worked { (c + 1).min(64) } else { (c - 8).max(-64) };
+        self.credit.store(next, Ordering::Relaxed);
+    }
+}
+
+/// A yield longer than this means other threads want the core (RocksDB's
+/// `write_thread_slow_yield_usec` default).
+const SLOW_YIELD: Duration = Duration::from_micros(3);
+
+/// Where the threads of write groups wait for each other's progress (a member's inserts, an
+/// earlier group's publication, the groups in flight draining): they spin and yield as
+/// [`spin_until`] does, then block here; whoever makes progress calls [`GroupEvent::notify`].
+#[derive(Default)]
+pub(crate) struct GroupEvent {
+    m: Mutex<()>,
+    cv: Condvar,
+}
+
+impl GroupEvent {
+    /// Returns once `cond` holds (`max_yield`: how long to spin and yield first).
+    pub fn wait(&self, max_yield: Duration, cond: impl Fn() -> bool) {
+        if spin_until(max_yield, &cond) {
+            return;
+        }
+        let mut g = self.m.lock();
+        while !cond() {
+            self.cv.wait(&mut g);
+        }
+    }
+
+    /// Wakes the waiters (after the progress they wait for is visible).
+    pub fn notify(&self) {
+        let _g = self.m.lock();
+        self.cv.notify_all();
     }
 }
