@@ -58,6 +58,7 @@ fn commands(db: &Path, other: &Path) -> Vec<(Vec<String>, Expect)> {
         c(&["ldb", &d, "checkconsistency"], Reads),
         c(&["ldb", &d, "manifest_dump"], Reads),
         c(&["stress", &d, &exp, "--max_key=100", "--ops_per_thread=10"], Locked),
+        c(&["stress", &d, "--max_key=100", "--duration=1"], Locked),
         c(
             &[
                 "stress",
