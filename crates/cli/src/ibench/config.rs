@@ -30,47 +30,7 @@ impl EngineKind {
     }
 }
 
-/// One benchmark step.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Step {
-    /// Insert `--num` rows per client in PK order, no secondary indexes (creates the tables).
-    LoadI0,
-    /// Create the three secondary indexes.
-    CreateIndexes,
-    /// Insert `--num_i1` more rows per client with index maintenance.
-    LoadI1,
-    /// Insert `--num_i2` more rows per client, deleting `--deletes_per_insert_i2` rows from
-    /// the PK tail per row inserted (the benchmark's second insert step).
-    LoadI2,
-    /// Range queries flat out while a background writer inserts this many rows/s per client.
-    Query(u32),
-}
-
-impl Step {
-    /// The step's name as given in `--steps` (`l.i0`, `q100`, ...).
-    pub fn name(self) -> String {
-        match self {
-            Step::LoadI0 => "l.i0".into(),
-            Step::CreateIndexes => "l.x".into(),
-            Step::LoadI1 => "l.i1".into(),
-            Step::LoadI2 => "l.i2".into(),
-            Step::Query(r) => format!("q{r}"),
-        }
-    }
-
-    fn parse(s: &str) -> Option<Step> {
-        match s {
-            "l.i0" => Some(Step::LoadI0),
-            "l.x" => Some(Step::CreateIndexes),
-            "l.i1" => Some(Step::LoadI1),
-            "l.i2" => Some(Step::LoadI2),
-            "q100" => Some(Step::Query(100)),
-            "q500" => Some(Step::Query(500)),
-            "q1000" => Some(Step::Query(1000)),
-            _ => None,
-        }
-    }
-}
+pub use super::step_order::Step;
 
 /// Secondary indexes the schema defines (`schema::INDEXES`, which checks it at compile time).
 pub const MAX_SECONDARY_INDEXES: usize = 3;

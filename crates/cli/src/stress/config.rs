@@ -443,3 +443,34 @@ pub fn parse_workload(v: Option<&str>) -> Result<bool, String> {
 
 #[cfg(test)]
 mod tests;
+
+impl Config {
+    /// Changes the configuration so that the kill point `point` is reached within a cycle (the
+    /// driver's rotation, [`super::kill`]).
+    pub fn steer_to(&mut self, point: &str) {
+        if point.starts_with("wal.sync") {
+            self.sync = true;
+            self.disable_wal = false;
+        }
+        if point.starts_with("wal.") {
+            self.disable_wal = false;
+        }
+        if point == "direct.tail_written" {
+            self.direct_writes = true;
+        }
+        if point.starts_with("ingest.") {
+            self.ingest_one_in = 50;
+        }
+        if point.starts_with("flush.")
+            || point.starts_with("compaction.")
+            || point.starts_with("wal.switch")
+            || point.starts_with("wal.prepare")
+            || point.starts_with("manifest.append")
+            || point == "obsolete.deleting"
+        {
+            self.write_buffer_size = self.write_buffer_size.min(256 << 10);
+            self.l0_trigger = self.l0_trigger.min(2);
+            self.flush_one_in = self.flush_one_in.min(500);
+        }
+    }
+}

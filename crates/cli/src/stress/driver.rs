@@ -184,7 +184,7 @@ fn drive(p: &Parsed) -> Result<Totals, String> {
         }
         let target = rotation.as_ref().map(|r| r.next_point(&tally));
         if let Some(point) = target {
-            kill::steer(&mut cfg, point);
+            cfg.steer_to(point);
             cfg.kill_random_test = rotation.as_ref().map_or(1, |r| r.odds(point));
             cfg.kill_points = vec![point.to_string()];
         }

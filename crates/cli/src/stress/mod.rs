@@ -74,7 +74,7 @@ pub fn run(args: &[String]) -> i32 {
             return EXIT_USAGE;
         }
     };
-    if let Err(e) = kill::arm_worker(&cfg) {
+    if let Err(e) = kill::arm_worker(cfg.kill_random_test, &cfg.kill_points, cfg.seed) {
         eprintln!("talus stress: {e}");
         return EXIT_USAGE;
     }
