@@ -2,24 +2,35 @@
 //!
 //! Each cycle spawns this same binary (`std::env::current_exe()`) as a worker `talus stress`
 //! with options drawn at random (compression, block size, write buffer size, bloom bits, cache
-//! size, open files, background jobs, sync, rarely disable_wal, WAL recovery mode unless
-//! `--wal_recovery_mode` fixes it), lets it run
-//! a random time between `--kill_min_ms` and `--kill_max_ms` (one cycle in ten: 50 ms to
-//! `min(kill_min_ms, 1500)`, to land in recovery), and kills it with SIGKILL
-//! (`Child::kill`). The kill lands either during the worker's startup (recovery plus the
-//! verification of the previous cycle) or during its workload; the cycle line says which. Then
-//! a `--verify_only` worker with the same options must recover the database and find every key
-//! as the expected state says (see `verify.rs`). After the last cycle, a final verify-only run
-//! with default options. Any failure stops the loop; the exit code is then non-zero.
+//! size, open files, background jobs, sync, rarely disable_wal, WAL recovery mode, direct IO,
+//! index type, checksum), lets it run a random time between `--kill_min_ms` and
+//! `--kill_max_ms` (one cycle in ten: 50 ms to `min(kill_min_ms, 1500)`, to land in recovery),
+//! and kills it with SIGKILL (`Child::kill`). The kill lands either during the worker's startup
+//! (recovery plus the verification of the previous cycle) or during its workload; the cycle
+//! line says which. Then a `--verify_only` worker with the same options must recover the
+//! database and find every key as the expected state says (see `verify.rs`). After the last
+//! cycle, a final verify-only run with the command line's options. Any failure stops the loop;
+//! the exit code is then non-zero.
 //!
-//! The driver keeps no state but its counters: the database and the expected-state file
-//! (default `<db>.expected`, beside the directory) are the whole state between processes. With
-//! `--destroy_db_initially` (the default) a previous database is removed first with
-//! `talus::destroy_db`: refused if another process has it open, and nothing but the engine's
-//! files is deleted.
+//! Every worker option is accepted and checked here first (`Config::from_args`, an
+//! `--options_file` read): an option the command line names (an engine option by any of its
+//! names, `--sync`, `--disable_wal`, `--value_size_max`, the op mix, `--options_file`, ...) is
+//! passed to every worker and never drawn; the draws replace only what it leaves out, on top of
+//! the OPTIONS file. `--verify_only` is refused.
+//!
+//! Before it creates anything the driver checks (`setup.rs`, `crate::precheck`) the
+//! expected-state file (default `<db>.expected`, beside the directory: with
+//! `--destroy_db_initially`, the default, it must be missing or an expected-state file, which
+//! is then removed; without, it must have been made for the same `--max_key`), that its
+//! directory can be created, that `--db` is a database, empty or missing (never another
+//! program's directory, whether or not it is to be replaced), and that no other process holds
+//! its LOCK. Then it removes the previous database with `talus::destroy_db`
+//! (LOCK first; nothing but the engine's files) and makes the state's directory. The driver
+//! keeps no state but its counters: the database and the expected-state file are the whole
+//! state between processes.
 
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -27,7 +38,7 @@ use std::time::{Duration, Instant};
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use talus::{CompactionStyle, CompressionType, WalRecoveryMode};
+use talus::{CompressionType, WalRecoveryMode};
 
 use super::config::Config;
 use super::kill;
@@ -80,9 +91,18 @@ pub fn run(p: &Parsed) -> i32 {
 }
 
 fn drive(p: &Parsed) -> Result<Totals, String> {
-    let db = PathBuf::from(p.value("db").ok_or("--db=DIR is required")?);
-    let expected = match p.value("expected_state") {
-        Some(e) => PathBuf::from(e),
+    // 1. Every flag, the workers' included (an OPTIONS file read and checked), before anything
+    // is touched. The workers start from this template; what the command line names is kept
+    // for every cycle, the rest is drawn per cycle.
+    let mut template = Config::from_args(p)?;
+    if template.verify_only {
+        return Err("--verify_only is a worker option: the crash driver verifies after every \
+                    kill by itself"
+            .into());
+    }
+    let db = template.db.clone();
+    let expected = match &template.expected_state {
+        Some(e) => e.clone(),
         None => {
             let name = db.file_name().ok_or("--db must name a directory")?;
             let mut name = name.to_os_string();
@@ -90,6 +110,10 @@ fn drive(p: &Parsed) -> Result<Totals, String> {
             db.with_file_name(name)
         }
     };
+    template.expected_state = Some(expected.clone());
+    // Workers keep the database and its expected state across kills.
+    template.destroy_db_initially = false;
+    template.duration = 3600;
     let duration = Duration::from_secs(p.number("duration")?.unwrap_or(600));
     let max_cycles = p.number("cycles")?.unwrap_or(u64::MAX);
     let kill_min = p.number("kill_min_ms")?.unwrap_or(2000);
@@ -99,14 +123,6 @@ fn drive(p: &Parsed) -> Result<Totals, String> {
         None => std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(1, |d| d.as_nanos() as u64),
-    };
-    let threads = p.number("threads")?.unwrap_or(8).max(1) as usize;
-    let max_key = p.number("max_key")?.unwrap_or(100_000);
-    let table_workload = super::config::parse_workload(p.value("workload"))?;
-    // Fixed for every cycle if given; drawn per cycle otherwise.
-    let recovery_mode = match p.value("wal_recovery_mode") {
-        Some(m) => Some(WalRecoveryMode::parse(m).map_err(|e| e.to_string())?),
-        None => None,
     };
     // Whitebox: the kill points to rotate through (a build with them only).
     let mut rotation = match p.value("kill_points") {
@@ -124,24 +140,29 @@ fn drive(p: &Parsed) -> Result<Totals, String> {
     // Every cycle with direct reads and writes (otherwise each is drawn per cycle).
     let direct_io = p.flag("direct_io");
     let mut tally = kill::Tally::default();
-    let destroy = !p.value("destroy_db_initially").is_some_and(|v| v == "0" || v == "false");
+    let destroy = p.flag_or("destroy_db_initially", true);
+    // 2. The disk, read only: the expected-state file (kept: the same --max_key; replaced:
+    // only a file that is one), where it goes, the directory and its LOCK.
+    super::setup::check_expected(&expected, template.max_key, destroy)?;
+    let parent = expected.parent().filter(|d| !d.as_os_str().is_empty());
+    if let Some(dir) = parent {
+        crate::precheck::output_dir("--expected_state", dir)?;
+    }
+    crate::dbdir::check_replaceable(&db)?;
+    crate::precheck::not_locked(&db)?;
+    // 3. Only now: replace the previous run's database and state, make the state's directory.
     if destroy {
-        destroy_db(&db, &expected)?;
+        super::setup::replace(&db, Some(&expected))?;
+    }
+    if let Some(dir) = parent {
+        std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
     }
     let exe = std::env::current_exe().map_err(|e| format!("finding this executable: {e}"))?;
     let mut rng = StdRng::seed_from_u64(seed);
-    // Fixed for the database's life; `--compaction_style=universal` selects universal.
-    let style = match p.value("compaction_style") {
-        None | Some("level") | Some("0") => CompactionStyle::Level,
-        Some("universal") | Some("1") => CompactionStyle::Universal,
-        Some(other) => return Err(format!("compaction_style: unknown style {other:?}")),
-    };
-    if let Some(parent) = expected.parent() {
-        std::fs::create_dir_all(parent)
-            .map_err(|e| format!("creating {}: {e}", parent.display()))?;
-    }
     // Fixed for the expected state's life (values are checked against it).
-    let value_size_max = [0, 20, 100, 1000][rng.gen_range(0..4)];
+    let drawn_vmax = [0, 20, 100, 1000][rng.gen_range(0..4)];
+    let value_size_max = if p.has("value_size_max") { template.value_size_max } else { drawn_vmax };
+    let (threads, max_key) = (template.threads, template.max_key);
     println!(
         "crash test: db {} expected state {} seed {seed} duration {}s threads {threads} \
          max_key {max_key} kill after {kill_min}..{kill_max} ms",
@@ -152,25 +173,18 @@ fn drive(p: &Parsed) -> Result<Totals, String> {
     let t0 = Instant::now();
     let mut tot = Totals::default();
     while tot.cycles < max_cycles && t0.elapsed() < duration && tot.failures == 0 {
-        let mut cfg = Config::new(db.clone(), expected.clone());
-        cfg.threads = threads;
-        cfg.max_key = max_key;
-        cfg.compaction_style = style;
+        let mut cfg = template.clone();
         cfg.value_size_max = value_size_max;
-        cfg.duration = 3600;
         cfg.seed = rng.gen();
         randomize(&mut cfg, &mut rng);
+        keep_given(&mut cfg, &template, p)?;
         if direct_io {
             cfg.use_direct_reads = true;
             cfg.direct_writes = true;
         }
-        cfg.table_workload = table_workload;
-        if let Some(m) = recovery_mode {
-            cfg.wal_recovery_mode = m;
-        }
         let target = rotation.as_ref().map(|r| r.next_point(&tally));
         if let Some(point) = target {
-            kill::steer(&mut cfg, point);
+            cfg.steer_to(point);
             cfg.kill_random_test = rotation.as_ref().map_or(1, |r| r.odds(point));
             cfg.kill_points = vec![point.to_string()];
         }
@@ -231,13 +245,8 @@ fn drive(p: &Parsed) -> Result<Totals, String> {
         );
     }
     if tot.failures == 0 {
-        let mut cfg = Config::new(db.clone(), expected.clone());
-        cfg.max_key = max_key;
+        let mut cfg = template.clone();
         cfg.verify_only = true;
-        cfg.table_workload = table_workload;
-        if let Some(m) = recovery_mode {
-            cfg.wal_recovery_mode = m;
-        }
         let v = verify_run(&exe, &cfg, &mut tot)?;
         println!("final verify-only run: {v}");
     }
@@ -291,6 +300,23 @@ fn drive(p: &Parsed) -> Result<Totals, String> {
         tot.failures
     );
     Ok(tot)
+}
+
+/// Sets back the options the command line names (engine options by any of their names, and
+/// `--sync`, `--disable_wal`) after [`randomize`] drew them: those are fixed for every cycle.
+fn keep_given(cfg: &mut Config, template: &Config, p: &Parsed) -> Result<(), String> {
+    let mut o = cfg.db_options()?;
+    for name in p.names().iter().filter(|n| crate::options::engine::find(n).is_some()) {
+        crate::options::engine::set(&mut o, name, p.value(name).unwrap_or("true"))?;
+    }
+    cfg.set_fields(&o);
+    if p.has("sync") {
+        cfg.sync = template.sync;
+    }
+    if p.has("disable_wal") {
+        cfg.disable_wal = template.disable_wal;
+    }
+    Ok(())
 }
 
 /// Draws the per-cycle options, as db_crashtest.py does.
@@ -493,19 +519,4 @@ fn verify_run(exe: &Path, cfg: &Config, tot: &mut Totals) -> Result<String, Stri
         });
     }
     Ok(format!("ok in {:.1}s: {}", t.elapsed().as_secs_f64(), summary.unwrap_or("")))
-}
-
-/// Removes a previous run's database with `talus::destroy_db` (the LOCK first, so a database
-/// in use is refused; only the engine's files; the directory only if that empties it) and its
-/// expected state. A directory that is neither a database nor empty is refused whole: the crash
-/// test does not move into someone else's directory.
-fn destroy_db(db: &Path, expected: &Path) -> Result<(), String> {
-    crate::dbdir::check_replaceable(db)?;
-    talus::destroy_db(db, &talus::Options::default())
-        .map_err(|e| format!("destroying {}: {e}", db.display()))?;
-    match std::fs::remove_file(expected) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(format!("removing {}: {e}", expected.display())),
-    }
 }

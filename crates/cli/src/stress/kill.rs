@@ -13,8 +13,6 @@
 
 use std::collections::BTreeMap;
 
-use super::config::Config;
-
 /// `--kill_points=all|PREFIX,...`: the prefixes (empty: all). Each must match some point.
 pub fn parse_points(v: Option<&str>) -> Result<Vec<String>, String> {
     let Some(v) = v else { return Ok(Vec::new()) };
@@ -44,11 +42,11 @@ pub fn selected(prefixes: &[String]) -> Vec<&'static str> {
 
 /// Arms the worker's kill points (see the module doc); an error if it asks for them in a build
 /// without them.
-pub fn arm_worker(cfg: &Config) -> Result<(), String> {
-    if cfg.kill_random_test == 0 {
+pub fn arm_worker(kill_random_test: u64, points: &[String], seed: u64) -> Result<(), String> {
+    if kill_random_test == 0 {
         return Ok(());
     }
-    if !talus::kill_point::arm(cfg.kill_random_test, &cfg.kill_points, cfg.seed) {
+    if !talus::kill_point::arm(kill_random_test, points, seed) {
         return Err("--kill_random_test needs kill points, which this build lacks: build with \
              `cargo build --release -p talus-cli --features kill-points`"
             .into());
@@ -66,34 +64,6 @@ pub fn odds_for(point: &str) -> u64 {
         "obsolete.deleting" => 8,
         p if p.starts_with("manifest.roll") || p.starts_with("open.") => 1,
         _ => 2,
-    }
-}
-
-/// Changes `cfg` so that `point` is reached within a cycle.
-pub fn steer(cfg: &mut Config, point: &str) {
-    if point.starts_with("wal.sync") {
-        cfg.sync = true;
-        cfg.disable_wal = false;
-    }
-    if point.starts_with("wal.") {
-        cfg.disable_wal = false;
-    }
-    if point == "direct.tail_written" {
-        cfg.direct_writes = true;
-    }
-    if point.starts_with("ingest.") {
-        cfg.ingest_one_in = 50;
-    }
-    if point.starts_with("flush.")
-        || point.starts_with("compaction.")
-        || point.starts_with("wal.switch")
-        || point.starts_with("wal.prepare")
-        || point.starts_with("manifest.append")
-        || point == "obsolete.deleting"
-    {
-        cfg.write_buffer_size = cfg.write_buffer_size.min(256 << 10);
-        cfg.l0_trigger = cfg.l0_trigger.min(2);
-        cfg.flush_one_in = cfg.flush_one_in.min(500);
     }
 }
 

@@ -295,9 +295,16 @@ fn new_inner(
             version: current,
         })),
         last_sequence: AtomicU64::new(last_seq),
+        allocated_sequence: AtomicU64::new(last_seq),
+        inflight_groups: std::sync::atomic::AtomicUsize::new(0),
+        group_event: Default::default(),
         snapshots: Arc::new(SnapshotList::default()),
         table_cache,
-        writers: WriteQueue::default(),
+        writers: WriteQueue::new(if opts.enable_write_thread_adaptive_yield {
+            std::time::Duration::from_micros(opts.write_thread_max_yield_usec)
+        } else {
+            std::time::Duration::ZERO
+        }),
         wal: Mutex::new(None),
         next_wal: Mutex::new(None),
         wal_dir_unsynced: AtomicBool::new(false),

@@ -5,10 +5,11 @@
 //! the middle leaves them pending (old or new value, resolved at the next verification).
 //!
 //! The file is written under `<expected_state>.ingest/` (the tool's own directory beside the
-//! expected-state file, never inside the database); a worker empties it when it starts, since a
-//! killed worker may leave a file there.
+//! expected-state file, never inside the database; without an expected-state file, a directory
+//! named after the process under the system's temporary directory); a worker empties it when it
+//! starts, since a killed worker may leave a file there.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use rand::Rng;
 use talus::{IngestOptions, SstFileWriter};
@@ -17,15 +18,22 @@ use super::{db_err, lock_all, Worker};
 use crate::stress::value::{key_bytes, make_value};
 use crate::stress::Failure;
 
-/// The scratch directory of the ingestion op for the expected-state file `expected`.
-pub fn scratch_dir(expected: &Path) -> PathBuf {
-    let mut name = expected.as_os_str().to_os_string();
-    name.push(".ingest");
-    PathBuf::from(name)
+/// The scratch directory of the ingestion op beside the expected-state file `expected`, or (an
+/// expected state in memory only) one under the system's temporary directory named after this
+/// process.
+pub fn scratch_dir(expected: &Option<PathBuf>) -> PathBuf {
+    match expected {
+        Some(e) => {
+            let mut name = e.as_os_str().to_os_string();
+            name.push(".ingest");
+            PathBuf::from(name)
+        }
+        None => std::env::temp_dir().join(format!("talus-stress-ingest-{}", std::process::id())),
+    }
 }
 
 /// Empties (creating it if needed) the scratch directory: only `*.sst` files this op names.
-pub fn reset_scratch(expected: &Path) -> Result<(), String> {
+pub fn reset_scratch(expected: &Option<PathBuf>) -> Result<(), String> {
     let dir = scratch_dir(expected);
     if let Ok(entries) = std::fs::read_dir(&dir) {
         for e in entries.flatten() {
