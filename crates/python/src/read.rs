@@ -129,8 +129,14 @@ impl Reader {
         py: Python<'py>,
         keys: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let objs: Vec<Bound<'py, PyAny>> =
-            keys.try_iter()?.collect::<PyResult<Vec<Bound<'py, PyAny>>>>()?;
+        // A list or tuple is read in place (no iterator protocol per key).
+        let objs: Vec<Bound<'py, PyAny>> = if let Ok(l) = keys.cast::<PyList>() {
+            l.iter().collect()
+        } else if let Ok(t) = keys.cast::<pyo3::types::PyTuple>() {
+            t.iter().collect()
+        } else {
+            keys.try_iter()?.collect::<PyResult<_>>()?
+        };
         let ks: Vec<Bytes<'_>> =
             objs.iter().map(|o| args::bytes(o, "key")).collect::<PyResult<_>>()?;
         let got = py.detach(|| {
@@ -139,13 +145,15 @@ impl Reader {
                 db.multi_get(&ks, &ro).into_iter().map(|r| r.map_err(errors::engine)).collect()
             })?
         })?;
-        let out = PyList::empty(py);
-        for v in got {
-            match v {
-                Some(v) => out.append(PyBytes::new(py, &v))?,
-                None => out.append(py.None())?,
-            }
-        }
+        // One list of the final length, filled in place (no appends).
+        let none = py.None().into_bound(py);
+        let out = PyList::new(
+            py,
+            got.iter().map(|v| match v {
+                Some(v) => PyBytes::new(py, v).into_any(),
+                None => none.clone(),
+            }),
+        )?;
         Ok(out)
     }
 
