@@ -17,6 +17,9 @@ pub use crate::oltp::checksum::Checksum;
 pub trait IbenchBackend: Send + Sync {
     /// Creates table `table` (no secondary indexes); fails if it exists.
     fn create_table(&self, table: usize) -> BResult<()>;
+    /// How many secondary indexes table `table` has; `None` if there is no such table.
+    /// Reads only (creates no table or file).
+    fn secondary_indexes(&self, table: usize) -> BResult<Option<usize>>;
     /// Creates `indexes` on the populated table `table`.
     fn create_indexes(&self, table: usize, indexes: &[IndexSpec]) -> BResult<()>;
     /// Opens a session on table `table`; `concurrent` sessions are open at once (SQLite divides

@@ -4,8 +4,12 @@
 //!
 //! `talus ibench --engine=talus|rocksdb|sqlite --db=DIR --steps=l.i0,l.x,l.i1,q100,q500 --num=N
 //! --num_i1=M --seconds=S --clients=C --results=DIR [...]` (all flags: [`config::HELP`]).
-//! Every flag is checked before `--db` is touched; an error names the flag and exits 1. When the
-//! steps include `l.i0` the `--db` directory must be missing or empty (l.i0 creates the tables).
+//! Every flag and the step order ([`step_order`]) are checked before `--db` is touched; an
+//! error names the flag and exits 1. When the steps include `l.i0` (first) the `--db`
+//! directory must be missing or empty (l.i0 creates the tables); without it `--db` must hold
+//! the tables, which are checked for the secondary indexes the steps need right after the open
+//! (which takes the database's LOCK). `--results` is checked up front and written only after
+//! that, so a refused run leaves no database and no results folder.
 //! `--engine=rocksdb` needs a build with the `rocksdb` feature (else it names the feature and
 //! the build command); it refuses options whose RocksDB values differ from Talus's unless
 //! `--accept_option_diff` names them, and prints the comparison (`options: ...`); with
@@ -68,6 +72,7 @@ mod pagecache;
 mod results;
 mod schema;
 mod sqlite;
+mod step_order;
 mod steps;
 mod summary;
 mod table_backend;
@@ -122,10 +127,37 @@ fn check_db_dir(cfg: &Config) -> Result<(), String> {
     }
 }
 
+/// Without `l.i0`: every table must be in `--db`, with the secondary indexes the steps
+/// need ([`step_order::check`] with the count found).
+fn check_tables(cfg: &Config, backend: &dyn IbenchBackend) -> Result<(), String> {
+    if cfg.steps.contains(&Step::LoadI0) {
+        return Ok(());
+    }
+    for c in 0..cfg.tables() {
+        let Some(n) = backend.secondary_indexes(c)? else {
+            return Err(format!(
+                "--db={} has no table {} (made by l.i0 with fewer --clients, or by another \
+                 tool?)",
+                cfg.db.display(),
+                schema::table_name(c)
+            ));
+        };
+        step_order::check(&cfg.steps, cfg.secondary_indexes, Some(n)).map_err(|e| {
+            format!(
+                "--db={} ({} has {n} secondary indexes): {e}",
+                cfg.db.display(),
+                schema::table_name(c)
+            )
+        })?;
+    }
+    Ok(())
+}
+
 type Opened = (Box<dyn IbenchBackend>, Option<OptionsReport>);
 
 /// The backend of `cfg.engine`, and the options comparison of an engine that makes one.
 fn open_backend(cfg: &Config) -> Result<Opened, String> {
+    let create = cfg.steps.contains(&Step::LoadI0);
     fn boxed<B: IbenchBackend + 'static>(
         r: Result<(B, Option<OptionsReport>), String>,
     ) -> Result<Opened, String> {
@@ -139,18 +171,24 @@ fn open_backend(cfg: &Config) -> Result<Opened, String> {
         }
         #[cfg(not(feature = "rocksdb"))]
         EngineKind::RocksDb => Err(crate::table_engines::ROCKSDB_NOT_BUILT.to_string()),
-        EngineKind::Sqlite => {
-            boxed(sqlite::SqliteBackend::open(&cfg.db, cfg.cache_size, cfg.sync).map(|b| (b, None)))
-        }
+        EngineKind::Sqlite => boxed(
+            sqlite::SqliteBackend::open(&cfg.db, cfg.cache_size, cfg.sync, create)
+                .map(|b| (b, None)),
+        ),
     }
 }
 
 fn run_steps(cfg: &Config, args: &[String]) -> Result<(), String> {
+    // Read-only checks first, then the open (the LOCK), then the tables, and only then files.
+    if let Some(dir) = &cfg.results {
+        crate::precheck::output_dir("--results", dir)?;
+    }
     check_db_dir(cfg)?;
+    let (backend, options) = open_backend(cfg)?;
+    check_tables(cfg, backend.as_ref())?;
     if let Some(dir) = &cfg.results {
         results::write_run(dir, cfg, args)?;
     }
-    let (backend, options) = open_backend(cfg)?;
     println!(
         "ibench: engine={} db={} clients={}{} steps={} secondary_indexes={}{}",
         cfg.engine.name(),

@@ -88,11 +88,11 @@ fn rocksdb_file_reads(statistics: &str) -> Option<u64> {
 }
 
 impl<S: OpenStorage> TableBackend<S> {
-    /// Opens (creating if missing) the database in `cfg.db`; the options comparison too, for
-    /// an engine that makes one.
+    /// Opens the database in `cfg.db` (creating it if missing only when the steps start with
+    /// `l.i0`: `cfg.db_options.create_if_missing`); the options comparison too, for an engine
+    /// that makes one.
     pub fn open(cfg: &Config) -> BResult<(TableBackend<S>, Option<OptionsReport>)> {
-        let o = talus::Options { create_if_missing: true, ..options(cfg) };
-        let (db, report) = S::open_for(&cfg.db, &o, &cfg.accept_option_diff)?;
+        let (db, report) = S::open_for(&cfg.db, &options(cfg), &cfg.accept_option_diff)?;
         let catalog = Catalog::open_with(
             db,
             talus::WriteOptions { sync: cfg.sync, disable_wal: cfg.disable_wal },
@@ -114,6 +114,14 @@ impl<S: OpenStorage> TableBackend<S> {
 impl<S: OpenStorage> IbenchBackend for TableBackend<S> {
     fn create_table(&self, table: usize) -> BResult<()> {
         self.catalog.create_table(table_def(table)).map(|_| ()).map_err(|e| err("create table", e))
+    }
+
+    fn secondary_indexes(&self, table: usize) -> BResult<Option<usize>> {
+        match self.catalog.table(&table_name(table)) {
+            Ok(t) => Ok(Some(t.def().indexes.len())),
+            Err(talus_table::TableError::NoSuchTable(_)) => Ok(None),
+            Err(e) => Err(err("open table", e)),
+        }
     }
 
     fn create_indexes(&self, table: usize, indexes: &[IndexSpec]) -> BResult<()> {

@@ -130,6 +130,11 @@ pub fn parse(args: &[String]) -> Result<Option<Config>, String> {
         [c] if c == "check" => Command::Check,
         _ => return Err("expected one command: prepare, run or check".into()),
     };
+    if p.has("results") && command != Command::Run {
+        return Err("--results applies to run: prepare and check write no results (nothing was \
+                    created)"
+            .into());
+    }
     let engine = EngineKind::parse(p.value("engine"))?;
     let db = match p.value("db") {
         Some(d) if !d.is_empty() => PathBuf::from(d),
