@@ -22,7 +22,11 @@ Next to them, from the step's results (the engine's own `rocksdb.stats`, the sam
 both): compaction KB written per insert, KB written per insert (/proc/self/io), stall percent.
 Both engines run the same talus-table code above the storage boundary, with every option by
 its RocksDB name (the RocksDB opener refuses options that differ). Needs a talus built with
-`--features rocksdb` for the rocksdb engine (bench/build_rocksdb_adapter.sh target/rdb).
+`--features rocksdb` for the rocksdb engine (bench/build_rocksdb_adapter.sh target/rdb), and one
+valgrind can run: a RocksDB compiled with -march=native (the CMake tree's PORTABLE=0, which
+LINK_TOOLS_LIB=1 links) stops with SIGILL in its static initializers on a CPU with AVX-512, so
+profile RocksDB with a build of the crate's own portable flags (no LINK_TOOLS_LIB, no
+-march in CXXFLAGS). Talus alone runs from the default build (target/release/talus).
 """
 import argparse
 import csv
@@ -41,8 +45,11 @@ GROUPS = {
 
 
 def inclusive(cg):
-    """{function: inclusive Ir} of a callgrind file (the entries of one function, split by the
-    source file of inlined code, summed), and the program total."""
+    """{function: inclusive Ir} of a callgrind file, and the program total. callgrind_annotate
+    lists a function once per source file its code came from, and the inclusive figures of those
+    entries overlap (the same calls appear under the function's own file by its relative and its
+    absolute path: write_batch's two entries are equal), so the largest entry is taken, not the
+    sum (the sum counted the engine's calls twice and made the table layer's share negative)."""
     out = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", cg],
                          capture_output=True, text=True, check=True).stdout
     fns, total = {}, 0
@@ -57,7 +64,7 @@ def inclusive(cg):
         # "file:function": the file ends at the first ':' after an extension.
         fm = re.match(r"^(\S*?\.[A-Za-z]+|\?\?\?):(.*)$", name)
         fn = fm.group(2) if fm else name
-        fns[fn] = fns.get(fn, 0) + n
+        fns[fn] = max(fns.get(fn, 0), n)
     return fns, total
 
 
