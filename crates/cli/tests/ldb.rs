@@ -221,3 +221,26 @@ fn hex(b: &[u8]) -> String {
     }
     s
 }
+
+#[test]
+fn checkpoint_copies_the_database_into_a_new_directory_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    ldb_ok(&db, &["--create_if_missing", "put", "a", "1"]);
+    ldb_ok(&db, &["put", "b", "2"]);
+    let cp = dir.path().join("cp");
+    let cp_flag = format!("--checkpoint_dir={}", cp.display());
+    ldb_ok(&db, &["checkpoint", &cp_flag]);
+    ldb_ok(&db, &["put", "c", "3"]);
+    assert_eq!(text(&ldb_ok(&cp, &["scan"])), "a : 1\nb : 2\n");
+    // An existing directory, or none given: refused, nothing written.
+    let before: Vec<_> = std::fs::read_dir(&cp).unwrap().map(|e| e.unwrap().file_name()).collect();
+    let out = ldb(&db, &["checkpoint", &cp_flag], b"");
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("exists"), "{}", text(&out.stderr));
+    let after: Vec<_> = std::fs::read_dir(&cp).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(before, after);
+    let out = ldb(&db, &["checkpoint"], b"");
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("--checkpoint_dir"), "{}", text(&out.stderr));
+}

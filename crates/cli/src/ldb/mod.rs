@@ -249,6 +249,15 @@ pub const COMMANDS: &[Command] = &[
         read_only: false,
         run: data::compact,
     },
+    Command {
+        name: "checkpoint",
+        args: &[],
+        values: &["checkpoint_dir"],
+        flags: &[],
+        usage: "--checkpoint_dir=<new directory>   (hard links to the tables, a new MANIFEST)",
+        read_only: false,
+        run: data::checkpoint,
+    },
 ];
 
 /// Writes the usage text.
