@@ -244,3 +244,25 @@ fn checkpoint_copies_the_database_into_a_new_directory_only() {
     assert!(!out.status.success());
     assert!(text(&out.stderr).contains("--checkpoint_dir"), "{}", text(&out.stderr));
 }
+
+#[test]
+fn backup_and_restore_round_trip_into_new_directories_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let b = format!("--backup_dir={}", dir.path().join("b").display());
+    ldb_ok(&db, &["--create_if_missing", "put", "a", "1"]);
+    assert!(text(&ldb_ok(&db, &["backup", &b])).starts_with("backup 1 created"));
+    ldb_ok(&db, &["put", "b", "2"]);
+    assert!(text(&ldb_ok(&db, &["backup", &b])).starts_with("backup 2 created"));
+    ldb_ok(&dir.path().join("r1"), &["restore", &b, "--backup_id=1"]);
+    assert_eq!(text(&ldb_ok(&dir.path().join("r1"), &["scan"])), "a : 1\n");
+    ldb_ok(&dir.path().join("r2"), &["restore", &b]);
+    assert_eq!(text(&ldb_ok(&dir.path().join("r2"), &["scan"])), "a : 1\nb : 2\n");
+    // Into an existing directory, or from a directory that holds no backups: refused, nothing made.
+    let out = ldb(&dir.path().join("r2"), &["restore", &b], b"");
+    assert!(!out.status.success() && text(&out.stderr).contains("exists"));
+    let none = format!("--backup_dir={}", dir.path().join("none").display());
+    let out = ldb(&dir.path().join("r3"), &["restore", &none], b"");
+    assert!(!out.status.success() && text(&out.stderr).contains("not a backup directory"));
+    assert!(!dir.path().join("r3").exists() && !dir.path().join("none").exists());
+}

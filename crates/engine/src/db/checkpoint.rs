@@ -38,11 +38,19 @@ use crate::memtable::MemTable;
 use crate::version::{Version, VersionEdit};
 use crate::wal::LogWriter;
 
-/// What the checkpoint copies: the version and the edit that recreates it.
-struct Capture {
-    version: Arc<Version>,
-    edit: VersionEdit,
-    manifest_number: u64,
+/// What a copy of the database holds (a checkpoint's, a backup's: `crate::backup`): the
+/// version, whose `Arc` pins its tables while it is held, and the edit that recreates it.
+pub(crate) struct Capture {
+    /// The database's directory.
+    pub db_path: PathBuf,
+    /// The version at the moment.
+    pub version: Arc<Version>,
+    /// A snapshot edit of it, with counters that continue after the moment.
+    pub edit: VersionEdit,
+    /// The number the copy's MANIFEST takes.
+    pub manifest_number: u64,
+    /// The newest `OPTIONS-NNNNNN`'s number, if any.
+    pub options_number: Option<u64>,
 }
 
 impl Db {
@@ -92,7 +100,7 @@ impl Db {
                 dir.display()
             )));
         }
-        let cap = capture(inner)?;
+        let cap = self.capture_for_copy()?;
         fs.create_dir_all(&tmp)?;
         let mut made = Vec::new();
         let written = write_files(inner, &tmp, &cap, &mut made)
@@ -114,6 +122,18 @@ impl Db {
             cap.edit.last_sequence.unwrap_or(0)
         ));
         Ok(())
+    }
+}
+
+impl Db {
+    /// The state a copy holds, read at one moment (see the module doc); for checkpoints and
+    /// backups.
+    pub(crate) fn capture_for_copy(&self) -> Result<Capture> {
+        let inner = self.inner();
+        inner.check_writable()?;
+        let mut cap = capture(inner)?;
+        cap.options_number = newest_options_file(&*inner.fs, &inner.path)?;
+        Ok(cap)
     }
 }
 
@@ -186,7 +206,13 @@ fn read_if_empty(inner: &DbInner) -> Result<Option<Capture>> {
     edit.last_sequence = Some(vs.last_sequence().max(visible));
     let manifest_number = vs.next_file_number();
     edit.next_file_number = Some(manifest_number + 1);
-    Ok(Some(Capture { version: vs.current(), edit, manifest_number }))
+    Ok(Some(Capture {
+        db_path: inner.path.clone(),
+        version: vs.current(),
+        edit,
+        manifest_number,
+        options_number: None,
+    }))
 }
 
 /// Links the tables, copies the OPTIONS file, writes the MANIFEST and CURRENT into `tmp`, each
@@ -195,20 +221,28 @@ fn write_files(inner: &DbInner, tmp: &Path, cap: &Capture, made: &mut Vec<PathBu
     let fs = &*inner.fs;
     for f in cap.version.files.iter().flatten() {
         let (from, to) = (table_path(&inner.path, f.number), table_path(tmp, f.number));
-        match fs.hard_link(&from, &to) {
-            Ok(()) => made.push(to),
-            Err(_) => {
-                made.push(to.clone());
-                copy_file(fs, &from, &to)?;
-            }
+        made.push(to.clone());
+        if fs.hard_link(&from, &to).is_err() {
+            copy_file(fs, &from, &to)?;
         }
     }
-    if let Some(n) = newest_options_file(fs, &inner.path)? {
+    if let Some(n) = cap.options_number {
         let to = tmp.join(options_name(n));
         made.push(to.clone());
         copy_file(fs, &inner.path.join(options_name(n)), &to)?;
     }
-    let manifest = manifest_path(tmp, cap.manifest_number);
+    write_manifest_and_current(fs, tmp, cap, made)
+}
+
+/// Writes the capture's MANIFEST and a `CURRENT` naming it into `dir`, both synced; pushes
+/// each file to `made` before creating it.
+pub(crate) fn write_manifest_and_current(
+    fs: &dyn Fs,
+    dir: &Path,
+    cap: &Capture,
+    made: &mut Vec<PathBuf>,
+) -> Result<()> {
+    let manifest = manifest_path(dir, cap.manifest_number);
     made.push(manifest.clone());
     let mut w = LogWriter::new(fs.create(&manifest)?);
     let mut record = Vec::new();
@@ -216,7 +250,7 @@ fn write_files(inner: &DbInner, tmp: &Path, cap: &Capture, made: &mut Vec<PathBu
     w.add_record(&record)?;
     w.sync()?;
     drop(w);
-    let current = current_path(tmp);
+    let current = current_path(dir);
     made.push(current.clone());
     let mut f = fs.create(&current)?;
     f.append(format!("{}\n", manifest_name(cap.manifest_number)).as_bytes())?;
@@ -224,7 +258,7 @@ fn write_files(inner: &DbInner, tmp: &Path, cap: &Capture, made: &mut Vec<PathBu
 }
 
 /// Copies `from` to the new file `to` and syncs it.
-fn copy_file(fs: &dyn Fs, from: &Path, to: &Path) -> Result<()> {
+pub(crate) fn copy_file(fs: &dyn Fs, from: &Path, to: &Path) -> Result<()> {
     let mut src = fs.open_sequential(from)?;
     let mut dst = fs.create(to)?;
     let mut buf = vec![0u8; 1 << 20];

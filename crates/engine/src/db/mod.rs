@@ -23,7 +23,7 @@ use crate::options::Options;
 mod api_read;
 mod api_write;
 mod background;
-mod checkpoint;
+pub(crate) mod checkpoint;
 mod compact;
 pub(crate) mod core;
 mod destroy;
