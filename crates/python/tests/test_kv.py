@@ -188,7 +188,7 @@ def test_read_only(path):
 
 
 def test_missing_database(tmp_path):
-    with pytest.raises(talus.InvalidArgument):
+    with pytest.raises(talus.NotFound):
         talus.DB(str(tmp_path / "nope"), create_if_missing=False)
     with pytest.raises(talus.NotFound):
         talus.DB(str(tmp_path / "nope"), read_only=True)

@@ -81,6 +81,8 @@ impl Db {
     /// db.delete_range(&b"a"[..]..&b"c"[..]).unwrap();
     /// assert_eq!(db.get(b"b").unwrap(), None);
     /// assert!(db.get(b"c").unwrap().is_some());
+    /// // A start after the end is refused (an empty range, start == end, deletes nothing).
+    /// assert!(matches!(db.delete_range(&b"z"[..]..&b"a"[..]), Err(talus::Error::InvalidArgument(_))));
     /// ```
     pub fn delete_range<K: AsRef<[u8]>>(&self, range: Range<K>) -> Result<()> {
         self.delete_range_opt(range, &WriteOptions::default())
@@ -101,6 +103,13 @@ impl Db {
         range: Range<K>,
         opts: &WriteOptions,
     ) -> Result<()> {
+        if range.start.as_ref() > range.end.as_ref() {
+            return Err(crate::Error::InvalidArgument(format!(
+                "delete_range: the start {:?} sorts after the end {:?}",
+                crate::key::EscapedBytes(range.start.as_ref()),
+                crate::key::EscapedBytes(range.end.as_ref())
+            )));
+        }
         let mut b = WriteBatch::new();
         b.delete_range(range.start, range.end);
         self.write(b, opts)
