@@ -59,8 +59,8 @@ pub mod wal;
 pub use backup::{BackupEngine, BackupInfo};
 pub use batch::WriteBatch;
 pub use db::{
-    destroy_db, Db, IngestOptions, Iter, KeyValue, PinnedSlice, RangeIter, RawIter, RecoveryReport,
-    Snapshot, WalLoss, WalLossKind,
+    destroy_db, Db, IngestOptions, Iter, KeyRange, KeyValue, PinnedSlice, RangeIter, RawIter,
+    RecoveryReport, Snapshot, WalLoss, WalLossKind,
 };
 pub use error::{Error, Result};
 pub use options::{
