@@ -27,13 +27,22 @@ debt each engine left; min/median/max over rounds. Before the first round each e
 OPTIONS file on an empty database and the options both engines have must be equal, or the run is
 refused unless --accept_option_diff names the differences (printed with the table).
 
-Suite "cached" (issue 5): --key_size=16 --value_size=100 --compression_type=lz4
---cache_size=1073741824 --bloom_bits=10 --threads=1, WAL on, sync off. Variants: --value_size=400;
---read_threads=2 (every read step with 2 threads).
+Suite "explicit" (the default; issue 5's "cached"): --key_size=16 --value_size=100
+--compression_type=lz4 --cache_size=1073741824 --bloom_bits=10 --threads=1, WAL on, sync off, and
+every other option spelled out (COMMON). Variants: --value_size, --key_size; --read_threads=2 (every
+read step with 2 threads).
+
+Suite "defaults" (--suite=defaults, issue 36): each engine's defaults but for DEFAULTS (lz4, a 1 GiB
+cache, 10 bloom bits, dynamic level bytes, 2 background jobs); the OPTIONS files are diffed and the
+differences printed, not refused. bench/compare_defaults.sh runs it across value sizes.
+
+Steps of both: fillseq, fillrandom, overwrite, readrandom, seekrandom, readwhilewriting,
+readrandom_t2 (2 reader threads), fillrandom_t2 (2 writer threads, fresh database).
+
+Engine talus_native: the same db_bench built with RUSTFLAGS="-C target-cpu=native"
+(--binary_native); talus is then the user's build (release-lto, generic x86-64).
 """
 import argparse
-import configparser
-import glob
 import os
 import re
 import shutil
@@ -42,6 +51,9 @@ import subprocess
 import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from compare_options import options_check  # noqa: E402
 
 # Every option the suite depends on, explicitly, with RocksDB db_bench's spelling. Where RocksDB's
 # db_bench default and the adapter's cannot both be set (delayed_write_rate and the LRU
@@ -69,6 +81,13 @@ COMMON = [
     # (RocksDB never maps its WAL: PosixFileSystem::OptimizeForLogWrite turns it off.)
     "--mmap_write=false",
 ]
+# Suite "defaults" (issue 36): RocksDB's default options, with only these set (and --key_size,
+# --value_size); every other option is each engine's own default, so the OPTIONS files differ
+# and are printed, not refused.
+DEFAULTS = [
+    "--compression_type=lz4", "--cache_size=1073741824", "--bloom_bits=10",
+    "--level_compaction_dynamic_level_bytes=true", "--max_background_jobs=2", "--histogram=1",
+]
 # Flags only Talus's db_bench has.
 TALUS_ONLY = ("--engine=",)
 # Design choices of the talus engine that RocksDB has no option for, passed explicitly (not left
@@ -86,17 +105,6 @@ STALL = re.compile(r"^Cumulative stall: \S+ H:M:S, ([0-9.]+) percent")
 # benchmark.sh's summary columns (tools/benchmark.sh), in its order.
 TSV_COLS = ["ops_sec", "mb_sec", "lsm_sz", "c_wgb", "w_amp", "usec_op", "p50", "p99", "p99.9",
             "p99.99", "pmax", "stall%", "rss"]
-
-# Options that cannot matter for the suite, or that one engine cannot set, with the reason; a
-# difference in them is shown but does not stop the run.
-NOT_APPLICABLE = {
-    "compaction_options_fifo.": "FIFO compaction options; the suite runs leveled compaction",
-    "index_shortening": "RocksDB's C API cannot set it (kShortenSeparators); db_bench's default "
-                        "also shortens each file's last key (one index entry per file)",
-}
-
-OPTION_SECTIONS = ("DBOptions", "CFOptions \"default\"", "TableOptions/BlockBasedTable \"default\"")
-
 
 def steps(n, read_threads):
     """(label, benchmarks, extra flags, needs existing db, fresh db, strict found check)"""
@@ -123,6 +131,9 @@ def steps(n, read_threads):
     if read_threads == 1:
         s.append(("readrandom_t2", "readrandom", [f"--reads={n // 2}", "--threads=2"], True, False,
                   True))
+    # Two writers on a fresh database (each writes n keys, as both db_bench's do).
+    s.append(("fillrandom_t2", "fillrandom,waitforcompaction,stats", ["--threads=2"], False, True,
+              True))
     return s
 
 
@@ -140,10 +151,12 @@ def du(path):
 def command(a, engine, n, db, benchmarks, extra, existing, common):
     if engine == "rocksdb_bench":
         args = [a.rocksdb_db_bench]
+    elif engine == "talus_native":
+        args = [a.binary_native, "db_bench", "--engine=talus"]
     else:
         args = [a.binary, "db_bench", f"--engine={engine}"]
     args += [f"--num={n}", f"--db={db}", f"--seed={a.seed}"] + common + extra
-    if engine == "talus":
+    if engine.startswith("talus") and a.suite == "explicit":
         args += TALUS_ENGINE
     args += [f"--benchmarks={benchmarks}", f"--use_existing_db={1 if existing else 0}"]
     if engine == "rocksdb_bench":
@@ -246,6 +259,7 @@ def run_step(a, engine, n, db, label, benchmarks, extra, existing, common):
     res = {"usec_op": result[0], "ops_sec": result[1], "mb_sec": result[2], "w_amp": wamp,
            "c_wgb": c_wgb, "stall%": stall, "rss_kb": rss, "pmax": pmax, "found": found,
            "cpu_s": float(cpu.group(1)) + float(cpu.group(2)) if cpu else None,
+           "sys_s": float(cpu.group(2)) if cpu else None,
            "db_bytes": du(db) if engine != "memory" and os.path.isdir(db) else None,
            "header": header_lines(out)}
     for k, v in zip(["p50", "p99", "p99.9", "p99.99"], pct or [None] * 4):
@@ -281,109 +295,16 @@ def header_lines(out):
     return [l for l in out.splitlines() if l.startswith(keep)]
 
 
-def read_options_file(db):
-    """The options of the newest OPTIONS-NNNNNN in `db`, as {(section, name): value}."""
-    files = sorted(glob.glob(os.path.join(db, "OPTIONS-*")),
-                   key=lambda p: int(re.sub(r"\D", "", os.path.basename(p)) or 0))
-    files = [f for f in files if not f.endswith(".dbtmp")]
-    if not files:
-        return None, None
-    cp = configparser.ConfigParser(interpolation=None, strict=False, comment_prefixes=("#",))
-    cp.optionxform = str
-    with open(files[-1]) as fh:
-        cp.read_string(fh.read())
-    opts = {}
-    for sec in cp.sections():
-        if sec in OPTION_SECTIONS:
-            for k, v in cp.items(sec):
-                k, v = k.strip(), v.strip()
-                if v.startswith("{") and v.endswith("}"):
-                    # A nested struct (compaction_options_universal={a=1;b=2}): its fields.
-                    for part in v[1:-1].split(";"):
-                        if "=" in part:
-                            sk, sv = part.split("=", 1)
-                            opts[(sec, f"{k}.{sk.strip()}")] = normalize(sk.strip(), sv.strip())
-                else:
-                    opts[(sec, k)] = normalize(k, v)
-    return files[-1], opts
-
-
-def normalize(name, value):
-    """Values both engines write in different but equivalent spellings."""
-    if value in ("true", "false"):
-        return value
-    try:
-        x = float(value)
-        return repr(x)
-    except ValueError:
-        pass
-    if name == "filter_policy":
-        # RocksDB 10 writes bloomfilter:10:false; older ones rocksdb.BuiltinBloomFilter.
-        m = re.match(r"bloomfilter:([0-9.]+):", value)
-        return f"bloom:{float(m.group(1))}" if m else value
-    return value
-
-
-def options_check(a, engines, base, common):
-    """Writes each engine's OPTIONS file on an empty database and diffs the options they share."""
-    found = {}
-    for e in engines:
-        if e == "memory":
-            continue
-        db = os.path.join(base, f"options-{e}")
-        shutil.rmtree(db, ignore_errors=True)
-        args = command(a, e, 1, db, "fillseq", [], False, common)
-        p = subprocess.run(args, capture_output=True, text=True)
-        if p.returncode != 0:
-            sys.exit(f"{e} failed writing its OPTIONS file:\n{p.stdout}{p.stderr}")
-        path, opts = read_options_file(db)
-        if opts is None:
-            print(f"warning: {e} wrote no OPTIONS file", file=sys.stderr)
-        else:
-            found[e] = (path, opts)
-        shutil.rmtree(db, ignore_errors=True)
-    accepted = set(x for x in a.accept_option_diff.split(",") if x)
-    lines = []
-    refused = []
-    names = list(found)
-    for i, x in enumerate(names):
-        for y in names[i + 1:]:
-            ox, oy = found[x][1], found[y][1]
-            shared = sorted(set(ox) & set(oy))
-            for key in shared:
-                if ox[key] != oy[key]:
-                    name = key[1]
-                    line = f"  {name}: {x}={ox[key]} {y}={oy[key]}"
-                    why = [r for p, r in NOT_APPLICABLE.items() if name.startswith(p)]
-                    if {ox[key], oy[key]} & {"bloomfilter"} and all(
-                            v.startswith("bloom") for v in (ox[key], oy[key])):
-                        # The C API's filter wrapper serializes without its bits per key.
-                        why = ["RocksDB's C API filter wrapper does not write its bits"]
-                    if why:
-                        lines.append(line + f"  (not applicable: {why[0]})")
-                    elif name in accepted:
-                        lines.append(line + "  (accepted)")
-                    else:
-                        refused.append(line)
-            lines.append(f"  {x} vs {y}: {len(shared)} options in common, compared")
-    print("Options (from each engine's OPTIONS file):")
-    for e, (path, _) in found.items():
-        print(f"  {e}: {path}")
-    for line in lines:
-        print(line)
-    if refused:
-        print("Options differ (pass --accept_option_diff=NAME,... to run anyway):")
-        for line in refused:
-            print(line)
-        sys.exit(2)
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--num", type=int, default=5_000_000)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--engines", default="talus,rocksdb_bench")
     ap.add_argument("--binary", default="target/release/talus")
+    ap.add_argument("--binary_native", default="target/native/release-lto/talus",
+                    help="engine talus_native: Talus built with -C target-cpu=native")
+    ap.add_argument("--suite", choices=["explicit", "defaults"], default="explicit")
+    ap.add_argument("--key_size", type=int, default=16)
     ap.add_argument("--rocksdb_db_bench", default="/work/rocksdb-tools/bin/db_bench")
     ap.add_argument("--value_size", type=int, default=100)
     ap.add_argument("--read_threads", type=int, default=1)
@@ -397,23 +318,30 @@ def main():
     ap.add_argument("--dir")
     a = ap.parse_args()
     engines = a.engines.split(",")
-    common = [x if not x.startswith("--value_size=") else f"--value_size={a.value_size}"
-              for x in COMMON]
+    if a.suite == "defaults":
+        common = DEFAULTS + [f"--key_size={a.key_size}", f"--value_size={a.value_size}"]
+    else:
+        common = [x if not x.startswith(("--value_size=", "--key_size=")) else x
+                  for x in COMMON]
+        common = [f"--value_size={a.value_size}" if x.startswith("--value_size=")
+                  else f"--key_size={a.key_size}" if x.startswith("--key_size=") else x
+                  for x in common]
     base = a.dir or tempfile.mkdtemp(prefix="talus-compare-")
     os.makedirs(base, exist_ok=True)
     suite = steps(a.num, a.read_threads)
     if a.only:
         keep = set(a.only.split(","))
         suite = [s for s in suite if s[0] in keep]
-    print(f"compare.py: num={a.num} rounds={a.rounds} seed={a.seed} engines={','.join(engines)}")
+    print(f"compare.py: suite={a.suite} num={a.num} rounds={a.rounds} seed={a.seed} "
+          f"engines={','.join(engines)}")
     print(f"load at start: {os.getloadavg()}; nice -19: {bool(a.nice)}")
     print("flags for every engine: " + " ".join(common))
     if "rocksdb_bench" in engines:
         build = rocksdb_build(a.rocksdb_db_bench) or "unknown (no CMake tree)"
         print(f"rocksdb_bench build: {build}")
-    if "talus" in engines:
+    if "talus" in engines and a.suite == "explicit":
         print("talus only (no RocksDB option does it): " + " ".join(TALUS_ENGINE))
-    options_check(a, engines, base, common)
+    options_check(a, engines, base, common, command, refuse=a.suite == "explicit")
     results = {}  # (engine, label) -> list of dicts
     headers = {}
     failures = []
@@ -497,7 +425,7 @@ def report(a, engines, suite, results):
     cols = [("W-Amp", "w_amp", 1, "{:.2f}"), ("size MB", "db_bytes", 1 << 20, "{:.0f}"),
             ("p99 us", "p99", 1, "{:.1f}"), ("p99.99 us", "p99.99", 1, "{:.0f}"),
             ("pmax us", "pmax", 1, "{:.0f}"), ("RSS MB", "rss_kb", 1024, "{:.0f}"),
-            ("proc CPU s", "cpu_s", 1, "{:.2f}"),
+            ("proc CPU s", "cpu_s", 1, "{:.2f}"), ("sys CPU s", "sys_s", 1, "{:.2f}"),
             ("stall%", "stall%", 1, "{:.1f}")]
     print(f"{'benchmark':<20}" + "".join(f"{c[0] + ' ' + '/'.join(e[:5] for e in engines):>28}"
                                          for c in cols))

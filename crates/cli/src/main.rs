@@ -16,6 +16,7 @@ mod ibench;
 mod ldb;
 mod oltp;
 mod options;
+mod precheck;
 mod procio;
 mod report;
 mod sst_dump;

@@ -263,3 +263,40 @@ fn talus_step_stats_l_i2_and_write_options() {
         assert!(run.contains("\"intra_l0_compaction\": \"false\""), "{run}");
     }
 }
+
+/// Without `l.i0` the tables of `--db` are checked, right after the open and before the
+/// results folder is made, for the secondary indexes the steps need (issue 35: a run asking
+/// for indexes it never builds is refused naming `l.x`, not run PK-only), on both engines.
+#[test]
+fn steps_on_an_existing_database_need_its_indexes() {
+    let dir = tempfile::tempdir().unwrap();
+    for engine in ["talus", "sqlite"] {
+        let db = dir.path().join(engine);
+        let res = dir.path().join(format!("res-{engine}"));
+        let run = |extra: &[&str]| {
+            let mut a = vec![format!("--engine={engine}"), format!("--db={}", db.display())];
+            a.extend(["--num=200", "--num_i1=100", "--seconds=0.5"].map(String::from));
+            a.extend(extra.iter().map(|s| s.to_string()));
+            let a: Vec<&str> = a.iter().map(String::as_str).collect();
+            ibench(&a)
+        };
+        let ok = |o: Output| assert!(o.status.success(), "{engine}: {}", text(&o.stderr));
+        let refused = |o: Output, want: &str| {
+            assert!(!o.status.success(), "{engine}: ran: {}", text(&o.stdout));
+            assert!(text(&o.stderr).contains(want), "{engine}: {}", text(&o.stderr));
+            assert!(!res.exists(), "{engine}: the results folder was made");
+        };
+        let results = format!("--results={}", res.display());
+        ok(run(&["--steps=l.i0"]));
+        refused(run(&["--steps=l.i1", &results]), "l.x is missing before l.i1");
+        refused(run(&["--steps=q100,l.x", &results]), "q100 comes before l.x");
+        refused(
+            run(&["--steps=l.i1", "--clients=2", "--secondary_indexes=0", &results]),
+            "no table",
+        );
+        ok(run(&["--steps=l.x,l.i1", "--secondary_indexes=1"]));
+        refused(run(&["--steps=q100", &results]), "give --secondary_indexes=1");
+        refused(run(&["--steps=l.x", "--secondary_indexes=1", &results]), "drop l.x");
+        ok(run(&["--steps=l.i1,q100", "--secondary_indexes=1", &results]));
+    }
+}

@@ -252,3 +252,82 @@ fn bad_usage_exits_2() {
     assert_eq!(out.status.code(), Some(2));
     assert!(keep.join("precious").exists());
 }
+
+/// Regression (`talus stress --db=X --duration=10` was refused for want of `--expected_state`,
+/// where RocksDB's db_stress runs): without it the expected state lives in memory, no file is
+/// written anywhere, a previous database is replaced (db_stress's `--destroy_db_initially`
+/// default), and `--destroy_db_initially=0` refuses a database it could not judge.
+#[test]
+fn runs_without_an_expected_state_file_as_db_stress_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let run = |extra: &[&str]| {
+        let mut a = vec![
+            "stress".to_string(),
+            format!("--db={}", db.display()),
+            "--duration=2".into(),
+            "--max_key=2000".into(),
+            "--threads=2".into(),
+        ];
+        a.extend(extra.iter().map(|s| s.to_string()));
+        talus(&a)
+    };
+    let names = || -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    for round in 0..2 {
+        let out = run(&[]);
+        let stdout = text(&out.stdout);
+        assert!(out.status.success(), "round {round}: {stdout}\n{}", text(&out.stderr));
+        assert_eq!(stdout.matches("stress-verify: ").count(), 2, "{stdout}");
+        assert!(stdout.contains("workload done"), "{stdout}");
+        assert_eq!(names(), ["db"], "round {round}: a file beside the database");
+    }
+    let before = std::fs::read_dir(&db).unwrap().count();
+    let out = run(&["--destroy_db_initially=0"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
+    assert!(text(&out.stderr).contains("holds a database"), "{}", text(&out.stderr));
+    assert_eq!(std::fs::read_dir(&db).unwrap().count(), before);
+}
+
+/// The crash driver passes every worker option it is given to every cycle instead of drawing
+/// it (it once ignored them all but a few, `--options_file` included).
+#[test]
+fn crash_driver_keeps_the_options_it_is_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = dir.path().join("OPTIONS");
+    std::fs::write(
+        &opts,
+        "[Version]\n  rocksdb_version=7.8.3\n  options_file_version=1.1\n[DBOptions]\n\
+         [CFOptions \"default\"]\n  max_write_buffer_number=3\n",
+    )
+    .unwrap();
+    let out = talus(&[
+        "stress".into(),
+        "--crash".into(),
+        format!("--db={}", dir.path().join("db").display()),
+        "--cycles=2".into(),
+        "--kill_min_ms=1200".into(),
+        "--kill_max_ms=1200".into(),
+        "--max_key=500".into(),
+        "--threads=2".into(),
+        "--seed=3".into(),
+        "--compression_type=zstd".into(),
+        "--block_size=8192".into(),
+        "--sync=0".into(),
+        format!("--options_file={}", opts.display()),
+    ]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
+    let cycles: Vec<&str> = stdout.lines().filter(|l| l.starts_with("cycle ")).collect();
+    assert_eq!(cycles.len(), 2, "{stdout}");
+    for c in cycles {
+        assert!(c.contains("compression=ZSTD") && c.contains("block_size=8192"), "{c}");
+        assert!(c.contains("| sync=0 "), "{c}");
+    }
+}

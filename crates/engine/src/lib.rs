@@ -39,6 +39,8 @@ pub mod iter;
 #[doc(hidden)]
 pub mod key;
 #[doc(hidden)]
+pub mod kill_point;
+#[doc(hidden)]
 pub mod memtable;
 pub mod options;
 pub mod options_file;

@@ -176,10 +176,14 @@ pub struct Options {
     /// `LRUCacheOptions::high_pri_pool_ratio`).
     pub high_pri_pool_ratio: f64,
     /// Start writeback of the WAL each time this many bytes were appended since the last time
-    /// (RocksDB's `wal_bytes_per_sync`; 0: never). Talus fsyncs the old WAL when it switches
-    /// memtables (see docs/design/durability.md); writing back as it goes keeps that fsync, and
-    /// with it the write that triggers the switch, short. Default 1 MiB (RocksDB's is 0: it does
-    /// not sync the old WAL on the write path).
+    /// (RocksDB's `wal_bytes_per_sync`; 0: never). Default 0, as RocksDB's: the kernel writes the
+    /// WAL back on its own schedule, and a WAL flushed and deleted before its pages expire is
+    /// never written at all. Starting writeback on the write path cost the writer the
+    /// submission of every page (and, for a mapped WAL, write-protecting each one again): a
+    /// fillseq of 1 KiB values took 4.83 us of CPU per put with 1 MiB, 3.77 with 0 (issue 36).
+    /// Setting it keeps short the fsyncs of unsynced WALs: the strict recovery modes' fsync of
+    /// the old WAL at each switch, and the first synced write after a switch, which syncs the
+    /// WALs the switch left unsynced (docs/design/durability.md).
     pub wal_bytes_per_sync: u64,
     /// Append the WAL through a memory mapping (`Fs::create_mapped`: no system call per write
     /// group) rather than with `write(2)`. Default true. Talus only: RocksDB cannot map its WAL
@@ -190,6 +194,16 @@ pub struct Options {
     /// cache (they survive a process crash), `sync` is `fdatasync`. See
     /// docs/design/write-path.md.
     pub wal_mmap_writes: bool,
+    /// The writers of a write group insert their own batches into the memtable in parallel
+    /// (RocksDB's option; default true, as RocksDB's). Off, the group's leader inserts them all.
+    pub allow_concurrent_memtable_write: bool,
+    /// A writer waiting in the write queue spins and yields for up to
+    /// [`Options::write_thread_max_yield_usec`] before it blocks, so that hand-offs between
+    /// writers need no system call (RocksDB's option; default true, as RocksDB's).
+    pub enable_write_thread_adaptive_yield: bool,
+    /// How long a waiting writer spins and yields before it blocks, in microseconds (RocksDB's
+    /// option; default 100, as RocksDB's).
+    pub write_thread_max_yield_usec: u64,
 }
 
 impl Default for Options {
@@ -253,8 +267,11 @@ impl Default for Options {
             use_direct_io_for_flush_and_compaction: false,
             compaction_readahead_size: 2 << 20,
             high_pri_pool_ratio: 0.5,
-            wal_bytes_per_sync: 1 << 20,
+            wal_bytes_per_sync: 0,
             wal_mmap_writes: true,
+            allow_concurrent_memtable_write: true,
+            enable_write_thread_adaptive_yield: true,
+            write_thread_max_yield_usec: 100,
         }
     }
 }

@@ -78,6 +78,9 @@ pub fn render(o: &Options) -> String {
         // RocksDB's name maps SST files, which Talus never does; Talus's WAL mapping has its own.
         ("allow_mmap_writes", "false".to_string()),
         ("wal_mmap_writes", o.wal_mmap_writes.to_string()),
+        ("allow_concurrent_memtable_write", o.allow_concurrent_memtable_write.to_string()),
+        ("enable_write_thread_adaptive_yield", o.enable_write_thread_adaptive_yield.to_string()),
+        ("write_thread_max_yield_usec", o.write_thread_max_yield_usec.to_string()),
         ("rate_limiter_bytes_per_sec", o.rate_limiter_bytes_per_sec.to_string()),
         ("use_direct_reads", o.use_direct_reads.to_string()),
         (

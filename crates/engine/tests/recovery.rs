@@ -8,9 +8,9 @@ use std::io::ErrorKind;
 use std::path::Path;
 use std::sync::Arc;
 
+use common::prefixes::random_round;
 use common::{
-    assert_db_eq, b, diff, random_write, read_consistent, tiny_options, write_ops, Model, WriteOp,
-    SIM_DB,
+    assert_db_eq, b, diff, random_write, read_consistent, tiny_options, Model, WriteOp, SIM_DB,
 };
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -24,63 +24,6 @@ fn sim_options(fs: &Arc<SimFs>) -> Options {
 
 fn open_sim(fs: &Arc<SimFs>, ctx: &str) -> Db {
     Db::open(SIM_DB, sim_options(fs)).unwrap_or_else(|e| panic!("{ctx}: open failed: {e}"))
-}
-
-/// The model after each prefix of a round's acknowledged writes: `states[i]` holds the first
-/// `i` writes (batches count as one).
-struct Prefixes {
-    states: Vec<Model>,
-    /// Writes up to here must survive (the last sync write or completed flush).
-    must_keep: usize,
-}
-
-impl Prefixes {
-    fn new(start: Model) -> Prefixes {
-        Prefixes { states: vec![start], must_keep: 0 }
-    }
-    fn last(&self) -> &Model {
-        self.states.last().expect("never empty")
-    }
-    fn push(&mut self, ops: &[WriteOp]) {
-        let mut m = self.last().clone();
-        ops.iter().for_each(|w| w.apply(&mut m));
-        self.states.push(m);
-    }
-    fn mark_durable(&mut self) {
-        self.must_keep = self.states.len() - 1;
-    }
-    /// The longest prefix of at least `must_keep` writes equal to `got`.
-    fn find(&self, got: &Model) -> Option<usize> {
-        (self.must_keep..self.states.len()).rev().find(|&i| &self.states[i] == got)
-    }
-}
-
-/// One round of random writes on `db`: `n` writes or batches, each synced with probability
-/// `p_sync`; an occasional flush or compaction. Returns the prefixes.
-fn random_round(db: &Db, rng: &mut StdRng, start: Model, n: usize, p_sync: f64) -> Prefixes {
-    let mut pre = Prefixes::new(start);
-    for i in 0..n {
-        let ops: Vec<WriteOp> = if rng.gen_bool(0.15) {
-            (0..rng.gen_range(1..6)).map(|_| random_write(rng)).collect()
-        } else {
-            vec![random_write(rng)]
-        };
-        let sync = rng.gen_bool(p_sync);
-        write_ops(db, &ops, sync).unwrap_or_else(|e| panic!("write {i}: {e}"));
-        pre.push(&ops);
-        if sync {
-            pre.mark_durable();
-        }
-        match rng.gen_range(0..100) {
-            0..=3 => {
-                db.flush().unwrap_or_else(|e| panic!("flush after write {i}: {e}"));
-                pre.mark_durable();
-            }
-            4 => db.compact_range(None, None).unwrap_or_else(|e| panic!("compact: {e}")),
-            _ => {}
-        }
-    }
-    pre
 }
 
 #[test]

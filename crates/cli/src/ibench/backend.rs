@@ -13,6 +13,9 @@ pub type BResult<T> = Result<T, String>;
 pub trait IbenchBackend: Send + Sync {
     /// Creates client `client`'s table (no secondary indexes); fails if it exists.
     fn create_table(&self, client: usize) -> BResult<()>;
+    /// How many secondary indexes client `client`'s table has; `None` if there is no table.
+    /// Reads only (creates no table or file).
+    fn secondary_indexes(&self, client: usize) -> BResult<Option<usize>>;
     /// Creates the first `count` of the secondary indexes ([`super::schema::INDEXES`]) on
     /// client `client`'s populated table.
     fn create_indexes(&self, client: usize, count: usize) -> BResult<()>;

@@ -1,4 +1,5 @@
-//! `talus ibench` flags: parsed and fully validated before anything touches `--db`.
+//! `talus ibench` flags: parsed and fully validated before anything touches `--db` (the step
+//! order too: [`super::step_order`]).
 //!
 //! Owns [`Config`] and [`parse`]. Called once by [`super::run`]. Every error names the flag it is
 //! about (`invalid value "x" for flag --num: ...`, `Invalid command-line flag bogus`). Engine
@@ -29,47 +30,7 @@ impl EngineKind {
     }
 }
 
-/// One benchmark step.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Step {
-    /// Insert `--num` rows per client in PK order, no secondary indexes (creates the tables).
-    LoadI0,
-    /// Create the three secondary indexes.
-    CreateIndexes,
-    /// Insert `--num_i1` more rows per client with index maintenance.
-    LoadI1,
-    /// Insert `--num_i2` more rows per client, deleting `--deletes_per_insert_i2` rows from
-    /// the PK tail per row inserted (the benchmark's second insert step).
-    LoadI2,
-    /// Range queries flat out while a background writer inserts this many rows/s per client.
-    Query(u32),
-}
-
-impl Step {
-    /// The step's name as given in `--steps` (`l.i0`, `q100`, ...).
-    pub fn name(self) -> String {
-        match self {
-            Step::LoadI0 => "l.i0".into(),
-            Step::CreateIndexes => "l.x".into(),
-            Step::LoadI1 => "l.i1".into(),
-            Step::LoadI2 => "l.i2".into(),
-            Step::Query(r) => format!("q{r}"),
-        }
-    }
-
-    fn parse(s: &str) -> Option<Step> {
-        match s {
-            "l.i0" => Some(Step::LoadI0),
-            "l.x" => Some(Step::CreateIndexes),
-            "l.i1" => Some(Step::LoadI1),
-            "l.i2" => Some(Step::LoadI2),
-            "q100" => Some(Step::Query(100)),
-            "q500" => Some(Step::Query(500)),
-            "q1000" => Some(Step::Query(1000)),
-            _ => None,
-        }
-    }
-}
+pub use super::step_order::Step;
 
 /// Secondary indexes the schema defines (`schema::INDEXES`, which checks it at compile time).
 pub const MAX_SECONDARY_INDEXES: usize = 3;
@@ -173,7 +134,8 @@ const FLAGS: &[&str] =
 pub const HELP: &str = "\
 usage: talus ibench --engine=talus|sqlite --db=DIR [options]
 
-  --steps=l.i0,l.x,l.i1,q100,q500   steps to run, in order (also q1000)
+  --steps=l.i0,l.x,l.i1,q100,q500   steps to run, in order (also l.i2, q1000): l.i0 first
+                        (it creates the tables), l.x before the steps that use the indexes
   --num=1000000         rows per client loaded by l.i0 (PK order, no secondary index)
   --num_i1=100000       rows per client inserted by l.i1 (the secondary indexes maintained)
   --num_i2=10000        rows per client inserted by l.i2, which deletes
@@ -258,8 +220,7 @@ pub fn parse(args: &[String]) -> Result<Option<Config>, String> {
     if !(0.0..=1.0).contains(&data_random) {
         return Err(bad("data_random", &data_random.to_string(), "a fraction in [0, 1]"));
     }
-    let base = talus::Options { create_if_missing: true, ..talus::Options::default() };
-    let mut db_options = crate::options::engine_options(&p, base, &[])?;
+    let mut db_options = crate::options::engine_options(&p, talus::Options::default(), &[])?;
     if p.flag("partition_index_and_filters") {
         db_options.index_type = talus::IndexType::TwoLevelIndexSearch;
         db_options.partition_filters = true;
@@ -282,7 +243,7 @@ pub fn parse(args: &[String]) -> Result<Option<Config>, String> {
     if data_length > 1 << 20 {
         return Err(bad("data_length", &data_length.to_string(), "at most 1048576"));
     }
-    let cfg = Config {
+    let mut cfg = Config {
         engine,
         db,
         steps,
@@ -316,13 +277,10 @@ pub fn parse(args: &[String]) -> Result<Option<Config>, String> {
     if cfg.secondary_indexes > MAX_SECONDARY_INDEXES {
         return Err(bad("secondary_indexes", &cfg.secondary_indexes.to_string(), "0, 1, 2 or 3"));
     }
-    if cfg.secondary_indexes == 0 && cfg.steps.iter().any(|s| matches!(s, Step::Query(_))) {
-        return Err(bad(
-            "secondary_indexes",
-            "0",
-            "at least 1 with a query step (q100, q500, q1000 query the secondary indexes)",
-        ));
-    }
+    super::step_order::check(&cfg.steps, cfg.secondary_indexes, None)?;
+    // Only l.i0 makes a database; every other list opens the one in --db, whatever an OPTIONS
+    // file says.
+    cfg.db_options.create_if_missing = cfg.steps.contains(&Step::LoadI0);
     if cfg.engine == EngineKind::Sqlite {
         for (name, _) in cfg.engine_args.iter().filter(|(n, _)| n != "cache_size") {
             eprintln!("ibench: --{name} does not apply to --engine=sqlite (recorded only)");
@@ -412,9 +370,12 @@ mod tests {
 
     #[test]
     fn defaults_and_steps() {
-        let c = parse(&args(&["--db=/x", "--steps=l.i0,q1000"])).unwrap().unwrap();
+        let c = parse(&args(&["--db=/x", "--steps=l.i0,l.x,q1000"])).unwrap().unwrap();
         assert_eq!(c.engine, EngineKind::Talus);
-        assert_eq!(c.steps, vec![Step::LoadI0, Step::Query(1000)]);
+        assert_eq!(c.steps, vec![Step::LoadI0, Step::CreateIndexes, Step::Query(1000)]);
+        assert!(c.db_options.create_if_missing, "l.i0 creates the database");
+        let c = parse(&args(&["--db=/x", "--steps=q100", "--create_if_missing"])).unwrap().unwrap();
+        assert!(!c.db_options.create_if_missing, "only l.i0 creates the database");
         assert_eq!(c.rows_per_commit, 1000);
         assert_eq!(c.customers, 100_000);
         assert_eq!(Step::Query(500).name(), "q500");

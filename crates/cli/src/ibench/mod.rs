@@ -3,8 +3,12 @@
 //!
 //! `talus ibench --engine=talus|sqlite --db=DIR --steps=l.i0,l.x,l.i1,q100,q500 --num=N
 //! --num_i1=M --seconds=S --clients=C --results=DIR [...]` (all flags: [`config::HELP`]).
-//! Every flag is checked before `--db` is touched; an error names the flag and exits 1. When the
-//! steps include `l.i0` the `--db` directory must be missing or empty (l.i0 creates the tables).
+//! Every flag and the step order ([`step_order`]) are checked before `--db` is touched; an
+//! error names the flag and exits 1. When the steps include `l.i0` (first) the `--db`
+//! directory must be missing or empty (l.i0 creates the tables); without it `--db` must hold
+//! the tables, which are checked for the secondary indexes the steps need right after the open
+//! (which takes the database's LOCK). `--results` is checked up front and written only after
+//! that, so a refused run leaves no database and no results folder.
 //!
 //! Steps (each client has its own table `purchases_index_<c>`, see [`schema`]):
 //! - `l.i0`: insert `--num` rows per client in PK order, `--rows_per_commit` per commit, no
@@ -57,6 +61,7 @@ mod pagecache;
 mod results;
 mod schema;
 mod sqlite;
+mod step_order;
 mod steps;
 mod summary;
 mod talus_backend;
@@ -110,17 +115,49 @@ fn check_db_dir(cfg: &Config) -> Result<(), String> {
     }
 }
 
-fn run_steps(cfg: &Config, args: &[String]) -> Result<(), String> {
-    check_db_dir(cfg)?;
-    if let Some(dir) = &cfg.results {
-        results::write_run(dir, cfg, args)?;
+/// Without `l.i0`: every client's table must be in `--db`, with the secondary indexes the steps
+/// need ([`step_order::check`] with the count found).
+fn check_tables(cfg: &Config, backend: &dyn IbenchBackend) -> Result<(), String> {
+    if cfg.steps.contains(&Step::LoadI0) {
+        return Ok(());
     }
+    for c in 0..cfg.clients {
+        let Some(n) = backend.secondary_indexes(c)? else {
+            return Err(format!(
+                "--db={} has no table {} (made by l.i0 with fewer --clients, or by another \
+                 tool?)",
+                cfg.db.display(),
+                schema::table_name(c)
+            ));
+        };
+        step_order::check(&cfg.steps, cfg.secondary_indexes, Some(n)).map_err(|e| {
+            format!(
+                "--db={} ({} has {n} secondary indexes): {e}",
+                cfg.db.display(),
+                schema::table_name(c)
+            )
+        })?;
+    }
+    Ok(())
+}
+
+fn run_steps(cfg: &Config, args: &[String]) -> Result<(), String> {
+    // Read-only checks first, then the open (the LOCK), then the tables, and only then files.
+    if let Some(dir) = &cfg.results {
+        crate::precheck::output_dir("--results", dir)?;
+    }
+    check_db_dir(cfg)?;
+    let create = cfg.steps.contains(&Step::LoadI0);
     let backend: Box<dyn IbenchBackend> = match cfg.engine {
         EngineKind::Talus => Box::new(talus_backend::TalusBackend::open(cfg)?),
         EngineKind::Sqlite => {
-            Box::new(sqlite::SqliteBackend::open(&cfg.db, cfg.cache_size, cfg.sync)?)
+            Box::new(sqlite::SqliteBackend::open(&cfg.db, cfg.cache_size, cfg.sync, create)?)
         }
     };
+    check_tables(cfg, backend.as_ref())?;
+    if let Some(dir) = &cfg.results {
+        results::write_run(dir, cfg, args)?;
+    }
     println!(
         "ibench: engine={} db={} clients={} steps={} secondary_indexes={}",
         cfg.engine.name(),

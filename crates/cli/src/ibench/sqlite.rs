@@ -26,10 +26,13 @@ fn err(what: &str, e: rusqlite::Error) -> String {
 }
 
 impl SqliteBackend {
-    /// A backend on directory `dir` (created if missing).
-    pub fn open(dir: &Path, cache_size: u64, sync: bool) -> BResult<SqliteBackend> {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| format!("sqlite: create {}: {e}", dir.display()))?;
+    /// A backend on directory `dir` (created if missing when `create`, i.e. the steps start
+    /// with `l.i0`).
+    pub fn open(dir: &Path, cache_size: u64, sync: bool, create: bool) -> BResult<SqliteBackend> {
+        if create {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| format!("sqlite: create {}: {e}", dir.display()))?;
+        }
         Ok(SqliteBackend { dir: dir.to_path_buf(), cache_size, sync })
     }
 
@@ -80,6 +83,26 @@ impl IbenchBackend for SqliteBackend {
             table_name(client)
         ))
         .map_err(|e| err("create table", e))
+    }
+
+    fn secondary_indexes(&self, client: usize) -> BResult<Option<usize>> {
+        if !self.file(client).is_file() {
+            return Ok(None);
+        }
+        let c = self.connect(client, false, self.cache_size)?;
+        let count = |kind: &str| -> BResult<i64> {
+            c.query_row(
+                "SELECT count(*) FROM sqlite_master WHERE type = ?1 AND tbl_name = ?2 \
+                 AND name NOT LIKE 'sqlite_%'",
+                params![kind, table_name(client)],
+                |r| r.get(0),
+            )
+            .map_err(|e| err("read the schema", e))
+        };
+        if count("table")? == 0 {
+            return Ok(None);
+        }
+        Ok(Some(usize::try_from(count("index")?).unwrap_or(0)))
     }
 
     fn create_indexes(&self, client: usize, count: usize) -> BResult<()> {

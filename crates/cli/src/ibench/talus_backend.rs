@@ -71,7 +71,8 @@ fn pk_of(v: Option<&Value>) -> BResult<i64> {
 }
 
 impl TalusBackend {
-    /// Opens (creating if missing) the database in `cfg.db`.
+    /// Opens the database in `cfg.db` (creating it if missing only when the steps start with
+    /// `l.i0`: `cfg.db_options.create_if_missing`).
     pub fn open(cfg: &Config) -> BResult<TalusBackend> {
         let db = Db::open(&cfg.db, options(cfg)).map_err(|e| err("open", e))?;
         let catalog = Catalog::open_with(
@@ -90,6 +91,14 @@ impl TalusBackend {
 impl IbenchBackend for TalusBackend {
     fn create_table(&self, client: usize) -> BResult<()> {
         self.catalog.create_table(table_def(client)).map(|_| ()).map_err(|e| err("create table", e))
+    }
+
+    fn secondary_indexes(&self, client: usize) -> BResult<Option<usize>> {
+        match self.catalog.table(&table_name(client)) {
+            Ok(t) => Ok(Some(t.def().indexes.len())),
+            Err(talus_table::TableError::NoSuchTable(_)) => Ok(None),
+            Err(e) => Err(err("open table", e)),
+        }
     }
 
     fn create_indexes(&self, client: usize, count: usize) -> BResult<()> {

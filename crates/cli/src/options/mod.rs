@@ -1,6 +1,7 @@
-//! The options layer every tool uses: gflags' command-line syntax ([`gflags`]), every engine
-//! option by RocksDB's name ([`engine`]) with RocksDB's numbers ([`number`]: `64k`, `1M`),
-//! RocksDB's option strings ([`string`]) and OPTIONS files ([`file`]).
+//! The options layer every tool uses: gflags' command-line syntax ([`gflags`]) over the engine
+//! options of the `talus-options` crate (every engine option by RocksDB's name, RocksDB's
+//! numbers, option strings and OPTIONS files; the Python binding shares them), of which the
+//! tools use [`engine`], [`number`], [`values`], [`apply_file`] and [`apply_string`].
 //!
 //! A tool that opens a database sets `engine: true` in its [`Spec`], so it accepts every engine
 //! option, `--options_file=PATH` (`--ignore_unknown_options` to skip what Talus lacks) and
@@ -8,15 +9,11 @@
 //! defaults. Order, later wins: the tool's defaults, the OPTIONS file, the option string, then
 //! the single flags in command-line order. Everything is parsed and checked before any file is
 //! touched: [`Parsed::check`] applies `--options` and `--options_file` to a scratch
-//! [`talus::Options`] (the OPTIONS file is read, bounded and never blocking: [`file::read`];
+//! [`talus::Options`] (the OPTIONS file is read, bounded and never blocking: [`talus_options::file::read`];
 //! nothing is written).
 
-pub mod engine;
-pub mod file;
 pub mod gflags;
-pub mod number;
-pub mod string;
-pub mod values;
+pub use talus_options::{apply_file, apply_string, engine, number, values};
 
 pub use gflags::{bad, Parsed, Spec};
 
@@ -72,49 +69,9 @@ pub fn engine_options(
     Ok(base)
 }
 
-/// Reads the OPTIONS file at `path` ([`file::read`]) and applies it to `o` ([`file::apply`]);
-/// `Err` starts with `--options_file=PATH:`.
-pub fn apply_file(
-    o: &mut talus::Options,
-    path: &str,
-    ignore_unknown: bool,
-) -> Result<file::Applied, String> {
-    let at = |e: String| format!("--options_file={path}: {e}");
-    let text = file::read(std::path::Path::new(path)).map_err(at)?;
-    file::apply(o, &text, ignore_unknown).map_err(at)
-}
-
-/// Applies a RocksDB option string (`k=v;k=v`) to `o`.
-pub fn apply_string(o: &mut talus::Options, s: &str) -> Result<(), String> {
-    for (k, v) in string::split(s)? {
-        engine::set(o, &k, &v)?;
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn option_string_with_nested_table_options() {
-        let mut o = talus::Options::default();
-        apply_string(
-            &mut o,
-            "write_buffer_size=1048576;compression_per_level=kNoCompression:kLZ4Compression:kZSTD;\
-             bottommost_compression=kZSTD;compression_opts=-14:32767:0;\
-             block_based_table_factory={block_size=16384;filter_policy=bloomfilter:10:false;\
-             block_cache={id=LRUCache;capacity=4096}}",
-        )
-        .unwrap();
-        assert_eq!(o.write_buffer_size, 1 << 20);
-        assert_eq!(o.compression_per_level.len(), 3);
-        assert_eq!(o.bottommost_compression, Some(talus::CompressionType::Zstd));
-        assert_eq!((o.block_size, o.bloom_bits_per_key, o.block_cache_capacity), (16384, 10, 4096));
-        let e = apply_string(&mut o, "block_based_table_factory={write_buffer_size=1}");
-        assert!(e.unwrap_err().contains("write_buffer_size"));
-        assert!(apply_string(&mut o, "compression_opts=-14:1:0").unwrap_err().contains("level"));
-    }
 
     #[test]
     fn order_file_then_string_then_flags() {

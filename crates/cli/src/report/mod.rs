@@ -16,6 +16,9 @@
 //! ([`indexes`]). Charts are inline SVG from [`svg`]; no scripts, no
 //! network. Malformed input is skipped and listed at the end of the page and on stderr.
 //! Called by `main`'s dispatch; exit code 0 on success, 1 on an error (named), 2 on bad flags.
+//! The page is the only file written, once, at the end: `--out` is checked first (not a
+//! directory, in an existing writable directory) and an unknown `--base` is refused, so a run
+//! that fails writes nothing.
 
 mod cell;
 mod csv;
@@ -56,6 +59,10 @@ pub fn run(args: &[String]) -> i32 {
         eprintln!("report: --results and --out are required\n{HELP}");
         return 2;
     };
+    if let Err(e) = crate::precheck::output_file("--out", std::path::Path::new(out)) {
+        eprintln!("report: {e}");
+        return 2;
+    }
     let data = match load::load(std::path::Path::new(results)) {
         Ok(d) => d,
         Err(e) => {
@@ -77,6 +84,23 @@ pub fn run(args: &[String]) -> i32 {
              regress.py results (regress.json) under {results}"
         );
         return 1;
+    }
+    if let Some(base) = p.value("base") {
+        if !data.sysbench.iter().any(|r| r.name == base || r.engine == base) {
+            let known: Vec<String> = data
+                .sysbench
+                .iter()
+                .flat_map(|r| [r.name.clone(), r.engine.clone()])
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .collect();
+            eprintln!(
+                "report: --base={base} names no sysbench run under {results} (runs and engines: \
+                 {}; nothing was written)",
+                if known.is_empty() { "none".to_string() } else { known.join(", ") }
+            );
+            return 2;
+        }
     }
     let html = page::render(&data, results, p.value("base"));
     if let Err(e) = std::fs::write(out, html) {

@@ -20,8 +20,14 @@ pub use spec::{SPEC, USAGE};
 pub struct Config {
     /// Database directory.
     pub db: PathBuf,
-    /// Expected-state file (outside the database directory).
-    pub expected_state: PathBuf,
+    /// Expected-state file (outside the database directory); `None`: kept in memory for the
+    /// run only (as db_stress without `--expected_values_dir`).
+    pub expected_state: Option<PathBuf>,
+    /// Replace the database (and remove the expected-state file) before the run: `talus
+    /// stress`'s `--destroy_db_initially`, default true without `--expected_state` (the state
+    /// then starts empty, so the database must too) and false with one (the file describes
+    /// the database).
+    pub destroy_db_initially: bool,
     /// Workload threads.
     pub threads: usize,
     /// Keys are ids `0..max_key`.
@@ -54,6 +60,13 @@ pub struct Config {
     pub flush_one_in: u64,
     /// One op in this many is a compact_range over a random range (0: never).
     pub compact_range_one_in: u64,
+    /// One op in this many ingests an external SST of a few keys (0: never).
+    pub ingest_one_in: u64,
+    /// Whitebox kill points (`talus-cli` built with `--features kill-points`): each pass at an
+    /// armed point kills the worker with odds 1 in this (0: none armed).
+    pub kill_random_test: u64,
+    /// The kill points armed, by name prefix (empty: all).
+    pub kill_points: Vec<String>,
     /// The database options below.
     pub compression: CompressionType,
     /// `block_size`.
@@ -118,10 +131,11 @@ pub const MIX_NAMES: [&str; 7] = [
 ];
 
 impl Config {
-    /// Defaults for database `db` with expected state `expected_state`.
-    pub fn new(db: PathBuf, expected_state: PathBuf) -> Config {
+    /// Defaults for database `db` with expected state `expected_state` (`None`: in memory).
+    pub fn new(db: PathBuf, expected_state: Option<PathBuf>) -> Config {
         Config {
             db,
+            destroy_db_initially: expected_state.is_none(),
             expected_state,
             threads: 8,
             max_key: 100_000,
@@ -138,6 +152,9 @@ impl Config {
             verify_every: 2000,
             flush_one_in: 2000,
             compact_range_one_in: 10_000,
+            ingest_one_in: 5_000,
+            kill_random_test: 0,
+            kill_points: Vec::new(),
             compression: CompressionType::Lz4,
             block_size: 4096,
             write_buffer_size: 4 << 20,
@@ -168,8 +185,9 @@ impl Config {
     /// Parses a worker's command line (checked against [`SPEC`] already).
     pub fn from_args(p: &Parsed) -> Result<Config, String> {
         let db = p.value("db").ok_or("--db=DIR is required")?;
-        let exp = p.value("expected_state").ok_or("--expected_state=FILE is required")?;
-        let mut c = Config::new(PathBuf::from(db), PathBuf::from(exp));
+        let exp = p.value("expected_state").map(PathBuf::from);
+        let mut c = Config::new(PathBuf::from(db), exp);
+        c.destroy_db_initially = p.flag_or("destroy_db_initially", c.destroy_db_initially);
         let num = |name: &str, d: u64| -> Result<u64, String> { Ok(p.number(name)?.unwrap_or(d)) };
         let small = |name: &str, d: usize| -> Result<usize, String> {
             usize::try_from(num(name, d as u64)?).map_err(|_| format!("{name} is too large"))
@@ -202,6 +220,9 @@ impl Config {
         c.verify_every = num("verify_every", c.verify_every)?;
         c.flush_one_in = num("flush_one_in", c.flush_one_in)?;
         c.compact_range_one_in = num("compact_range_one_in", c.compact_range_one_in)?;
+        c.ingest_one_in = num("ingest_one_in", c.ingest_one_in)?;
+        c.kill_random_test = num("kill_random_test", c.kill_random_test)?;
+        c.kill_points = super::kill::parse_points(p.value("kill_points"))?;
         for name in p.names() {
             let layer = crate::options::LAYER_FLAGS.contains(&name.as_str());
             if layer || (!FIELDS.contains(&name.as_str()) && engine::find(name).is_some()) {
@@ -209,6 +230,14 @@ impl Config {
             }
         }
         let o = crate::options::engine_options(p, c.db_options()?, &[])?;
+        c.set_fields(&o);
+        c.table_workload = parse_workload(p.value("workload"))?;
+        Ok(c)
+    }
+
+    /// Copies the engine options this configuration keeps as fields (`spec::FIELDS`) from `o`.
+    pub fn set_fields(&mut self, o: &Options) {
+        let c = self;
         c.compression = o.compression;
         c.block_size = o.block_size;
         c.write_buffer_size = o.write_buffer_size;
@@ -231,8 +260,6 @@ impl Config {
         c.partition_filters = o.partition_filters;
         c.metadata_block_size = o.metadata_block_size;
         c.checksum = o.checksum;
-        c.table_workload = parse_workload(p.value("workload"))?;
-        Ok(c)
     }
 
     /// The database options of this run: `--options_file` and `--options` first, then the
@@ -290,7 +317,7 @@ impl Config {
         let b = |v: bool| u8::from(v).to_string();
         let mut a = vec![
             format!("--db={}", self.db.display()),
-            format!("--expected_state={}", self.expected_state.display()),
+            format!("--destroy_db_initially={}", b(self.destroy_db_initially)),
             format!("--threads={}", self.threads),
             format!("--max_key={}", self.max_key),
             format!("--ops_per_thread={}", self.ops_per_thread),
@@ -304,6 +331,7 @@ impl Config {
             format!("--verify_every={}", self.verify_every),
             format!("--flush_one_in={}", self.flush_one_in),
             format!("--compact_range_one_in={}", self.compact_range_one_in),
+            format!("--ingest_one_in={}", self.ingest_one_in),
             format!("--compression={}", compression_name(self.compression)),
             format!("--block_size={}", self.block_size),
             format!("--write_buffer_size={}", self.write_buffer_size),
@@ -342,6 +370,9 @@ impl Config {
             format!("--metadata_block_size={}", self.metadata_block_size),
             format!("--checksum={}", self.checksum.rocksdb_name()),
         ];
+        if let Some(e) = &self.expected_state {
+            a.push(format!("--expected_state={}", e.display()));
+        }
         for (name, v) in MIX_NAMES.iter().zip(self.mix) {
             a.push(format!("--{name}={v}"));
         }
@@ -350,6 +381,10 @@ impl Config {
         }
         if self.table_workload {
             a.push("--workload=table".into());
+        }
+        if self.kill_random_test > 0 {
+            a.push(format!("--kill_random_test={}", self.kill_random_test));
+            a.push(format!("--kill_points={}", self.kill_points.join(",")));
         }
         for (name, value) in &self.extra {
             a.push(format!("--{name}={value}"));
@@ -408,3 +443,34 @@ pub fn parse_workload(v: Option<&str>) -> Result<bool, String> {
 
 #[cfg(test)]
 mod tests;
+
+impl Config {
+    /// Changes the configuration so that the kill point `point` is reached within a cycle (the
+    /// driver's rotation, [`super::kill`]).
+    pub fn steer_to(&mut self, point: &str) {
+        if point.starts_with("wal.sync") {
+            self.sync = true;
+            self.disable_wal = false;
+        }
+        if point.starts_with("wal.") {
+            self.disable_wal = false;
+        }
+        if point == "direct.tail_written" {
+            self.direct_writes = true;
+        }
+        if point.starts_with("ingest.") {
+            self.ingest_one_in = 50;
+        }
+        if point.starts_with("flush.")
+            || point.starts_with("compaction.")
+            || point.starts_with("wal.switch")
+            || point.starts_with("wal.prepare")
+            || point.starts_with("manifest.append")
+            || point == "obsolete.deleting"
+        {
+            self.write_buffer_size = self.write_buffer_size.min(256 << 10);
+            self.l0_trigger = self.l0_trigger.min(2);
+            self.flush_one_in = self.flush_one_in.min(500);
+        }
+    }
+}

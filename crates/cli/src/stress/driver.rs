@@ -2,24 +2,35 @@
 //!
 //! Each cycle spawns this same binary (`std::env::current_exe()`) as a worker `talus stress`
 //! with options drawn at random (compression, block size, write buffer size, bloom bits, cache
-//! size, open files, background jobs, sync, rarely disable_wal, WAL recovery mode unless
-//! `--wal_recovery_mode` fixes it), lets it run
-//! a random time between `--kill_min_ms` and `--kill_max_ms` (one cycle in ten: 50 ms to
-//! `min(kill_min_ms, 1500)`, to land in recovery), and kills it with SIGKILL
-//! (`Child::kill`). The kill lands either during the worker's startup (recovery plus the
-//! verification of the previous cycle) or during its workload; the cycle line says which. Then
-//! a `--verify_only` worker with the same options must recover the database and find every key
-//! as the expected state says (see `verify.rs`). After the last cycle, a final verify-only run
-//! with default options. Any failure stops the loop; the exit code is then non-zero.
+//! size, open files, background jobs, sync, rarely disable_wal, WAL recovery mode, direct IO,
+//! index type, checksum), lets it run a random time between `--kill_min_ms` and
+//! `--kill_max_ms` (one cycle in ten: 50 ms to `min(kill_min_ms, 1500)`, to land in recovery),
+//! and kills it with SIGKILL (`Child::kill`). The kill lands either during the worker's startup
+//! (recovery plus the verification of the previous cycle) or during its workload; the cycle
+//! line says which. Then a `--verify_only` worker with the same options must recover the
+//! database and find every key as the expected state says (see `verify.rs`). After the last
+//! cycle, a final verify-only run with the command line's options. Any failure stops the loop;
+//! the exit code is then non-zero.
 //!
-//! The driver keeps no state but its counters: the database and the expected-state file
-//! (default `<db>.expected`, beside the directory) are the whole state between processes. With
-//! `--destroy_db_initially` (the default) a previous database is removed first with
-//! `talus::destroy_db`: refused if another process has it open, and nothing but the engine's
-//! files is deleted.
+//! Every worker option is accepted and checked here first (`Config::from_args`, an
+//! `--options_file` read): an option the command line names (an engine option by any of its
+//! names, `--sync`, `--disable_wal`, `--value_size_max`, the op mix, `--options_file`, ...) is
+//! passed to every worker and never drawn; the draws replace only what it leaves out, on top of
+//! the OPTIONS file. `--verify_only` is refused.
+//!
+//! Before it creates anything the driver checks (`setup.rs`, `crate::precheck`) the
+//! expected-state file (default `<db>.expected`, beside the directory: with
+//! `--destroy_db_initially`, the default, it must be missing or an expected-state file, which
+//! is then removed; without, it must have been made for the same `--max_key`), that its
+//! directory can be created, that `--db` is a database, empty or missing (never another
+//! program's directory, whether or not it is to be replaced), and that no other process holds
+//! its LOCK. Then it removes the previous database with `talus::destroy_db`
+//! (LOCK first; nothing but the engine's files) and makes the state's directory. The driver
+//! keeps no state but its counters: the database and the expected-state file are the whole
+//! state between processes.
 
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -27,11 +38,18 @@ use std::time::{Duration, Instant};
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use talus::{CompactionStyle, CompressionType, WalRecoveryMode};
+use talus::{CompressionType, WalRecoveryMode};
 
 use super::config::Config;
+use super::kill;
 use super::EXIT_USAGE;
 use crate::options::Parsed;
+
+/// The exit code of a Rust process that panicked.
+const RUST_PANIC_EXIT: i32 = 101;
+
+/// Workers and verifiers that panicked, over the whole run.
+static PANICS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 /// Longest a verify-only run may take before it counts as hung.
 const VERIFY_TIMEOUT: Duration = Duration::from_secs(600);
@@ -42,10 +60,16 @@ struct Totals {
     cycles: u64,
     kills_startup: u64,
     kills_workload: u64,
+    /// Workers that killed themselves at a whitebox kill point.
+    kills_at_points: u64,
     exited_early: u64,
     lost_sync: u64,
     lost_unsynced: u64,
     lost_allowed: u64,
+    /// Keys a verifier found with a value the expected state rules out.
+    wrong: u64,
+    /// Workers or verifiers that panicked (exit code 101).
+    panics: u64,
     failures: u64,
     pending_applied: u64,
     /// Operations the workers reported (as of their last progress line before the kill).
@@ -67,9 +91,18 @@ pub fn run(p: &Parsed) -> i32 {
 }
 
 fn drive(p: &Parsed) -> Result<Totals, String> {
-    let db = PathBuf::from(p.value("db").ok_or("--db=DIR is required")?);
-    let expected = match p.value("expected_state") {
-        Some(e) => PathBuf::from(e),
+    // 1. Every flag, the workers' included (an OPTIONS file read and checked), before anything
+    // is touched. The workers start from this template; what the command line names is kept
+    // for every cycle, the rest is drawn per cycle.
+    let mut template = Config::from_args(p)?;
+    if template.verify_only {
+        return Err("--verify_only is a worker option: the crash driver verifies after every \
+                    kill by itself"
+            .into());
+    }
+    let db = template.db.clone();
+    let expected = match &template.expected_state {
+        Some(e) => e.clone(),
         None => {
             let name = db.file_name().ok_or("--db must name a directory")?;
             let mut name = name.to_os_string();
@@ -77,6 +110,10 @@ fn drive(p: &Parsed) -> Result<Totals, String> {
             db.with_file_name(name)
         }
     };
+    template.expected_state = Some(expected.clone());
+    // Workers keep the database and its expected state across kills.
+    template.destroy_db_initially = false;
+    template.duration = 3600;
     let duration = Duration::from_secs(p.number("duration")?.unwrap_or(600));
     let max_cycles = p.number("cycles")?.unwrap_or(u64::MAX);
     let kill_min = p.number("kill_min_ms")?.unwrap_or(2000);
@@ -87,32 +124,45 @@ fn drive(p: &Parsed) -> Result<Totals, String> {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(1, |d| d.as_nanos() as u64),
     };
-    let threads = p.number("threads")?.unwrap_or(8).max(1) as usize;
-    let max_key = p.number("max_key")?.unwrap_or(100_000);
-    let table_workload = super::config::parse_workload(p.value("workload"))?;
-    // Fixed for every cycle if given; drawn per cycle otherwise.
-    let recovery_mode = match p.value("wal_recovery_mode") {
-        Some(m) => Some(WalRecoveryMode::parse(m).map_err(|e| e.to_string())?),
+    // Whitebox: the kill points to rotate through (a build with them only).
+    let mut rotation = match p.value("kill_points") {
+        Some(v) => {
+            if !talus::kill_point::ENABLED {
+                return Err("--kill_points needs kill points, which this build lacks: build with \
+                            `cargo build --release -p talus-cli --features kill-points`"
+                    .into());
+            }
+            Some(kill::Rotation::new(kill::selected(&kill::parse_points(Some(v))?)))
+        }
         None => None,
     };
-    let destroy = !p.value("destroy_db_initially").is_some_and(|v| v == "0" || v == "false");
+    let require_every_point = p.flag("require_every_point");
+    // Every cycle with direct reads and writes (otherwise each is drawn per cycle).
+    let direct_io = p.flag("direct_io");
+    let mut tally = kill::Tally::default();
+    let destroy = p.flag_or("destroy_db_initially", true);
+    // 2. The disk, read only: the expected-state file (kept: the same --max_key; replaced:
+    // only a file that is one), where it goes, the directory and its LOCK.
+    super::setup::check_expected(&expected, template.max_key, destroy)?;
+    let parent = expected.parent().filter(|d| !d.as_os_str().is_empty());
+    if let Some(dir) = parent {
+        crate::precheck::output_dir("--expected_state", dir)?;
+    }
+    crate::dbdir::check_replaceable(&db)?;
+    crate::precheck::not_locked(&db)?;
+    // 3. Only now: replace the previous run's database and state, make the state's directory.
     if destroy {
-        destroy_db(&db, &expected)?;
+        super::setup::replace(&db, Some(&expected))?;
+    }
+    if let Some(dir) = parent {
+        std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
     }
     let exe = std::env::current_exe().map_err(|e| format!("finding this executable: {e}"))?;
     let mut rng = StdRng::seed_from_u64(seed);
-    // Fixed for the database's life; `--compaction_style=universal` selects universal.
-    let style = match p.value("compaction_style") {
-        None | Some("level") | Some("0") => CompactionStyle::Level,
-        Some("universal") | Some("1") => CompactionStyle::Universal,
-        Some(other) => return Err(format!("compaction_style: unknown style {other:?}")),
-    };
-    if let Some(parent) = expected.parent() {
-        std::fs::create_dir_all(parent)
-            .map_err(|e| format!("creating {}: {e}", parent.display()))?;
-    }
     // Fixed for the expected state's life (values are checked against it).
-    let value_size_max = [0, 20, 100, 1000][rng.gen_range(0..4)];
+    let drawn_vmax = [0, 20, 100, 1000][rng.gen_range(0..4)];
+    let value_size_max = if p.has("value_size_max") { template.value_size_max } else { drawn_vmax };
+    let (threads, max_key) = (template.threads, template.max_key);
     println!(
         "crash test: db {} expected state {} seed {seed} duration {}s threads {threads} \
          max_key {max_key} kill after {kill_min}..{kill_max} ms",
@@ -123,17 +173,20 @@ fn drive(p: &Parsed) -> Result<Totals, String> {
     let t0 = Instant::now();
     let mut tot = Totals::default();
     while tot.cycles < max_cycles && t0.elapsed() < duration && tot.failures == 0 {
-        let mut cfg = Config::new(db.clone(), expected.clone());
-        cfg.threads = threads;
-        cfg.max_key = max_key;
-        cfg.compaction_style = style;
+        let mut cfg = template.clone();
         cfg.value_size_max = value_size_max;
-        cfg.duration = 3600;
         cfg.seed = rng.gen();
         randomize(&mut cfg, &mut rng);
-        cfg.table_workload = table_workload;
-        if let Some(m) = recovery_mode {
-            cfg.wal_recovery_mode = m;
+        keep_given(&mut cfg, &template, p)?;
+        if direct_io {
+            cfg.use_direct_reads = true;
+            cfg.direct_writes = true;
+        }
+        let target = rotation.as_ref().map(|r| r.next_point(&tally));
+        if let Some(point) = target {
+            cfg.steer_to(point);
+            cfg.kill_random_test = rotation.as_ref().map_or(1, |r| r.odds(point));
+            cfg.kill_points = vec![point.to_string()];
         }
         // One cycle in ten kills early, mostly while the worker recovers and verifies (and
         // writes resolved pending keys back to the expected state).
@@ -147,10 +200,23 @@ fn drive(p: &Parsed) -> Result<Totals, String> {
         let started = Instant::now();
         let (how, ok, ops) = run_and_kill(&exe, &cfg, Duration::from_millis(run_ms))?;
         tot.ops += ops;
-        match how {
+        match &how {
             Ended::KilledInStartup => tot.kills_startup += 1,
             Ended::KilledInWorkload => tot.kills_workload += 1,
+            Ended::KilledAtPoint(_) => tot.kills_at_points += 1,
             Ended::Exited => tot.exited_early += 1,
+        }
+        if let Some(point) = target {
+            let at = match &how {
+                Ended::KilledAtPoint(p) => Some(p.as_str()),
+                _ => None,
+            };
+            tally.record(point, at);
+            if at != Some(point) {
+                if let Some(r) = rotation.as_mut() {
+                    r.missed(point);
+                }
+            }
         }
         let ran = started.elapsed();
         tot.workload_secs += ran.as_secs_f64();
@@ -164,31 +230,45 @@ fn drive(p: &Parsed) -> Result<Totals, String> {
             break;
         }
         cfg.verify_only = true;
+        // The verifier must finish: no kill point armed.
+        cfg.kill_random_test = 0;
         let v = verify_run(&exe, &cfg, &mut tot)?;
         println!(
             "cycle {cycle}: ran {:.1}s ({ops} ops), {} | verify {} | {}",
             ran.as_secs_f64(),
-            how.name(),
+            match target {
+                Some(p) => format!("{} (target {p})", how.name()),
+                None => how.name(),
+            },
             v,
             cfg.brief()
         );
     }
     if tot.failures == 0 {
-        let mut cfg = Config::new(db.clone(), expected.clone());
-        cfg.max_key = max_key;
+        let mut cfg = template.clone();
         cfg.verify_only = true;
-        cfg.table_workload = table_workload;
-        if let Some(m) = recovery_mode {
-            cfg.wal_recovery_mode = m;
-        }
         let v = verify_run(&exe, &cfg, &mut tot)?;
         println!("final verify-only run: {v}");
     }
-    let kills = tot.kills_startup + tot.kills_workload;
+    if let Some(r) = &rotation {
+        let missed = tally.missed(r.points());
+        println!(
+            "kill points: {} kills at {} of {} points targeted: {}",
+            tally.total(),
+            r.points().len() - missed.len(),
+            r.points().len(),
+            tally.line(r.points())
+        );
+        if require_every_point && !missed.is_empty() {
+            println!("kill points never fired: {}", missed.join(", "));
+            tot.failures += 1;
+        }
+    }
+    let kills = tot.kills_startup + tot.kills_workload + tot.kills_at_points;
     println!(
         "crash test summary: seed {seed}, cycles {}, total minutes {:.1}, kills {kills} \
-         (during startup/verification {}, during workload {}), workers that exited by \
-         themselves {}, operations {} ({:.0}/s of worker time), pending keys found applied {}, \
+         (during startup/verification {}, during workload {}, at kill points {}), workers that \
+         exited by themselves {}, operations {} ({:.0}/s of worker time), pending keys found applied {}, \
          acknowledged sync writes lost {}, \
          acknowledged unsynced writes lost {}, writes lost where allowed (disable_wal) {}, \
          verification failures {}",
@@ -196,6 +276,7 @@ fn drive(p: &Parsed) -> Result<Totals, String> {
         t0.elapsed().as_secs_f64() / 60.0,
         tot.kills_startup,
         tot.kills_workload,
+        tot.kills_at_points,
         tot.exited_early,
         tot.ops,
         tot.ops as f64 / tot.workload_secs.max(0.001),
@@ -205,7 +286,37 @@ fn drive(p: &Parsed) -> Result<Totals, String> {
         tot.lost_allowed,
         tot.failures
     );
+    tot.panics = PANICS.load(Ordering::Relaxed);
+    // One line for scripts (bench/crash_campaign.sh).
+    println!(
+        "crash test totals: cycles={} operations={} kill_point_kills={} lost_acked={} wrong={} \
+         panics={} failures={}",
+        tot.cycles,
+        tot.ops,
+        tot.kills_at_points,
+        tot.lost_sync + tot.lost_unsynced,
+        tot.wrong,
+        tot.panics,
+        tot.failures
+    );
     Ok(tot)
+}
+
+/// Sets back the options the command line names (engine options by any of their names, and
+/// `--sync`, `--disable_wal`) after [`randomize`] drew them: those are fixed for every cycle.
+fn keep_given(cfg: &mut Config, template: &Config, p: &Parsed) -> Result<(), String> {
+    let mut o = cfg.db_options()?;
+    for name in p.names().iter().filter(|n| crate::options::engine::find(n).is_some()) {
+        crate::options::engine::set(&mut o, name, p.value(name).unwrap_or("true"))?;
+    }
+    cfg.set_fields(&o);
+    if p.has("sync") {
+        cfg.sync = template.sync;
+    }
+    if p.has("disable_wal") {
+        cfg.disable_wal = template.disable_wal;
+    }
+    Ok(())
 }
 
 /// Draws the per-cycle options, as db_crashtest.py does.
@@ -256,19 +367,22 @@ fn randomize(c: &mut Config, rng: &mut StdRng) {
     c.checksum = talus::ChecksumType::ALL[rng.gen_range(0..2)];
 }
 
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 enum Ended {
     KilledInStartup,
     KilledInWorkload,
+    /// The worker killed itself at this whitebox kill point.
+    KilledAtPoint(String),
     Exited,
 }
 
 impl Ended {
-    fn name(self) -> &'static str {
+    fn name(&self) -> String {
         match self {
-            Ended::KilledInStartup => "killed during startup/verification",
-            Ended::KilledInWorkload => "killed during workload",
-            Ended::Exited => "exited by itself",
+            Ended::KilledInStartup => "killed during startup/verification".into(),
+            Ended::KilledInWorkload => "killed during workload".into(),
+            Ended::KilledAtPoint(p) => format!("killed at kill point {p}"),
+            Ended::Exited => "exited by itself".into(),
         }
     }
 }
@@ -313,6 +427,15 @@ fn run_and_kill(exe: &Path, cfg: &Config, run_for: Duration) -> Result<(Ended, b
     let t = Instant::now();
     loop {
         if let Some(status) = child.try_wait().map_err(|e| format!("waiting for a worker: {e}"))? {
+            // Let the reader thread drain the pipe: the kill point's line is the last one.
+            std::thread::sleep(Duration::from_millis(20));
+            let point = kill::killed_at(&lines.lock().unwrap_or_else(|p| p.into_inner()));
+            if let Some(point) = point.filter(|_| !status.success()) {
+                return Ok((Ended::KilledAtPoint(point), true, last_ops(&lines)));
+            }
+            if status.code() == Some(RUST_PANIC_EXIT) {
+                PANICS.fetch_add(1, Ordering::Relaxed);
+            }
             if !status.success() {
                 for l in lines.lock().unwrap_or_else(|p| p.into_inner()).iter() {
                     println!("  worker: {l}");
@@ -379,6 +502,10 @@ fn verify_run(exe: &Path, cfg: &Config, tot: &mut Totals) -> Result<String, Stri
         _ => tot.lost_unsynced += lost,
     }
     tot.lost_allowed += field("lost_allowed");
+    tot.wrong += field("wrong");
+    if status.and_then(|s| s.code()) == Some(RUST_PANIC_EXIT) {
+        PANICS.fetch_add(1, Ordering::Relaxed);
+    }
     tot.pending_applied += field("pending_applied");
     let ok = status.is_some_and(|s| s.success()) && summary.is_some();
     if !ok {
@@ -392,19 +519,4 @@ fn verify_run(exe: &Path, cfg: &Config, tot: &mut Totals) -> Result<String, Stri
         });
     }
     Ok(format!("ok in {:.1}s: {}", t.elapsed().as_secs_f64(), summary.unwrap_or("")))
-}
-
-/// Removes a previous run's database with `talus::destroy_db` (the LOCK first, so a database
-/// in use is refused; only the engine's files; the directory only if that empties it) and its
-/// expected state. A directory that is neither a database nor empty is refused whole: the crash
-/// test does not move into someone else's directory.
-fn destroy_db(db: &Path, expected: &Path) -> Result<(), String> {
-    crate::dbdir::check_replaceable(db)?;
-    talus::destroy_db(db, &talus::Options::default())
-        .map_err(|e| format!("destroying {}: {e}", db.display()))?;
-    match std::fs::remove_file(expected) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(format!("removing {}: {e}", expected.display())),
-    }
 }

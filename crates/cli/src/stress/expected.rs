@@ -1,5 +1,12 @@
 //! The expected-state oracle of `talus stress`: one fixed-size slot per key in a file outside
-//! the database directory, mirrored in memory, plus a lock per key.
+//! the database directory, mirrored in memory, plus a lock per key. Without `--expected_state`
+//! the slots live in memory only ([`ExpectedState::in_memory`], RocksDB's
+//! `AnonExpectedStateManager`): the run verifies itself but leaves no file, and a crash loses
+//! the state with the process.
+//!
+//! Before anything is created, a run reads an existing file with [`inspect`] (read-only: its
+//! header and length), so a wrong or foreign file is refused before the database is touched;
+//! [`remove`] deletes a file only after the same check says it is an expected-state file.
 //!
 //! # File layout (little-endian)
 //! ```text
@@ -121,9 +128,80 @@ impl Slot {
     }
 }
 
-/// The expected state of every key in `0..max_key`, kept in memory and in its file.
+/// What the header of an expected-state file says (see [`inspect`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Header {
+    /// The `--max_key` the file was made for.
+    pub max_key: u64,
+    /// The mode of the last run that wrote.
+    pub mode: Mode,
+    /// The `value_size_max` fixed when the file was made.
+    pub value_size_max: usize,
+}
+
+/// Checks `header` (the first [`HEADER`] bytes of a file of `len` bytes at `shown`).
+fn parse_header(header: &[u8], len: u64, shown: &str) -> Result<Header, String> {
+    if len < HEADER || header.get(..8) != Some(MAGIC.as_slice()) {
+        return Err(format!("{shown} ({len} bytes) is not a talus stress expected-state file"));
+    }
+    let word = |at: usize| {
+        header.get(at..at + 8).and_then(|b| b.try_into().ok()).map_or(0, u64::from_le_bytes)
+    };
+    let max_key = word(8);
+    if max_key == 0 || max_key > 1 << 28 || len != HEADER + 8 * max_key {
+        return Err(format!(
+            "{shown} is {len} bytes, expected {} for its max_key {max_key} (truncated?)",
+            HEADER.saturating_add(max_key.saturating_mul(8))
+        ));
+    }
+    let m = word(16);
+    let mode =
+        Mode::from_u64(m).ok_or_else(|| format!("{shown} at offset 16: unknown mode {m}"))?;
+    let vmax = word(24);
+    let value_size_max = usize::try_from(vmax)
+        .ok()
+        .filter(|&v| v <= 1 << 20)
+        .ok_or_else(|| format!("{shown} at offset 24: bad value_size_max {vmax}"))?;
+    Ok(Header { max_key, mode, value_size_max })
+}
+
+/// Reads the expected-state file at `path` without changing it: `Ok(None)` if it does not
+/// exist or is empty (a run would start it afresh), its header if it is a whole expected-state
+/// file, `Err` for anything else (a directory, another program's file, a truncated file).
+pub fn inspect(path: &Path) -> Result<Option<Header>, String> {
+    let shown = path.display().to_string();
+    let file = match File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("opening expected state {shown}: {e}")),
+    };
+    let meta = file.metadata().map_err(|e| format!("stat {shown}: {e}"))?;
+    if !meta.is_file() {
+        return Err(format!("{shown} is not a regular file (an expected-state file was wanted)"));
+    }
+    if meta.len() == 0 {
+        return Ok(None);
+    }
+    let mut header = [0u8; HEADER as usize];
+    let n = file.read_at(&mut header, 0).map_err(|e| format!("reading {shown}: {e}"))?;
+    parse_header(&header[..n], meta.len(), &shown).map(Some)
+}
+
+/// Deletes the expected-state file at `path` (a missing one is fine), only if [`inspect`] finds
+/// it is one: another program's file under that name is refused, never deleted.
+pub fn remove(path: &Path) -> Result<(), String> {
+    inspect(path)?;
+    match std::fs::remove_file(path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(format!("removing {}: {e}", path.display())),
+    }
+}
+
+/// The expected state of every key in `0..max_key`, kept in memory and (unless made with
+/// [`ExpectedState::in_memory`]) in its file.
 pub struct ExpectedState {
-    file: File,
+    file: Option<File>,
     slots: Vec<AtomicU64>,
     locks: Vec<Mutex<()>>,
     mode: Mode,
@@ -144,55 +222,57 @@ impl ExpectedState {
             .open(path)
             .map_err(|e| format!("opening expected state {shown}: {e}"))?;
         let len = file.metadata().map_err(|e| format!("stat {shown}: {e}"))?.len();
-        let want = HEADER + 8 * max_key;
         let n = usize::try_from(max_key).map_err(|_| format!("max_key {max_key} is too large"))?;
-        let mut mode = Mode::Sync;
-        let mut value_size_max = value_size_max;
-        let slots: Vec<AtomicU64>;
         if len == 0 {
             let mut header = [0u8; HEADER as usize];
             header[..8].copy_from_slice(MAGIC);
             header[8..16].copy_from_slice(&max_key.to_le_bytes());
             header[24..32].copy_from_slice(&(value_size_max as u64).to_le_bytes());
             file.write_all_at(&header, 0).map_err(|e| format!("writing {shown}: {e}"))?;
-            file.set_len(want).map_err(|e| format!("sizing {shown}: {e}"))?;
-            slots = (0..n).map(|_| AtomicU64::new(0)).collect();
-        } else if len < HEADER {
-            return Err(format!("{shown} ({len} bytes) is not a talus stress expected-state file"));
-        } else {
-            let mut header = [0u8; HEADER as usize];
-            file.read_exact_at(&mut header, 0)
-                .map_err(|e| format!("{shown}: reading the header: {e}"))?;
-            if &header[..8] != MAGIC {
-                return Err(format!("{shown} is not a talus stress expected-state file"));
-            }
-            let stored = u64::from_le_bytes(header[8..16].try_into().unwrap_or([0; 8]));
-            if stored != max_key {
-                return Err(format!(
-                    "{shown} was made for --max_key={stored}, not {max_key}: use the same value"
-                ));
-            }
-            if len != want {
-                return Err(format!("{shown} is {len} bytes, expected {want} (truncated?)"));
-            }
-            let m = u64::from_le_bytes(header[16..24].try_into().unwrap_or([0; 8]));
-            mode = Mode::from_u64(m)
-                .ok_or_else(|| format!("{shown} at offset 16: unknown mode {m}"))?;
-            let vmax = u64::from_le_bytes(header[24..32].try_into().unwrap_or([0; 8]));
-            value_size_max = usize::try_from(vmax)
-                .ok()
-                .filter(|&v| v <= 1 << 20)
-                .ok_or_else(|| format!("{shown} at offset 24: bad value_size_max {vmax}"))?;
-            let mut body = vec![0u8; n * 8];
-            file.read_exact_at(&mut body, HEADER)
-                .map_err(|e| format!("{shown}: reading slots: {e}"))?;
-            slots = body
-                .chunks_exact(8)
-                .map(|c| AtomicU64::new(u64::from_le_bytes(c.try_into().unwrap_or([0; 8]))))
-                .collect();
+            file.set_len(HEADER + 8 * max_key).map_err(|e| format!("sizing {shown}: {e}"))?;
+            let mut e = ExpectedState::in_memory(max_key, value_size_max)?;
+            e.file = Some(file);
+            return Ok(e);
         }
+        let mut header = [0u8; HEADER as usize];
+        let got = file
+            .read_at(&mut header, 0)
+            .map_err(|e| format!("{shown}: reading the header: {e}"))?;
+        let h = parse_header(&header[..got], len, &shown.to_string())?;
+        if h.max_key != max_key {
+            return Err(format!(
+                "{shown} was made for --max_key={}, not {max_key}: use the same value",
+                h.max_key
+            ));
+        }
+        let mut body = vec![0u8; n * 8];
+        file.read_exact_at(&mut body, HEADER)
+            .map_err(|e| format!("{shown}: reading slots: {e}"))?;
+        let slots = body
+            .chunks_exact(8)
+            .map(|c| AtomicU64::new(u64::from_le_bytes(c.try_into().unwrap_or([0; 8]))))
+            .collect();
         let locks = (0..n).map(|_| Mutex::new(())).collect();
-        Ok(ExpectedState { file, slots, locks, mode, value_size_max })
+        Ok(ExpectedState {
+            file: Some(file),
+            slots,
+            locks,
+            mode: h.mode,
+            value_size_max: h.value_size_max,
+        })
+    }
+
+    /// A state for `max_key` keys, every key absent, kept in memory only (no file): the state of
+    /// a run without `--expected_state`, which starts from an empty database.
+    pub fn in_memory(max_key: u64, value_size_max: usize) -> Result<ExpectedState, String> {
+        let n = usize::try_from(max_key).map_err(|_| format!("max_key {max_key} is too large"))?;
+        Ok(ExpectedState {
+            file: None,
+            slots: (0..n).map(|_| AtomicU64::new(0)).collect(),
+            locks: (0..n).map(|_| Mutex::new(())).collect(),
+            mode: Mode::Sync,
+            value_size_max,
+        })
     }
 
     /// Number of keys.
@@ -212,9 +292,10 @@ impl ExpectedState {
 
     /// Records the mode of the run about to write.
     pub fn set_mode(&mut self, mode: Mode) -> Result<(), String> {
-        self.file
-            .write_all_at(&mode.to_u64().to_le_bytes(), 16)
-            .map_err(|e| format!("writing the expected state's mode: {e}"))?;
+        if let Some(f) = &self.file {
+            f.write_all_at(&mode.to_u64().to_le_bytes(), 16)
+                .map_err(|e| format!("writing the expected state's mode: {e}"))?;
+        }
         self.mode = mode;
         Ok(())
     }
@@ -247,8 +328,8 @@ impl ExpectedState {
             return Err(format!("key {k} is outside the expected state"));
         };
         s.store(slot.0, Ordering::Release);
-        self.file
-            .write_all_at(&slot.0.to_le_bytes(), HEADER + 8 * k)
+        let Some(f) = &self.file else { return Ok(()) };
+        f.write_all_at(&slot.0.to_le_bytes(), HEADER + 8 * k)
             .map_err(|e| format!("writing the expected state of key {k}: {e}"))
     }
 }
@@ -302,5 +383,37 @@ mod tests {
         let f = OpenOptions::new().write(true).open(&path).unwrap();
         f.set_len(HEADER + 8 * 9).unwrap();
         assert!(ExpectedState::open(&path, 10, 7).err().unwrap().contains("truncated"));
+    }
+
+    #[test]
+    fn inspect_reads_only_and_remove_deletes_only_an_expected_state_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("exp");
+        assert_eq!(inspect(&path).unwrap(), None);
+        assert!(!path.exists(), "inspect created the file");
+        drop(ExpectedState::open(&path, 10, 7).unwrap());
+        let before = std::fs::read(&path).unwrap();
+        let h = inspect(&path).unwrap().unwrap();
+        assert_eq!((h.max_key, h.mode, h.value_size_max), (10, Mode::Sync, 7));
+        assert_eq!(std::fs::read(&path).unwrap(), before);
+        let notes = dir.path().join("notes.txt");
+        std::fs::write(&notes, b"mine").unwrap();
+        assert!(remove(&notes).unwrap_err().contains("not a talus"));
+        assert_eq!(std::fs::read(&notes).unwrap(), b"mine");
+        assert!(inspect(dir.path()).unwrap_err().contains("not a regular file"));
+        remove(&path).unwrap();
+        assert!(!path.exists());
+        remove(&path).unwrap();
+    }
+
+    #[test]
+    fn in_memory_state_works_without_a_file() {
+        let mut e = ExpectedState::in_memory(10, 7).unwrap();
+        e.begin(3, true).unwrap();
+        e.commit(3).unwrap();
+        e.set_mode(Mode::NoSync).unwrap();
+        assert_eq!(e.get(3), Slot::new(1, true));
+        assert_eq!(e.mode(), Mode::NoSync);
+        assert!(e.file.is_none());
     }
 }

@@ -2,27 +2,39 @@
 //! kill -9 / restart / verify driver modelled on RocksDB's `db_crashtest.py blackbox`.
 //!
 //! ```text
-//! talus stress --db=DIR --expected_state=FILE [--threads=N --max_key=K --ops_per_thread=M
-//!              --duration=S --seed=X --sync=1 --disable_wal=0 --verify_only ...options]
+//! talus stress --db=DIR [--expected_state=FILE --threads=N --max_key=K --ops_per_thread=M
+//!              --duration=S --seed=X --sync=1 --disable_wal=0 --verify_only
+//!              --destroy_db_initially ...options]
 //! talus stress --crash --db=DIR [--duration=S --cycles=C --seed=X ...]
 //! ```
-//! A worker run opens the database, verifies every key against the expected state (the oracle
-//! of `expected.rs`) and reconciles keys left pending by a crash, prints `stress: workload
-//! started`, runs N threads of random operations (`ops.rs`) that check every read, verifies
-//! everything again and exits: 0 all good, 1 a verification failure, 2 bad usage, 3 the
-//! database failed (open, recovery or an operation returned an error). `--verify_only` stops
-//! after the first verification. Each verification prints one `stress-verify:` summary line
-//! that the driver (`driver.rs`) parses.
+//! A worker run first checks what it will use (`setup.rs`: the expected-state file read, never
+//! written; the directory; with `--destroy_db_initially` the old database replaced through
+//! `talus::destroy_db`), then opens the database (taking its LOCK), then opens or creates the
+//! expected-state file: a refused run, a locked database included, creates nothing. It
+//! verifies every key against the expected state (the oracle of `expected.rs`) and reconciles
+//! keys left pending by a crash, prints `stress: workload started`, runs N threads of random
+//! operations (`ops.rs`) that check every read, verifies everything again and exits: 0 all
+//! good, 1 a verification failure, 2 bad usage, 3 the database failed (open, recovery or an
+//! operation returned an error). `--verify_only` stops after the first verification. Each
+//! verification prints one `stress-verify:` summary line that the driver (`driver.rs`) parses.
 //!
-//! Submodules: `value` (keys, self-checking values), `expected` (the oracle file), `ops` (the
-//! workload threads), `verify` (whole-database verification), `config` (options), `driver`,
-//! `table` (`--workload=table`: rows and secondary indexes through `talus-table`, checked for
-//! index consistency after every crash).
+//! Without `--expected_state` the run is db_stress's default one: the expected state lives in
+//! memory for the run only (RocksDB's `AnonExpectedStateManager`), so the database must start
+//! empty, and `--destroy_db_initially` defaults to 1 (db_stress's default) to replace a
+//! previous one. With a file it defaults to 0: the file describes the database.
+//!
+//! Submodules: `value` (keys, self-checking values), `expected` (the oracle), `ops` (the
+//! workload threads), `verify` (whole-database verification), `config` (options), `setup`
+//! (the checks before anything is created), `driver`, `table` (`--workload=table`: rows and
+//! secondary indexes through `talus-table`, checked for index consistency after every crash),
+//! `kill` (whitebox kill points: arming a worker, and the driver's rotation and tally).
 
 mod config;
 mod driver;
 mod expected;
+mod kill;
 mod ops;
+mod setup;
 mod table;
 mod value;
 mod verify;
@@ -62,6 +74,10 @@ pub fn run(args: &[String]) -> i32 {
             return EXIT_USAGE;
         }
     };
+    if let Err(e) = kill::arm_worker(cfg.kill_random_test, &cfg.kill_points, cfg.seed) {
+        eprintln!("talus stress: {e}");
+        return EXIT_USAGE;
+    }
     match worker(&cfg) {
         Ok(()) => 0,
         Err(Failure::Verify(e)) => {
@@ -71,6 +87,10 @@ pub fn run(args: &[String]) -> i32 {
         Err(Failure::Db(e)) => {
             eprintln!("talus stress: database error: {e}");
             EXIT_DB
+        }
+        Err(Failure::Usage(e)) => {
+            eprintln!("talus stress: {e}");
+            EXIT_USAGE
         }
     }
 }
@@ -82,19 +102,32 @@ pub enum Failure {
     Verify(String),
     /// The database (or the expected-state file) returned an error.
     Db(String),
+    /// A check before anything was created refused the run (a foreign or mismatched
+    /// expected-state file, a directory that is no database).
+    Usage(String),
 }
 
-/// One worker run: open, verify and reconcile, run the workload, verify again.
+/// One worker run: check (and replace), open, verify and reconcile, run the workload, verify
+/// again.
 fn worker(cfg: &Config) -> Result<(), Failure> {
+    let options = cfg.db_options().map_err(Failure::Usage)?;
+    setup::prepare_worker(cfg)?;
     if cfg.table_workload {
         return table::worker(cfg);
     }
     let t0 = Instant::now();
-    let mut exp = ExpectedState::open(&cfg.expected_state, cfg.max_key, cfg.value_size_max)
-        .map_err(Failure::Db)?;
-    let db = talus::Db::open(&cfg.db, cfg.db_options().map_err(Failure::Db)?)
+    // The LOCK first: the expected-state file is created only once the database is ours.
+    let db = talus::Db::open(&cfg.db, options)
         .map_err(|e| Failure::Db(format!("opening {}: {e}", cfg.db.display())))?;
+    let mut exp = match &cfg.expected_state {
+        Some(path) => ExpectedState::open(path, cfg.max_key, cfg.value_size_max),
+        None => ExpectedState::in_memory(cfg.max_key, cfg.value_size_max),
+    }
+    .map_err(Failure::Db)?;
     println!("stress: opened {} in {} ms", cfg.db.display(), t0.elapsed().as_millis());
+    if cfg.ingest_one_in > 0 && !cfg.verify_only {
+        ops::ingest::reset_scratch(&cfg.expected_state).map_err(Failure::Db)?;
+    }
     println!("stress: options {}", cfg.brief());
     verify::verify_all(&db, &exp, cfg, true)?;
     if cfg.verify_only {
@@ -111,5 +144,9 @@ fn worker(cfg: &Config) -> Result<(), Failure> {
     let t1 = Instant::now();
     let counts = ops::run_threads(&db, &exp, cfg)?;
     println!("stress: workload done in {:.1}s: {}", t1.elapsed().as_secs_f64(), counts.line());
+    if cfg.expected_state.is_none() {
+        // The per-process scratch directory of ingestions (emptied by each ingestion).
+        let _ = std::fs::remove_dir(ops::ingest::scratch_dir(&None));
+    }
     verify::verify_all(&db, &exp, cfg, false)
 }

@@ -1,6 +1,7 @@
 //! The workload threads of `talus stress`: random puts, deletes, delete_ranges, batches, gets,
-//! iterators (forward, backward, zigzag; bounded or not), snapshot reads, flushes and range
-//! compactions over keys `0..max_key`, each read checked against the expected state.
+//! iterators (forward, backward, zigzag; bounded or not), snapshot reads, flushes, range
+//! compactions and ingestions of external SSTs (`ingest.rs`) over keys `0..max_key`, each read
+//! checked against the expected state.
 //!
 //! Locking: every write takes the per-key locks of the keys it touches in ascending order
 //! (so no two threads write one key at once and none deadlock), sets their pending bits, writes,
@@ -22,8 +23,10 @@ use super::expected::ExpectedState;
 use super::value::{check_value, key_bytes, key_id, make_value};
 use super::Failure;
 
+pub mod ingest;
+
 /// Op kinds, in the order of `Config::mix` and then the extra ones.
-const NAMES: [&str; 10] = [
+const NAMES: [&str; 11] = [
     "gets",
     "puts",
     "deletes",
@@ -34,14 +37,16 @@ const NAMES: [&str; 10] = [
     "verifies",
     "flushes",
     "compactions",
+    "ingests",
 ];
 const VERIFY: usize = 7;
 const FLUSH: usize = 8;
 const COMPACT: usize = 9;
+const INGEST: usize = 10;
 
 /// How many of each op the threads ran.
 #[derive(Default)]
-pub struct Counts([AtomicU64; 10]);
+pub struct Counts([AtomicU64; 11]);
 
 impl Counts {
     fn add(&self, op: usize) {
@@ -158,6 +163,10 @@ impl Worker<'_> {
                     .compact_range(Some(&key_bytes(a)), Some(&key_bytes(b)))
                     .map_err(|e| db_err("compact_range", e))?;
                 self.counts.add(COMPACT);
+            }
+            if one_in(&mut self.rng, self.cfg.ingest_one_in) {
+                self.ingest(i)?;
+                self.counts.add(INGEST);
             }
             let mut pick = self.rng.gen_range(0..100u32);
             let mut op = 0;

@@ -198,6 +198,11 @@ pub fn parse(args: &[String]) -> Result<Option<Config>, String> {
     if command == Command::Run && tests.is_empty() {
         return Err("run needs test names (e.g. `talus sysbench point-query run`)".into());
     }
+    if p.has("results") && matches!(command, Command::Prepare | Command::Check) {
+        return Err("--results applies to run and summary: prepare and check write no results \
+                    (nothing was created)"
+            .into());
+    }
     let engine = match p.value("engine") {
         Some("talus") | None => EngineKind::Talus,
         Some("sqlite") => EngineKind::Sqlite,

@@ -17,6 +17,10 @@
 //!
 //! Exit codes: 0 done, 1 an error (named on stderr; for `check`, the first difference), 2 bad
 //! flags. Flags: [`config::HELP`] and the engine options of [`crate::oltp::engine_opts`].
+//! Every flag is checked before `--db` is touched; `prepare` needs `--db` missing or empty,
+//! `run` and `check` open an existing database (never creating one); `--results` (run and
+//! summary only) is checked before the open and written after it, so a refused run leaves
+//! nothing behind.
 
 mod config;
 mod events;

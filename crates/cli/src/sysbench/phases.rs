@@ -90,6 +90,10 @@ pub fn prepare<E: Engine>(cfg: &Config) -> Result<(), String> {
 
 /// Runs every test of `cfg.tests` in turn.
 pub fn run<E: Engine>(cfg: &Config, argv: &[String]) -> Result<(), String> {
+    // The results folder is checked before the open and written after it (the LOCK first).
+    if let Some(dir) = &cfg.results {
+        crate::precheck::output_dir("--results", dir)?;
+    }
     let defs = all_tables(cfg.tables);
     let engine =
         E::open(&cfg.db, &cfg.engine_opts, &defs, OpenMode::Existing, cfg.threads).map_err(msg)?;

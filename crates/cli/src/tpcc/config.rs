@@ -129,6 +129,11 @@ pub fn parse(args: &[String]) -> Result<Option<Config>, String> {
         [c] if c == "check" => Command::Check,
         _ => return Err("expected one command: prepare, run or check".into()),
     };
+    if p.has("results") && command != Command::Run {
+        return Err("--results applies to run: prepare and check write no results (nothing was \
+                    created)"
+            .into());
+    }
     let engine = match p.value("engine") {
         Some("talus") | None => EngineKind::Talus,
         Some("sqlite") => EngineKind::Sqlite,

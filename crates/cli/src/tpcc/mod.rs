@@ -18,6 +18,11 @@
 //! check ([`check`]): exit 1 and `CONSISTENCY CHECK FAILED: <condition and where>` if one
 //! fails. Results files: [`output`]. Modules: `config` (flags), `schema`, `random`, `load`,
 //! `txns` (the transactions), `check`, `output`, `phases` (the commands).
+//!
+//! Every flag is checked before `--db` is touched (exit 2); `prepare` needs `--db` missing or
+//! empty, `run` and `check` open an existing database (never creating one); `--results`
+//! (run only) is checked before the open and written after it, so a refused run leaves
+//! nothing behind.
 
 mod check;
 mod config;

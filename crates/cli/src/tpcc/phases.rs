@@ -96,6 +96,10 @@ fn max_history_id<S: Session>(s: &mut S) -> OResult<i64> {
 
 /// Runs the mix, prints and saves the results, then checks the consistency conditions.
 pub fn run<E: Engine>(cfg: &Config, argv: &[String]) -> Result<(), String> {
+    // The results folder is checked before the open and written after it (the LOCK first).
+    if let Some(dir) = &cfg.results {
+        crate::precheck::output_dir("--results", dir)?;
+    }
     let engine = E::open(&cfg.db, &cfg.engine_opts, &tables(), OpenMode::Existing, cfg.threads)
         .map_err(msg)?;
     if let Some(dir) = &cfg.results {

@@ -1,7 +1,10 @@
 //! Helpers shared by the CLI's integration tests (each test file that needs them says
-//! `mod common;`): rendering a report page in headless Chromium and reading its pixels.
+//! `mod common;`): rendering a report page in headless Chromium and reading its pixels here;
+//! running the tools against databases and snapshotting directories in [`disk`].
 
 #![allow(dead_code)]
+
+pub mod disk;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -214,6 +214,7 @@ impl DbInner {
                 _ => false,
             };
             if delete {
+                crate::kill_point::kill_point!("obsolete.deleting");
                 if let Some(FileType::Table(n)) = parse_file_name(&name) {
                     self.table_cache.evict(n);
                 }

@@ -11,6 +11,7 @@ use std::time::Instant;
 
 use super::core::DbInner;
 use super::stats::LevelSnap;
+use crate::kill_point::kill_point;
 use parking_lot::Mutex;
 
 use crate::compaction::job::{self, JobContext, JobOutput};
@@ -238,6 +239,7 @@ impl DbInner {
     }
 
     fn install_outputs(&self, c: &Compaction, out: &JobOutput) -> Result<()> {
+        kill_point!("compaction.outputs_written");
         if !out.files.is_empty() {
             self.fs.sync_dir(&self.path)?;
         }
@@ -256,7 +258,9 @@ impl DbInner {
         for f in &out.files {
             edit.new_files.push((c.output_level, f.clone()));
         }
-        self.install(edit)
+        self.install(edit)?;
+        kill_point!("compaction.manifest_written");
+        Ok(())
     }
 
     /// Manual compaction of `[begin, end]` down to the last non-empty level (at least L1).

@@ -87,6 +87,13 @@ pub(crate) struct DbInner {
     pub super_version: ArcSwap<SuperVersion>,
     /// The last sequence number visible to readers.
     pub last_sequence: AtomicU64,
+    /// The last sequence number handed to a write group (by stage one, `write_group.rs`);
+    /// ahead of `last_sequence` while groups are in flight.
+    pub allocated_sequence: AtomicU64,
+    /// Write groups between their WAL record and their publication (`write_group.rs`).
+    pub inflight_groups: std::sync::atomic::AtomicUsize,
+    /// Where write groups wait for each other (`write_group.rs`).
+    pub group_event: super::write_queue::GroupEvent,
     pub snapshots: Arc<SnapshotList>,
     pub table_cache: Arc<TableCache>,
     pub writers: WriteQueue,

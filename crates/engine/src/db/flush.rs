@@ -14,6 +14,7 @@ use crate::filename::table_path;
 use crate::fs::rate_limiter::{IoPriority, RateLimitedFile};
 use crate::iter::range_del::{FragmentedTombstones, RangeTombstone};
 use crate::key::{parse_internal_key, MAX_SEQUENCE};
+use crate::kill_point::kill_point;
 use crate::memtable::MemTable;
 use crate::sst::TableBuilder;
 use crate::version::{FileMetaData, VersionEdit};
@@ -176,6 +177,7 @@ impl DbInner {
 
     fn flush_memtable(&self, mem: &Arc<MemTable>, number: u64) -> Result<u64> {
         let meta = self.write_level0_table(mem, number)?;
+        kill_point!("flush.table_written");
         if meta.is_some() {
             self.fs.sync_dir(&self.path)?;
         }
@@ -200,6 +202,7 @@ impl DbInner {
         let seq = vs.last_sequence().max(self.visible_sequence());
         vs.set_last_sequence(seq);
         vs.log_and_apply(edit)?;
+        kill_point!("flush.manifest_written");
         let current = vs.current();
         let mut st = self.state.lock();
         st.imms.pop_front();

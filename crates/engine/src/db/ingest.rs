@@ -29,6 +29,7 @@ use super::jobs::OutputGuard;
 use crate::error::{Error, Result};
 use crate::filename::{table_name, table_path};
 use crate::key::{make_internal_key, parse_internal_key, user_key, MAX_SEQUENCE};
+use crate::kill_point::kill_point;
 use crate::sst::{TableBuilder, TableProperties, TableReader};
 use crate::version::{FileMetaData, VersionEdit};
 
@@ -135,6 +136,7 @@ impl DbInner {
             Ok(())
         });
         if r.is_ok() {
+            kill_point!("ingest.files_placed");
             r = self.fs.sync_dir(&self.path);
         }
         if r.is_ok() {
@@ -323,6 +325,7 @@ impl DbInner {
         let s = vs.last_sequence().max(last).max(seq.unwrap_or(0));
         vs.set_last_sequence(s);
         vs.log_and_apply(edit)?;
+        kill_point!("ingest.manifest_written");
         let current = vs.current();
         drop(vs);
         let mut st = self.state.lock();

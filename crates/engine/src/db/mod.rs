@@ -43,6 +43,7 @@ mod snapshot;
 mod stats;
 mod write;
 mod write_controller;
+mod write_group;
 mod write_queue;
 
 pub use destroy::destroy_db;

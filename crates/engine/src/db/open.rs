@@ -149,6 +149,7 @@ fn open_found(path: &Path, opts: Options, read_only: bool, found: Found) -> Resu
         inner.info_log.attach(None);
     } else {
         inner.commit_open(&wals, replayed, mems)?;
+        crate::kill_point::kill_point!("open.committed");
         inner.info_log.attach(super::info_log::rotate_and_create(inner.fs.as_ref(), path));
         inner.write_options_file();
         inner.delete_obsolete_files();
@@ -294,9 +295,16 @@ fn new_inner(
             version: current,
         })),
         last_sequence: AtomicU64::new(last_seq),
+        allocated_sequence: AtomicU64::new(last_seq),
+        inflight_groups: std::sync::atomic::AtomicUsize::new(0),
+        group_event: Default::default(),
         snapshots: Arc::new(SnapshotList::default()),
         table_cache,
-        writers: WriteQueue::default(),
+        writers: WriteQueue::new(if opts.enable_write_thread_adaptive_yield {
+            std::time::Duration::from_micros(opts.write_thread_max_yield_usec)
+        } else {
+            std::time::Duration::ZERO
+        }),
         wal: Mutex::new(None),
         next_wal: Mutex::new(None),
         wal_dir_unsynced: AtomicBool::new(false),

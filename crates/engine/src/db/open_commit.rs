@@ -26,6 +26,7 @@ use crate::batch::WriteBatch;
 use crate::error::{Error, Result};
 use crate::filename::{corrupt_wal_name, corrupt_wal_path, table_path, wal_path};
 use crate::fs::Fs;
+use crate::kill_point::kill_point;
 use crate::memtable::MemTable;
 use crate::version::VersionEdit;
 use crate::wal::LogWriter;
@@ -131,6 +132,7 @@ impl DbInner {
                 replayed
             }
         };
+        kill_point!("open.tables_written");
         let Replayed { last_sequence, mut report } = replayed;
         let log_number = self.versions.lock().new_file_number();
         let log_path = wal_path(&self.path, log_number);

@@ -1,164 +1,68 @@
-//! The write path: a queue of writers whose front member, the leader, commits a whole group at
-//! once: one WAL record (one fsync if any member asked `sync`), the memtable inserts, then the
-//! sequence number is published so readers see the group all at once.
+//! The write path's first stage and the memtable switch: for a group's leader (`write_group.rs`
+//! runs the groups), making room, allocating sequence numbers and appending the group's WAL
+//! record; switching a full memtable to the immutable list with a new WAL; syncing WALs; making
+//! the next WAL ahead.
 //!
-//! Who calls: `Db::write`. Locks: the queue mutex only to join, lead or leave; the leader then
-//! owns the WAL (`DbInner::wal`) and is the memtables' only writer. Before committing, the leader
-//! makes room: it switches a full memtable to the immutable list (new WAL file), then waits out
-//! whatever the write controller (`write_controller.rs`) imposes: a stop, or a delay.
+//! Locks: the leader of the front group owns the WAL (`DbInner::wal`). Before appending, it makes
+//! room: it switches a full memtable (once the groups still inserting into it have published),
+//! then waits out whatever the write controller (`write_controller.rs`) imposes: a stop, or a
+//! delay.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use parking_lot::{Condvar, Mutex};
-
 use super::core::{ActiveWal, DbInner, Imm};
 use super::stats::DbStats;
-use super::write_queue::Writer;
 use crate::batch::WriteBatch;
 use crate::error::{Error, Result};
 use crate::filename::wal_path;
 use crate::fs::WritableFile;
 use crate::iter::range_del::FragmentedTombstones;
+use crate::kill_point::kill_point;
 use crate::memtable::MemTable;
-use crate::options::{WalRecoveryMode, WriteOptions};
+use crate::options::WalRecoveryMode;
 use crate::wal::{LogWriter, PredecessorWal};
 
-/// Largest group a leader assembles (bytes of batches).
-const MAX_GROUP_BYTES: usize = 1 << 20;
-
 impl DbInner {
-    /// Commits `batch`, possibly as part of a group led by another writer.
-    pub(crate) fn write(&self, batch: WriteBatch, opts: &WriteOptions) -> Result<()> {
-        self.check_writable()?;
-        batch.status()?;
-        if batch.is_empty() {
-            return Ok(());
-        }
-        let w = Arc::new(Writer {
-            batch: Mutex::new(Some(batch)),
-            sync: opts.sync,
-            disable_wal: opts.disable_wal,
-            done: AtomicBool::new(false),
-            result: Mutex::new(None),
-            cv: Condvar::new(),
-        });
-        let mut q = self.writers.q.lock();
-        q.push_back(w.clone());
-        loop {
-            if w.done.load(Ordering::Acquire) {
-                return w.result.lock().take().unwrap_or(Ok(()));
-            }
-            if q.front().is_some_and(|f| Arc::ptr_eq(f, &w)) {
-                break;
-            }
-            w.cv.wait(&mut q);
-        }
-        // We lead: take the batches of a group from the front of the queue. The members stay
-        // queued (only the leader pops) until their results are handed out.
-        let mut n = 0usize;
-        let mut sync = false;
-        let mut batch: Option<WriteBatch> = None;
-        for m in q.iter() {
-            if m.disable_wal != w.disable_wal {
-                break;
-            }
-            let mut slot = m.batch.lock();
-            // A `with_write_lock` holder (no batch) waits to become front itself: never group it.
-            let Some(sz) = slot.as_ref().map(|b| b.size_in_bytes()) else { break };
-            let have = batch.as_ref().map_or(0, |b| b.size_in_bytes());
-            if n > 0 && have + sz > MAX_GROUP_BYTES {
-                break;
-            }
-            if let Some(b) = slot.take() {
-                batch = Some(match batch.take() {
-                    None => b,
-                    Some(mut acc) => {
-                        if n == 1 {
-                            // Second member: move the leader's batch into a roomier one.
-                            let mut c = WriteBatch::with_capacity(2 * (have + sz) + 4096);
-                            c.append(&acc);
-                            acc = c;
-                        }
-                        acc.append(&b);
-                        acc
-                    }
-                });
-            }
-            sync |= m.sync;
-            n += 1;
-        }
-        drop(q);
-        let result = match batch {
-            Some(b) => self.commit_group(b, sync, w.disable_wal, n),
-            None => Ok(()),
-        };
-        let mut q = self.writers.q.lock();
-        for _ in 0..n {
-            let Some(m) = q.pop_front() else { break };
-            if !Arc::ptr_eq(&m, &w) {
-                *m.result.lock() = Some(match &result {
-                    Ok(()) => Ok(()),
-                    Err(e) => Err(e.duplicate()),
-                });
-                m.done.store(true, Ordering::Release);
-                m.cv.notify_one();
-            }
-        }
-        if let Some(front) = q.front() {
-            front.cv.notify_one();
-        }
-        result
-    }
-
-    /// Runs `f` at the front of the write queue, so no write group is in flight meanwhile.
-    pub(crate) fn with_write_lock<T>(&self, f: impl FnOnce() -> T) -> T {
-        let w = Arc::new(Writer {
-            batch: Mutex::new(None),
-            sync: false,
-            disable_wal: false,
-            done: AtomicBool::new(false),
-            result: Mutex::new(None),
-            cv: Condvar::new(),
-        });
-        let mut q = self.writers.q.lock();
-        q.push_back(w.clone());
-        while !q.front().is_some_and(|f| Arc::ptr_eq(f, &w)) {
-            w.cv.wait(&mut q);
-        }
-        drop(q);
-        let r = f();
-        let mut q = self.writers.q.lock();
-        q.pop_front();
-        if let Some(front) = q.front() {
-            front.cv.notify_one();
-        }
-        r
-    }
-
-    /// Commits one group's combined batch (`members` writers): WAL, memtable, publish.
-    fn commit_group(
+    /// Stage one of a group (`write_group.rs`), for its leader at the front of the queue: makes
+    /// room (switching a full memtable, after the groups still inserting into it have
+    /// published), allocates the group's sequence numbers and appends (and syncs, if a member
+    /// asked) its WAL record. Returns the memtable the group inserts into and its first
+    /// sequence number; on an error the database is read-only (the background error) and no
+    /// sequence number was used.
+    pub(super) fn append_group(
         &self,
-        mut combined: WriteBatch,
+        combined: &mut WriteBatch,
         sync: bool,
         disable_wal: bool,
         members: usize,
-    ) -> Result<()> {
+    ) -> Result<(Arc<MemTable>, u64)> {
         self.make_room_for_write(combined.size_in_bytes() as u64)?;
-        let first_seq = self.visible_sequence() + 1;
+        let first_seq = self.next_sequence();
         combined.set_sequence(first_seq);
         let count = u64::from(combined.count());
         if !disable_wal {
             let mut wal = self.wal.lock();
             let res = match wal.as_mut() {
-                Some(w) => w
-                    .writer
-                    .add_record(combined.data())
-                    .map(|_| w.last_seq = first_seq + count.saturating_sub(1))
-                    .and_then(|_| w.writer.flush())
-                    .and_then(|_| if sync { self.sync_wal(w) } else { Ok(()) })
-                    .and_then(|_| w.writer.writeback_every(self.opts.wal_bytes_per_sync)),
+                Some(w) => {
+                    kill_point!("wal.append.before");
+                    w.writer
+                        .add_record(combined.data())
+                        .map(|_| w.last_seq = first_seq + count.saturating_sub(1))
+                        .and_then(|_| w.writer.flush())
+                        .and_then(|_| {
+                            kill_point!("wal.append.after");
+                            if !sync {
+                                return Ok(());
+                            }
+                            kill_point!("wal.sync.before");
+                            self.sync_wal(w)?;
+                            kill_point!("wal.sync.after");
+                            Ok(())
+                        })
+                        .and_then(|_| w.writer.writeback_every(self.opts.wal_bytes_per_sync))
+                }
                 None => Err(Error::Busy("the WAL is closed".into())),
             };
             if let Err(e) = res {
@@ -172,14 +76,9 @@ impl DbInner {
                 DbStats::add(&self.stats.wal_syncs, 1);
             }
         }
+        self.allocated_sequence.store(first_seq + count - 1, Ordering::Release);
         let mem = self.state.lock().mem.clone();
-        mem.insert_batch(&combined, first_seq);
-        self.last_sequence.store(first_seq + count - 1, Ordering::Release);
-        DbStats::add(&self.stats.user_writes, members as u64);
-        DbStats::add(&self.stats.write_groups, 1);
-        DbStats::add(&self.stats.user_keys, count);
-        DbStats::add(&self.stats.user_bytes_written, combined.size_in_bytes() as u64);
-        Ok(())
+        Ok((mem, first_seq))
     }
 
     /// Ensures the active memtable has room (switching a full one to the immutable list), then
@@ -207,6 +106,9 @@ impl DbInner {
             }
             if st.mem.approximate_memory_usage() >= self.opts.write_buffer_size {
                 drop(st);
+                // Groups still inserting into the full memtable finish first: it must hold all
+                // of its WAL's writes before it is flushed.
+                self.drain_groups();
                 // The switch recalculates the stall condition: loop to look at it.
                 self.switch_memtable()?;
                 continue;
@@ -312,6 +214,7 @@ impl DbInner {
                 }
                 None => Vec::new(),
             };
+            kill_point!("wal.switch.new_wal_ready");
             *wal = Some(ActiveWal { unsynced, ..ActiveWal::new(new_writer, log_number) });
             self.wal_dir_unsynced.store(defer, Ordering::Release);
         }
@@ -368,7 +271,10 @@ impl DbInner {
         let number = self.versions.lock().new_file_number();
         match self.create_wal(number) {
             // The number is above the active WAL's, so obsolete-file deletion keeps it.
-            Ok(file) => *next = Some((number, file)),
+            Ok(file) => {
+                kill_point!("wal.prepare.created");
+                *next = Some((number, file));
+            }
             Err(e) => {
                 drop(next);
                 self.info_log.log(&format!("[WARN] preparing the next WAL: {e}"));

@@ -267,6 +267,9 @@ impl WritableFile for DirectWriter {
             pad.fill(0);
         }
         self.file.write_aligned(self.buf_offset, bytes.get(..padded).unwrap_or(&[]))?;
+        if tail > 0 {
+            crate::kill_point::kill_point!("direct.tail_written");
+        }
         self.file.set_len(self.size)?;
         // Keep the partial last page: the next write rewrites it in place.
         bytes.copy_within(whole..self.used, 0);

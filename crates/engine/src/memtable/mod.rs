@@ -1,5 +1,6 @@
-//! The memtable: an in-memory sorted map of internal keys, written by one thread at a time (the
-//! write-group leader) and read concurrently by any number of readers without locks.
+//! The memtable: an in-memory sorted map of internal keys, written by the write groups (a lone
+//! leader, or a group's members in parallel) and read concurrently by any number of readers
+//! without locks.
 //!
 //! # Contract
 //! - Point entries (puts, deletes, ...) live in an arena-allocated skiplist (`skiplist.rs`) ordered
@@ -7,7 +8,9 @@
 //! - Range tombstones live beside it in a `RwLock<Vec<RangeTombstone>>`, plus an `AtomicBool` so
 //!   that readers of a memtable that never had one pay a single atomic load.
 //! - Writers: [`MemTable::add`] may be called from any thread; concurrent calls are serialized by
-//!   an internal writer mutex (the engine already serializes them, so it is never contended).
+//!   an internal writer mutex (the engine serializes them anyway). The members of a write group
+//!   insert their own batches in parallel with [`MemTable::insert_batch_concurrent`] (the
+//!   skiplist links with compare-and-swap; the mutex is held only to allocate).
 //! - Readers: [`MemTable::get`] and the iterator take no lock and see every entry whose `add`
 //!   returned before they started (and possibly later ones), always in sorted order.
 //! - Nothing is freed until the memtable is dropped; iterators hold an `Arc<MemTable>`.
@@ -91,13 +94,25 @@ impl MemTable {
     /// Inserts every operation of `batch`, the i-th at sequence `first_seq + i` (the write
     /// path and WAL replay).
     pub fn insert_batch(&self, batch: &WriteBatch, first_seq: u64) {
+        self.insert_batch_with(batch, first_seq, false);
+    }
+
+    /// [`MemTable::insert_batch`] that may run beside other `insert_batch_concurrent` calls on
+    /// this memtable (the members of one write group, each inserting its own batch:
+    /// `allow_concurrent_memtable_write`). Safe beside [`MemTable::add`] too (the skiplist links
+    /// with compare-and-swap), though the write path never mixes them.
+    pub fn insert_batch_concurrent(&self, batch: &WriteBatch, first_seq: u64) {
+        self.insert_batch_with(batch, first_seq, true);
+    }
+
+    fn insert_batch_with(&self, batch: &WriteBatch, first_seq: u64, concurrent: bool) {
         for (seq, op) in (first_seq..).zip(batch.iter()) {
             match op {
-                BatchOp::Put(k, v) => self.add(seq, ValueKind::Put, k, v),
-                BatchOp::Delete(k) => self.add(seq, ValueKind::Delete, k, &[]),
+                BatchOp::Put(k, v) => self.add_with(seq, ValueKind::Put, k, v, concurrent),
+                BatchOp::Delete(k) => self.add_with(seq, ValueKind::Delete, k, &[], concurrent),
                 BatchOp::DeleteRange(b, e) => {
                     if b < e {
-                        self.add(seq, ValueKind::RangeDelete, b, e)
+                        self.add_with(seq, ValueKind::RangeDelete, b, e, concurrent)
                     }
                 }
             }
@@ -121,6 +136,18 @@ impl MemTable {
     ///
     /// Panics if `seq > MAX_SEQUENCE` or the key or value is 4 GiB or longer (caller bugs).
     pub fn add(&self, seq: SequenceNumber, kind: ValueKind, key: &[u8], value: &[u8]) {
+        self.add_with(seq, kind, key, value, false);
+    }
+
+    #[inline]
+    fn add_with(
+        &self,
+        seq: SequenceNumber,
+        kind: ValueKind,
+        key: &[u8],
+        value: &[u8],
+        concurrent: bool,
+    ) {
         assert!(seq <= MAX_SEQUENCE, "sequence number {seq} out of range");
         match kind {
             ValueKind::RangeDelete => {
@@ -132,17 +159,18 @@ impl MemTable {
             }
             _ => {
                 let t = pack_trailer(seq, kind);
-                self.list.insert(
-                    key_prefix(key),
-                    key.len() + TRAILER_LEN,
-                    |dst| {
-                        let (k, tr) = dst.split_at_mut(key.len());
-                        k.copy_from_slice(key);
-                        tr.copy_from_slice(&t.to_le_bytes());
-                    },
-                    |node_key| compare_to_parts(node_key, key, t),
-                    value,
-                );
+                let write_key = |dst: &mut [u8]| {
+                    let (k, tr) = dst.split_at_mut(key.len());
+                    k.copy_from_slice(key);
+                    tr.copy_from_slice(&t.to_le_bytes());
+                };
+                let cmp = |node_key: &[u8]| compare_to_parts(node_key, key, t);
+                let (prefix, len) = (key_prefix(key), key.len() + TRAILER_LEN);
+                if concurrent {
+                    self.list.insert_concurrent(prefix, len, write_key, cmp, value);
+                } else {
+                    self.list.insert(prefix, len, write_key, cmp, value);
+                }
             }
         }
         if matches!(kind, ValueKind::Delete | ValueKind::SingleDelete | ValueKind::RangeDelete) {
@@ -228,5 +256,7 @@ impl MemTable {
     }
 }
 
+#[cfg(test)]
+mod concurrent_tests;
 #[cfg(test)]
 mod tests;

@@ -38,8 +38,10 @@
 //! [`crate::key::compare_internal`].
 //!
 //! # Concurrency
-//! One writer at a time: [`SkipList::insert`] takes the writer mutex (which also owns the arena),
-//! so concurrent `insert`s are serialized rather than unsound. Readers take no lock. A node is
+//! Writers link nodes with compare-and-swap (`insert.rs`): [`SkipList::insert`] holds the writer
+//! mutex (which owns the arena) throughout, so `insert`s are serialized; several
+//! [`SkipList::insert_concurrent`] calls (the members of a write group) hold it only to
+//! allocate, and link in parallel. Readers take no lock. A node is
 //! fully written (links, entry) before it is published; each link is published with a
 //! `Release` store and read with an `Acquire` load, so a reader that sees a node sees all of its
 //! contents. Nodes are never modified (except their links, atomically), moved or freed before the
@@ -55,17 +57,15 @@ use std::ptr::{self, NonNull};
 use std::sync::atomic::Ordering as AtomicOrdering;
 
 use super::arena::Arena;
-use crate::coding::{encode_varint32, varint_len};
 use crate::sync::{AtomicUsize, Mutex};
 
+mod insert;
 mod node;
 
 use node::{init_links, link, node_key, node_prefix, node_value, Node, LINK};
 
 /// The tallest node.
 pub(super) const MAX_HEIGHT: usize = 12;
-/// One node in `BRANCHING` grows a level taller (a power of two).
-const BRANCHING: u64 = 4;
 
 /// The first 8 bytes of `user_key` as a big-endian integer, zero-padded. For any two user keys,
 /// `key_prefix(a) < key_prefix(b)` implies `a < b` (bytewise); equal prefixes decide nothing.
@@ -295,99 +295,6 @@ impl SkipList {
         self.seek_le(None, |_| Ordering::Less)
     }
 
-    fn random_height(rng: &mut u64) -> usize {
-        let mut h = 1;
-        while h < MAX_HEIGHT {
-            // xorshift64
-            *rng ^= *rng << 13;
-            *rng ^= *rng >> 7;
-            *rng ^= *rng << 17;
-            if *rng & (BRANCHING - 1) != 0 {
-                break;
-            }
-            h += 1;
-        }
-        h
-    }
-
-    /// Inserts the entry `ikey -> value` (`ikey` has `key_len` bytes). `cmp(node_key)` must
-    /// order a node key against `ikey` exactly as [`crate::key::compare_internal`] would.
-    /// `write_key` writes the bytes of `ikey` (lets the memtable assemble
-    /// `user_key ++ trailer` in place, with no temporary buffer).
-    ///
-    /// Panics if the key or value is 4 GiB or longer (a caller bug: batches never get there).
-    pub(super) fn insert(
-        &self,
-        prefix: u64,
-        key_len: usize,
-        write_key: impl FnOnce(&mut [u8]),
-        cmp: impl Fn(&[u8]) -> Ordering,
-        value: &[u8],
-    ) {
-        let klen = u32::try_from(key_len).expect("memtable key longer than 4 GiB");
-        let vlen = u32::try_from(value.len()).expect("memtable value longer than 4 GiB");
-        let entry_len =
-            varint_len(u64::from(klen)) + key_len + varint_len(u64::from(vlen)) + value.len();
-
-        let mut w = self.writer.lock();
-        let mut prev = w.splice;
-        if !self.splice_fits(prev[0], prefix, &cmp) {
-            prev = [self.head.as_ptr(); MAX_HEIGHT];
-            self.find_before(Some(prefix), &cmp, false, Some(&mut prev));
-        }
-        let height = Self::random_height(&mut w.rng);
-        let max_height = self.max_height.load(AtomicOrdering::Relaxed);
-        if height > max_height {
-            // `prev` already holds the head for the new levels.
-            self.max_height.store(height, AtomicOrdering::Relaxed);
-        }
-
-        let base = w.arena.allocate(height * LINK + entry_len);
-        // SAFETY: `base` is a fresh, zeroed, 8-aligned allocation of the size computed above,
-        // owned by this list and not yet visible to any reader, so we may write all of it: the
-        // links, then the entry slice, exactly its last `entry_len` bytes.
-        let (node_ptr, e) = unsafe {
-            let node_ptr = base.as_ptr().add(height * LINK).cast::<Node>();
-            init_links(node_ptr, height);
-            let e = std::slice::from_raw_parts_mut(node_ptr.cast::<u8>(), entry_len);
-            (node_ptr, e)
-        };
-        let mut pos = encode_varint32(e, klen);
-        if let Some(k) = e.get_mut(pos..pos + key_len) {
-            write_key(k);
-        }
-        pos += key_len;
-        pos += encode_varint32(e.get_mut(pos..).unwrap_or_default(), vlen);
-        if let Some(v) = e.get_mut(pos..) {
-            v.copy_from_slice(value);
-        }
-        self.memory.store(w.arena.memory_usage(), AtomicOrdering::Relaxed);
-
-        for (level, &p) in prev.iter().enumerate().take(height) {
-            // SAFETY: `node` has `height` links; `p` is the head or a node of height > level.
-            unsafe {
-                let (from, to) = (link(p, level), link(node_ptr, level));
-                to.next.store(from.next.load(AtomicOrdering::Relaxed), AtomicOrdering::Relaxed);
-                to.prefix.store(from.prefix.load(AtomicOrdering::Relaxed), AtomicOrdering::Relaxed);
-            };
-        }
-        for (level, &p) in prev.iter().enumerate().take(height) {
-            // SAFETY: as above. The prefix goes first: a reader that sees the new node through
-            // the Release store sees its prefix or a later, lower one ("Links"). The Release
-            // store also publishes the node's contents written above.
-            unsafe {
-                let l = link(p, level);
-                l.prefix.store(prefix, AtomicOrdering::Relaxed);
-                l.next.store(node_ptr, AtomicOrdering::Release)
-            };
-        }
-        for slot in prev.iter_mut().take(height) {
-            *slot = node_ptr;
-        }
-        w.splice = prev;
-        drop(w);
-    }
-
     /// [`key_prefix`] of `n`'s user key as a search reads it from the entry (test support).
     #[cfg(test)]
     pub(super) fn prefix_of(&self, n: NodePtr) -> u64 {
@@ -424,29 +331,6 @@ impl SkipList {
             below = nodes;
         }
         count
-    }
-
-    /// True if the target `cmp` orders against falls right after `before` at level 0, so the
-    /// last insert's splice (whose level-0 node is `before`) brackets it at every level.
-    #[inline]
-    fn splice_fits(
-        &self,
-        before: *const Node,
-        prefix: u64,
-        cmp: &impl Fn(&[u8]) -> Ordering,
-    ) -> bool {
-        if !ptr::eq(before, self.head.as_ptr())
-            && self.order(before, Some(prefix), cmp) != Ordering::Less
-        {
-            return false;
-        }
-        // SAFETY: `before` is the head or a published node of this list (height >= 1).
-        let lk = unsafe { link(before, 0) };
-        let after = lk.next.load(AtomicOrdering::Acquire);
-        // Only the writer stores links, so the link's prefix is exactly `after`'s.
-        after.is_null()
-            || lk.prefix.load(AtomicOrdering::Relaxed) > prefix
-            || self.order(after, Some(prefix), cmp) == Ordering::Greater
     }
 }
 

@@ -18,6 +18,7 @@ use crate::error::{Error, Result};
 use crate::filename::{current_path, manifest_name, manifest_path, parse_file_name, FileType};
 use crate::fs::{read_all, Fs};
 use crate::key::EscapedBytes;
+use crate::kill_point::kill_point;
 use crate::wal::{LogReader, LogWriter, ReadOutcome};
 
 /// A failed [`write_new_manifest`]: the error, and whether CURRENT may name the new MANIFEST.
@@ -61,10 +62,12 @@ pub(super) fn write_new_manifest(
         writer.add_record(r).map_err(undo)?;
     }
     writer.sync().map_err(undo)?;
+    kill_point!("manifest.roll.manifest_written");
     let current = format!("{}\n", manifest_name(number));
     let mut f = fs.create(&tmp).map_err(undo)?;
     f.append(current.as_bytes()).and_then(|()| f.sync()).map_err(undo)?;
     drop(f);
+    kill_point!("manifest.roll.temp_written");
     if let Err(error) = fs.rename(&tmp, &current_path(dir)) {
         // A rename that reports an error may still have happened (a network file system, or
         // an error after the fact): believe CURRENT, not the error.
@@ -73,6 +76,7 @@ pub(super) fn write_new_manifest(
         }
         return Err(undo(error));
     }
+    kill_point!("manifest.roll.renamed");
     fs.sync_dir(dir).map_err(|error| RollFailure { error, switched: true })?;
     Ok(writer)
 }

@@ -40,6 +40,7 @@ use crate::error::{Error, Result};
 use crate::filename::{current_path, manifest_path};
 use crate::fs::Fs;
 use crate::key::{SequenceNumber, MAX_SEQUENCE};
+use crate::kill_point::kill_point;
 use crate::wal::{LogReader, LogWriter, ReadOutcome};
 
 /// The only supported comparator; its name is LevelDB's, for tool compatibility.
@@ -306,7 +307,11 @@ impl VersionSet {
         let added = edit.new_files.iter().map(|(_, f)| f.number);
         match (roll_to, self.manifest.as_mut()) {
             (None, Some(writer)) => {
-                if let Err(e) = writer.add_record(&record).and_then(|()| writer.sync()) {
+                let synced = writer.add_record(&record).and_then(|()| {
+                    kill_point!("manifest.append.before_sync");
+                    writer.sync()
+                });
+                if let Err(e) = synced {
                     // Some or all of the record may be in the file (and the page cache).
                     self.manifest = None;
                     self.in_doubt.extend(added);

@@ -6,6 +6,7 @@
 #![allow(dead_code)]
 
 pub mod corrupt;
+pub mod prefixes;
 
 use std::collections::BTreeMap;
 use std::ops::Bound;

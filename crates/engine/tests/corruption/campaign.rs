@@ -354,6 +354,16 @@ fn corruption_campaign() {
     for p in panic_messages() {
         println!("PANIC MESSAGE: {p}");
     }
+    let sum =
+        |f: fn(&crate::common::corrupt::Row) -> u64| -> u64 { tally.rows.values().map(f).sum() };
+    // One line for scripts (bench/crash_campaign.sh).
+    println!(
+        "corruption totals: injections={} wrong={} bad_errors={} panics={}",
+        cases.len(),
+        sum(|r| r.wrong),
+        sum(|r| r.bad_errors),
+        sum(|r| r.panics)
+    );
     let fails: u64 = tally.rows.values().map(|r| r.wrong + r.bad_errors + r.panics).sum();
     assert_eq!(fails, 0, "wrong values, badly formed errors or panics (see above)");
     for (name, r) in &tally.rows {

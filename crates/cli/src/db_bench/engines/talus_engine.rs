@@ -133,6 +133,9 @@ fn flag_options(f: &Flags) -> EResult<Options> {
             Options::default().wal_bytes_per_sync
         },
         wal_mmap_writes: f.wal_mmap_writes.unwrap_or(Options::default().wal_mmap_writes),
+        allow_concurrent_memtable_write: f.allow_concurrent_memtable_write,
+        enable_write_thread_adaptive_yield: f.enable_write_thread_adaptive_yield,
+        write_thread_max_yield_usec: f.write_thread_max_yield_usec,
         max_open_files: f.open_files,
         statistics: f.statistics,
         max_background_jobs: f.max_background_jobs as usize,

@@ -25,6 +25,9 @@ const VALUES: &[&str] = &[
     "verify_every",
     "flush_one_in",
     "compact_range_one_in",
+    "ingest_one_in",
+    "kill_random_test",
+    "kill_points",
     "workload",
     // Driver only.
     "cycles",
@@ -38,6 +41,8 @@ pub const SPEC: Spec<'static> = Spec {
     flags: &[
         "verify_only",
         "crash",
+        "require_every_point",
+        "direct_io",
         "help",
         "destroy_db_initially",
         "sync",
@@ -77,14 +82,20 @@ pub(super) const FIELDS: &[&str] = &[
 
 /// `talus stress --help`.
 pub const USAGE: &str = "\
-usage: talus stress --db=DIR --expected_state=FILE [options]     one worker run
+usage: talus stress --db=DIR [--expected_state=FILE] [options]   one worker run
        talus stress --crash --db=DIR [--duration=S] [options]     kill -9 / verify loop
 
-worker: --threads=8 --max_key=100000 --ops_per_thread=1000000000 --duration=60 --seed=N
-  --verify_only  --sync=1 --disable_wal=0 --strict_unsynced=1 --value_size_max=100
+worker: --expected_state=FILE (none: kept in memory for this run, as db_stress without
+  --expected_values_dir)  --destroy_db_initially (default 1 without --expected_state, as
+  db_stress; 0 with one)  --threads=8 --max_key=100000 --ops_per_thread=1000000000
+  --duration=60 --seed=N --verify_only  --sync=1 --disable_wal=0 --strict_unsynced=1 --value_size_max=100
   op mix (percent, sum 100): --readpercent=25 --writepercent=30 --delpercent=10
   --delrangepercent=5 --batchpercent=10 --iterpercent=15 --snapshotpercent=5
   --max_delrange=10 --verify_every=2000 --flush_one_in=2000 --compact_range_one_in=10000
+  --ingest_one_in=5000
+  --kill_random_test=N --kill_points=PREFIX,...  whitebox kill points (a build with
+                        --features kill-points): each pass at an armed point kills the worker
+                        with odds 1 in N
   db options: --compression=lz4 --block_size=4096 --write_buffer_size=4194304
   --max_write_buffer_number=2 --bloom_bits=10 --cache_size=33554432
   --target_file_size_base=2097152 --max_bytes_for_level_base=8388608
@@ -95,7 +106,11 @@ worker: --threads=8 --max_key=100000 --ops_per_thread=1000000000 --duration=60 -
   --workload=kv|table  (table: rows + 2 secondary indexes + an index build, checked for
                         index consistency after every reopen)
 crash driver: --duration=600 (seconds) --cycles=N (stop after N) --kill_min_ms=2000
-  --kill_max_ms=10000 --expected_state=<db>.expected --seed=N --threads --max_key
-  --destroy_db_initially=1
+  --kill_max_ms=10000 --expected_state=<db>.expected --seed=N --destroy_db_initially=1;
+  every worker option above is passed on, and the options it names are not drawn per cycle
+  --kill_points=all|PREFIX,...  whitebox: each cycle targets the least killed armed kill point
+                        (odds per point), the timer kill is the fallback; kills counted per point
+  --require_every_point=1  fail unless every armed point killed at least once
+  --direct_io=1  direct reads and writes in every cycle (else drawn per cycle)
 exit: 0 ok, 1 verification failure, 2 usage, 3 database error
 ";

@@ -1,11 +1,11 @@
 //! Tests of the stress worker's options: a configuration survives `to_args` and parsing back,
-//! and a bad op mix or a missing path is refused.
+//! and a bad op mix or a missing `--db` is refused.
 
 use super::*;
 
 #[test]
 fn to_args_parses_back_to_the_same_config() {
-    let mut c = Config::new("/tmp/d".into(), "/tmp/e".into());
+    let mut c = Config::new("/tmp/d".into(), Some("/tmp/e".into()));
     c.sync = false;
     c.compression = CompressionType::Zstd;
     c.mix = [20, 20, 10, 10, 10, 20, 10];
@@ -24,14 +24,38 @@ fn to_args_parses_back_to_the_same_config() {
     p.check(&SPEC).unwrap();
     let d = Config::from_args(&p).unwrap();
     assert_eq!(format!("{c:?}"), format!("{d:?}"));
+    // Without an expected-state file, and replacing the database with one.
+    for (exp, destroy) in [(None, true), (None, false), (Some("/tmp/e".into()), true)] {
+        let mut c = Config::new("/tmp/d".into(), exp);
+        c.destroy_db_initially = destroy;
+        let mut p = Parsed::parse(&c.to_args());
+        p.check(&SPEC).unwrap();
+        assert_eq!(format!("{c:?}"), format!("{:?}", Config::from_args(&p).unwrap()));
+    }
+}
+
+#[test]
+fn destroy_db_initially_defaults_to_true_only_without_an_expected_state_file() {
+    let parse = |a: &[&str]| {
+        let mut p = Parsed::parse(a);
+        p.check(&SPEC).unwrap();
+        Config::from_args(&p).unwrap()
+    };
+    let c = parse(&["--db=x"]);
+    assert!(c.expected_state.is_none() && c.destroy_db_initially);
+    assert!(!parse(&["--db=x", "--expected_state=y"]).destroy_db_initially);
+    assert!(!parse(&["--db=x", "--destroy_db_initially=0"]).destroy_db_initially);
+    assert!(
+        parse(&["--db=x", "--expected_state=y", "--destroy_db_initially"]).destroy_db_initially
+    );
 }
 
 #[test]
 fn bad_mix_and_missing_paths_are_refused() {
     let p = Parsed::parse(&["--db=x", "--expected_state=y", "--readpercent=50"]);
     assert!(Config::from_args(&p).unwrap_err().contains("add up to 125"));
-    let p = Parsed::parse(&["--db=x"]);
-    assert!(Config::from_args(&p).unwrap_err().contains("expected_state"));
+    let p = Parsed::parse(&["--expected_state=y"]);
+    assert!(Config::from_args(&p).unwrap_err().contains("--db"));
     let p = Parsed::parse(&["--db=x", "--expected_state=y", "--max_key=0"]);
     assert!(Config::from_args(&p).is_err());
 }

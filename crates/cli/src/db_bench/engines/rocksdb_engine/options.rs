@@ -111,6 +111,10 @@ pub fn db_options(f: &Flags) -> EResult<DbOptions> {
             p,
             b(f.allow_concurrent_memtable_write),
         );
+        ffi::rocksdb_options_set_enable_write_thread_adaptive_yield(
+            p,
+            b(f.enable_write_thread_adaptive_yield),
+        );
         ffi::rocksdb_options_set_max_open_files(p, f.open_files as c_int);
         ffi::rocksdb_options_set_disable_auto_compactions(
             p,

@@ -176,6 +176,9 @@ const OPTIONS: &[EngineOption] = &[
     opt!("delayed_write_rate", int, "Bytes/s writes are slowed to at a slowdown trigger", |o, v| o.delayed_write_rate = v),
     opt!("wal_bytes_per_sync", int, "Start WAL writeback every N bytes (0: never)", |o, v| o.wal_bytes_per_sync = v),
     opt!("wal_mmap_writes", bool, "Append the WAL through a memory mapping (no system call per write; Talus only)", |o, v| o.wal_mmap_writes = v),
+    opt!("allow_concurrent_memtable_write", bool, "Writers of a group insert into the memtable in parallel", |o, v| o.allow_concurrent_memtable_write = v),
+    opt!("enable_write_thread_adaptive_yield", bool, "Waiting writers spin and yield before blocking", |o, v| o.enable_write_thread_adaptive_yield = v),
+    opt!("write_thread_max_yield_usec", int, "Microseconds a waiting writer spins and yields before blocking", |o, v| o.write_thread_max_yield_usec = v),
     opt!("allow_mmap_writes", raw, "RocksDB's mapped SST writes: Talus writes SSTs with write(2), so only false", |_o, n, v| {
         match boolean(n, v)? {
             false => Ok(()),

@@ -4,8 +4,9 @@
 //! open would wait for a writer), a character device such as `/dev/zero` (endless) or a
 //! directory is refused without blocking; the open itself is `O_NONBLOCK` and the opened file's
 //! type is checked again (the path may have been swapped in between), and the read stops one
-//! byte past the bound whatever the metadata said. Called by [`super::super::engine_options`],
-//! `Parsed::check` and `talus stress`; no state, no locks.
+//! byte past the bound whatever the metadata said. Called by [`crate::apply_file`] (the
+//! tools' `--options_file`, `Parsed::check`, `talus stress`, the Python binding's
+//! `options_file=`); no state, no locks.
 
 use std::fs::{File, Metadata, OpenOptions};
 use std::io::Read;

@@ -1,5 +1,5 @@
 //! The OPTIONS file reader's tests: Talus's own files round-trip, every file RocksDB 7.8.3 and
-//! 10.4.2 wrote in `tests/data` is read, and hand-made bad files are refused by name.
+//! 10.4.2 wrote in `crates/cli/tests/data` is read, and hand-made bad files are refused by name.
 
 use super::*;
 use talus::options::CacheType;
@@ -128,14 +128,14 @@ fn a_bad_value_or_line_is_an_error_even_when_ignoring() {
     assert_eq!(o.max_open_files, Options::default().max_open_files);
 }
 
-/// Every OPTIONS file RocksDB 7.8.3 and 10.4.2 wrote (`tests/data/README.md` says how): refused
-/// only for naming options Talus lacks, and with `ignore_unknown` read with the values each
-/// command set.
+/// Every OPTIONS file RocksDB 7.8.3 and 10.4.2 wrote (`crates/cli/tests/data/README.md` says
+/// how): refused only for naming options Talus lacks, and with `ignore_unknown` read with the
+/// values each command set.
 #[test]
 fn every_file_rocksdb_wrote_is_read() {
     macro_rules! data {
         ($name:literal) => {
-            ($name, include_str!(concat!("../../../tests/data/", $name)))
+            ($name, include_str!(concat!("../../../cli/tests/data/", $name)))
         };
     }
     let files = [

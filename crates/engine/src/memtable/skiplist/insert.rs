@@ -1,0 +1,245 @@
+//! Inserting into the skiplist, by one writer ([`SkipList::insert`], with the last insert's
+//! splice) or by several at once ([`SkipList::insert_concurrent`], RocksDB's
+//! `InlineSkipList::InsertConcurrently`, for the members of a write group inserting their own
+//! batches in parallel: `allow_concurrent_memtable_write`).
+//!
+//! # Protocol
+//! A node is allocated (the arena and the height generator under the writer mutex: a few
+//! instructions), its entry written, then linked level by level from level 0 up. At each level
+//! the writer walks right from its candidate predecessor `p` while `p`'s next node sorts before
+//! the new key, so `p < key < n` (`n` = `p`'s next, or null) holds when it links; it points the
+//! new node's link at `n`, lowers `p`'s link prefix to the new key's (`fetch_min`), and swings
+//! `p`'s link from `n` to the node with a compare-and-swap (`Release`). A failed swap means
+//! another writer linked a node after `p` meanwhile: the walk resumes from `p`. Keys are unique
+//! (internal keys carry distinct sequence numbers), so two writers never tie.
+//!
+//! A link's prefix only ever decreases, and is lowered before the swap that publishes a node
+//! of that prefix: so it is at most the prefix of whatever node the link points at, the one
+//! invariant searches rely on ("Links" in [`super`]). Level 0 is linked first, so a node is in
+//! the full list before any express lane points at it, and each level stays a sublist of the
+//! one below.
+//!
+//! The single writer's splice (the predecessors of the last insert at every level) is only a
+//! starting point: the walk at each level corrects it, so a splice made stale by concurrent
+//! inserts costs a longer walk, never a wrong link. Concurrent inserts reset it anyway.
+
+use std::ptr::{self, NonNull};
+use std::sync::atomic::Ordering as AtomicOrdering;
+
+use super::node::{init_links, link, Node, LINK};
+use super::{SkipList, MAX_HEIGHT};
+use crate::coding::{encode_varint32, varint_len};
+use std::cmp::Ordering;
+
+/// One node in `BRANCHING` grows a level taller (a power of two).
+const BRANCHING: u64 = 4;
+
+fn random_height(rng: &mut u64) -> usize {
+    let mut h = 1;
+    while h < MAX_HEIGHT {
+        // xorshift64
+        *rng ^= *rng << 13;
+        *rng ^= *rng >> 7;
+        *rng ^= *rng << 17;
+        if *rng & (BRANCHING - 1) != 0 {
+            break;
+        }
+        h += 1;
+    }
+    h
+}
+
+impl SkipList {
+    /// Inserts the entry `ikey -> value` (`ikey` has `key_len` bytes). `cmp(node_key)` must
+    /// order a node key against `ikey` exactly as [`crate::key::compare_internal`] would.
+    /// `write_key` writes the bytes of `ikey` (lets the memtable assemble
+    /// `user_key ++ trailer` in place, with no temporary buffer). Holds the writer mutex
+    /// throughout and starts from the last insert's splice (sequential keys link with two
+    /// comparisons).
+    ///
+    /// Panics if the key or value is 4 GiB or longer (a caller bug: batches never get there).
+    pub(in crate::memtable) fn insert(
+        &self,
+        prefix: u64,
+        key_len: usize,
+        write_key: impl FnOnce(&mut [u8]),
+        cmp: impl Fn(&[u8]) -> Ordering,
+        value: &[u8],
+    ) {
+        let mut w = self.writer.lock();
+        let mut prev = w.splice;
+        if !self.splice_fits(prev[0], prefix, &cmp) {
+            prev = [self.head.as_ptr(); MAX_HEIGHT];
+            self.find_before(Some(prefix), &cmp, false, Some(&mut prev));
+        }
+        let height = random_height(&mut w.rng);
+        self.raise_height(height);
+        let node = self.new_node(&mut w.arena, height, key_len, write_key, value);
+        self.memory.store(w.arena.memory_usage(), AtomicOrdering::Relaxed);
+        self.link_node(node, height, prefix, &cmp, &mut prev);
+        w.splice = prev;
+    }
+
+    /// [`SkipList::insert`] for a writer that may run beside other `insert_concurrent` (and
+    /// `insert`) calls: the writer mutex is held only to allocate; the search starts at the
+    /// head. Resets the single writer's splice, which these links may make stale.
+    pub(in crate::memtable) fn insert_concurrent(
+        &self,
+        prefix: u64,
+        key_len: usize,
+        write_key: impl FnOnce(&mut [u8]),
+        cmp: impl Fn(&[u8]) -> Ordering,
+        value: &[u8],
+    ) {
+        let (node, height) = {
+            let mut w = self.writer.lock();
+            w.splice = [self.head.as_ptr(); MAX_HEIGHT];
+            let height = random_height(&mut w.rng);
+            let base = self.allocate(&mut w.arena, height, key_len, value.len());
+            self.memory.store(w.arena.memory_usage(), AtomicOrdering::Relaxed);
+            (base, height)
+        };
+        // SAFETY: `node` was allocated above for this height and entry size, is owned by this
+        // list and not yet visible to any reader.
+        let node = unsafe { Self::fill_node(node, height, key_len, write_key, value) };
+        self.raise_height(height);
+        let mut prev: [*const Node; MAX_HEIGHT] = [self.head.as_ptr(); MAX_HEIGHT];
+        self.find_before(Some(prefix), &cmp, false, Some(&mut prev));
+        self.link_node(node, height, prefix, &cmp, &mut prev);
+    }
+
+    /// Makes `height` the list's height if it is taller (`prev` holds the head for the new
+    /// levels: every search of an insert starts from the head there).
+    fn raise_height(&self, height: usize) {
+        self.max_height.fetch_max(height, AtomicOrdering::Relaxed);
+    }
+
+    /// Allocates the bytes of a node of `height` links and an entry of the given lengths.
+    fn allocate(
+        &self,
+        arena: &mut super::Arena,
+        height: usize,
+        key_len: usize,
+        value_len: usize,
+    ) -> NonNull<u8> {
+        let klen = u32::try_from(key_len).expect("memtable key longer than 4 GiB");
+        let vlen = u32::try_from(value_len).expect("memtable value longer than 4 GiB");
+        let entry_len =
+            varint_len(u64::from(klen)) + key_len + varint_len(u64::from(vlen)) + value_len;
+        arena.allocate(height * LINK + entry_len)
+    }
+
+    /// Allocates and fills a node (see [`SkipList::fill_node`]).
+    fn new_node(
+        &self,
+        arena: &mut super::Arena,
+        height: usize,
+        key_len: usize,
+        write_key: impl FnOnce(&mut [u8]),
+        value: &[u8],
+    ) -> *mut Node {
+        let base = self.allocate(arena, height, key_len, value.len());
+        // SAFETY: as in `insert_concurrent`.
+        unsafe { Self::fill_node(base, height, key_len, write_key, value) }
+    }
+
+    /// Constructs the node's links (null) and writes its entry; returns the node pointer.
+    ///
+    /// # Safety
+    /// `base` must be a fresh, zeroed, 8-aligned allocation of [`SkipList::allocate`]'s size for
+    /// these lengths, exclusively owned and not yet published.
+    unsafe fn fill_node(
+        base: NonNull<u8>,
+        height: usize,
+        key_len: usize,
+        write_key: impl FnOnce(&mut [u8]),
+        value: &[u8],
+    ) -> *mut Node {
+        let (klen, vlen) = (key_len as u32, value.len() as u32);
+        let entry_len =
+            varint_len(u64::from(klen)) + key_len + varint_len(u64::from(vlen)) + value.len();
+        // SAFETY: by the contract we may write all of the allocation: the links, then the entry,
+        // exactly its last `entry_len` bytes.
+        let (node_ptr, e) = unsafe {
+            let node_ptr = base.as_ptr().add(height * LINK).cast::<Node>();
+            init_links(node_ptr, height);
+            let e = std::slice::from_raw_parts_mut(node_ptr.cast::<u8>(), entry_len);
+            (node_ptr, e)
+        };
+        let mut pos = encode_varint32(e, klen);
+        if let Some(k) = e.get_mut(pos..pos + key_len) {
+            write_key(k);
+        }
+        pos += key_len;
+        pos += encode_varint32(e.get_mut(pos..).unwrap_or_default(), vlen);
+        if let Some(v) = e.get_mut(pos..) {
+            v.copy_from_slice(value);
+        }
+        node_ptr
+    }
+
+    /// Links `node` (of `height`, key prefix `prefix`) at every level from 0 up, starting each
+    /// level's walk at `prev[level]` (a node before the key, or the head); leaves `node` in
+    /// `prev` at its levels (the next splice). See the module doc.
+    fn link_node(
+        &self,
+        node: *mut Node,
+        height: usize,
+        prefix: u64,
+        cmp: &impl Fn(&[u8]) -> Ordering,
+        prev: &mut [*const Node; MAX_HEIGHT],
+    ) {
+        for (level, slot) in prev.iter_mut().enumerate().take(height) {
+            let mut p = *slot;
+            loop {
+                // SAFETY: `p` is the head or a published node reached at this level (so its
+                // height exceeds `level`); `node` has `height > level` links.
+                let (from, to) = unsafe { (link(p, level), link(node, level)) };
+                let n = from.next.load(AtomicOrdering::Acquire);
+                let hint = from.prefix.load(AtomicOrdering::Relaxed);
+                if !n.is_null() && hint <= prefix && self.order(n, Some(prefix), cmp).is_lt() {
+                    p = n;
+                    continue;
+                }
+                to.next.store(n, AtomicOrdering::Relaxed);
+                // At most `n`'s prefix: loaded after `n`, and link prefixes only decrease.
+                to.prefix.store(hint, AtomicOrdering::Relaxed);
+                from.prefix.fetch_min(prefix, AtomicOrdering::Relaxed);
+                // Release: publishes the node's entry and links written above.
+                let swung = from.next.compare_exchange(
+                    n,
+                    node,
+                    AtomicOrdering::Release,
+                    AtomicOrdering::Relaxed,
+                );
+                if swung.is_ok() {
+                    break;
+                }
+            }
+            *slot = node;
+        }
+    }
+
+    /// True if the target `cmp` orders against falls right after `before` at level 0, so the
+    /// last insert's splice (whose level-0 node is `before`) is a good start at every level.
+    #[inline]
+    fn splice_fits(
+        &self,
+        before: *const Node,
+        prefix: u64,
+        cmp: &impl Fn(&[u8]) -> Ordering,
+    ) -> bool {
+        if !ptr::eq(before, self.head.as_ptr())
+            && self.order(before, Some(prefix), cmp) != Ordering::Less
+        {
+            return false;
+        }
+        // SAFETY: `before` is the head or a published node of this list (height >= 1).
+        let lk = unsafe { link(before, 0) };
+        let after = lk.next.load(AtomicOrdering::Acquire);
+        // The link's prefix is at most `after`'s: above the target's, `after` sorts after it.
+        after.is_null()
+            || lk.prefix.load(AtomicOrdering::Relaxed) > prefix
+            || self.order(after, Some(prefix), cmp) == Ordering::Greater
+    }
+}
