@@ -152,6 +152,9 @@ class DB:
         prefix: Optional[_Buffer] = None, fill_cache: bool = True,
     ) -> RawIterator:
         """A seekable cursor within the bounds, not positioned."""
+    def create_checkpoint(self, path: Union[str, os.PathLike[str]]) -> None:
+        """An openable copy of the database as it is now, in the new directory ``path``
+        (table files hard-linked). ``talus.InvalidArgument`` if ``path`` exists."""
     def flush(self) -> None: ...
     def compact_range(self, start: Optional[_Buffer] = None, stop: Optional[_Buffer] = None) -> None: ...
     def property(self, name: str) -> Optional[str]:

@@ -18,7 +18,7 @@ fuzz_target!(|input: (Vec<u8>, Vec<u8>)| {
             return;
         }
     };
-    let mut it = block.iter();
+    let mut it = talus::sst::BlockIter::new(block);
     let check = |it: &dyn InternalIterator| {
         if let Err(e) = it.status() {
             assert!(e.is_corruption(), "{e}");

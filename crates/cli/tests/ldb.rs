@@ -221,3 +221,48 @@ fn hex(b: &[u8]) -> String {
     }
     s
 }
+
+#[test]
+fn checkpoint_copies_the_database_into_a_new_directory_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    ldb_ok(&db, &["--create_if_missing", "put", "a", "1"]);
+    ldb_ok(&db, &["put", "b", "2"]);
+    let cp = dir.path().join("cp");
+    let cp_flag = format!("--checkpoint_dir={}", cp.display());
+    ldb_ok(&db, &["checkpoint", &cp_flag]);
+    ldb_ok(&db, &["put", "c", "3"]);
+    assert_eq!(text(&ldb_ok(&cp, &["scan"])), "a : 1\nb : 2\n");
+    // An existing directory, or none given: refused, nothing written.
+    let before: Vec<_> = std::fs::read_dir(&cp).unwrap().map(|e| e.unwrap().file_name()).collect();
+    let out = ldb(&db, &["checkpoint", &cp_flag], b"");
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("exists"), "{}", text(&out.stderr));
+    let after: Vec<_> = std::fs::read_dir(&cp).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(before, after);
+    let out = ldb(&db, &["checkpoint"], b"");
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("--checkpoint_dir"), "{}", text(&out.stderr));
+}
+
+#[test]
+fn backup_and_restore_round_trip_into_new_directories_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let b = format!("--backup_dir={}", dir.path().join("b").display());
+    ldb_ok(&db, &["--create_if_missing", "put", "a", "1"]);
+    assert!(text(&ldb_ok(&db, &["backup", &b])).starts_with("backup 1 created"));
+    ldb_ok(&db, &["put", "b", "2"]);
+    assert!(text(&ldb_ok(&db, &["backup", &b])).starts_with("backup 2 created"));
+    ldb_ok(&dir.path().join("r1"), &["restore", &b, "--backup_id=1"]);
+    assert_eq!(text(&ldb_ok(&dir.path().join("r1"), &["scan"])), "a : 1\n");
+    ldb_ok(&dir.path().join("r2"), &["restore", &b]);
+    assert_eq!(text(&ldb_ok(&dir.path().join("r2"), &["scan"])), "a : 1\nb : 2\n");
+    // Into an existing directory, or from a directory that holds no backups: refused, nothing made.
+    let out = ldb(&dir.path().join("r2"), &["restore", &b], b"");
+    assert!(!out.status.success() && text(&out.stderr).contains("exists"));
+    let none = format!("--backup_dir={}", dir.path().join("none").display());
+    let out = ldb(&dir.path().join("r3"), &["restore", &none], b"");
+    assert!(!out.status.success() && text(&out.stderr).contains("not a backup directory"));
+    assert!(!dir.path().join("r3").exists() && !dir.path().join("none").exists());
+}

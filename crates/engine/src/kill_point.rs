@@ -5,7 +5,7 @@
 //! synced, a WAL record appended but not synced, ...), not only wherever a timer happens to
 //! fall.
 //!
-//! Compiled only with the `kill-points` cargo feature: without it [`kill_point!`] expands to
+//! Compiled only with the `kill-points` cargo feature: without it `kill_point!` expands to
 //! nothing and [`ENABLED`] is false, so release builds carry no trace. With it, a point costs
 //! one relaxed atomic load until [`arm`] is called (by `talus stress` only, from its
 //! `--kill_random_test` and `--kill_points` flags).
@@ -17,7 +17,7 @@
 //! [`POINTS`]; a test checks that list against the source.
 //!
 //! Who calls: the engine's write, flush, compaction, MANIFEST, ingestion, open and direct-IO
-//! code, through [`kill_point!`]. No locks but a mutex around the pass counters (armed only).
+//! code, through `kill_point!`. No locks but a mutex around the pass counters (armed only).
 
 /// True if this build has kill points (the `kill-points` feature).
 pub const ENABLED: bool = cfg!(feature = "kill-points");

@@ -22,6 +22,7 @@
 //! documentation (`#[doc(hidden)]`, as fjall's lsm-tree does) and carry no stability promise.
 #![deny(missing_docs)]
 
+pub mod backup;
 pub mod batch;
 pub mod cache;
 #[doc(hidden)]
@@ -55,10 +56,11 @@ pub mod version;
 #[doc(hidden)]
 pub mod wal;
 
+pub use backup::{BackupEngine, BackupInfo};
 pub use batch::WriteBatch;
 pub use db::{
-    destroy_db, Db, IngestOptions, Iter, KeyValue, PinnedSlice, RangeIter, RawIter, RecoveryReport,
-    Snapshot, WalLoss, WalLossKind,
+    destroy_db, Db, IngestOptions, Iter, KeyRange, KeyValue, PinnedSlice, RangeIter, RawIter,
+    RecoveryReport, Snapshot, WalLoss, WalLossKind,
 };
 pub use error::{Error, Result};
 pub use options::{

@@ -73,8 +73,7 @@ fn put_opt_delete_opt_and_delete_range_opt_take_write_options() {
     db.put_opt(b"c", b"3", &sync).unwrap();
     db.delete_opt(b"a", &sync).unwrap();
     db.delete_range_opt(&b"b"[..]..&b"c"[..], &sync).unwrap();
-    let keys: Vec<Vec<u8>> =
-        db.range::<&[u8], _>(..).map(|kv| kv.unwrap().key().to_vec()).collect();
+    let keys: Vec<Vec<u8>> = db.range(..).map(|kv| kv.unwrap().key().to_vec()).collect();
     assert_eq!(keys, [b"c".to_vec()]);
     drop(db);
     let db = open(dir.path(), CacheType::LruCache, 1 << 20);

@@ -1,6 +1,6 @@
 //! Every engine option by RocksDB's name, parsed into [`talus::Options`]: one table
 //! ([`engine`]) that RocksDB's option strings ([`string`], [`apply_string`]), OPTIONS files
-//! ([`file`], [`apply_file`]), the tools' command-line flags (`talus-cli`'s `options::gflags`)
+//! ([`file`](mod@file), [`apply_file`]), the tools' command-line flags (`talus-cli`'s `options::gflags`)
 //! and the Python binding's keyword arguments (`crates/python`) all go through, with RocksDB's
 //! numbers ([`number`]: `64k`, `1M`) and boolean spellings ([`values`]).
 //!

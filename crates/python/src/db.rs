@@ -261,6 +261,12 @@ impl PyDb {
         self.r.raw_iter(py, Bounds::new(start, stop, prefix, fill_cache)?)
     }
 
+    /// Writes an openable copy of the database as it is now into the new directory `path`
+    /// (RocksDB's `Checkpoint::CreateCheckpoint`: table files hard-linked, one point in time).
+    fn create_checkpoint(&self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<()> {
+        py.detach(|| self.r.h.with(|db| db.create_checkpoint(&path).map_err(errors::engine))?)
+    }
+
     /// Flushes the memtable to a table file and waits for it.
     fn flush(&self, py: Python<'_>) -> PyResult<()> {
         py.detach(|| self.r.h.with(|db| db.flush().map_err(errors::engine))?)

@@ -188,7 +188,7 @@ def test_read_only(path):
 
 
 def test_missing_database(tmp_path):
-    with pytest.raises(talus.InvalidArgument):
+    with pytest.raises(talus.NotFound):
         talus.DB(str(tmp_path / "nope"), create_if_missing=False)
     with pytest.raises(talus.NotFound):
         talus.DB(str(tmp_path / "nope"), read_only=True)
@@ -230,3 +230,16 @@ def test_options_by_name_string_and_file(path, tmp_path):
 
 def test_version():
     assert talus.__version__.count(".") == 2
+
+
+def test_create_checkpoint(db, tmp_path):
+    for i in range(1000):
+        db.put(b"key%05d" % i, b"v%d" % i)
+    cp = tmp_path / "cp"
+    db.create_checkpoint(cp)
+    db.put(b"key00001", b"later")
+    with pytest.raises(talus.InvalidArgument):
+        db.create_checkpoint(str(cp))
+    with talus.DB(str(cp), create_if_missing=False) as copy:
+        assert copy.get(b"key00001") == b"v1"
+        assert len(list(copy.keys())) == 1000

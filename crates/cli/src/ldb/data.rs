@@ -222,6 +222,24 @@ pub(super) fn compact(ctx: &mut Ctx<'_>) -> Result<(), Fail> {
     Ok(())
 }
 
+/// `checkpoint --checkpoint_dir=DIR`: `Db::create_checkpoint` (RocksDB's ldb command of the
+/// name). The directory is checked before the database is opened, so a refused run changes
+/// nothing.
+pub(super) fn checkpoint(ctx: &mut Ctx<'_>) -> Result<(), Fail> {
+    let Some(dir) = ctx.args.value("checkpoint_dir").map(std::path::PathBuf::from) else {
+        return Err(Fail::Msg("checkpoint needs --checkpoint_dir=<new directory>".into()));
+    };
+    if dir.exists() {
+        return Err(Fail::Msg(format!(
+            "checkpoint directory {} exists: a checkpoint goes into a new directory",
+            dir.display()
+        )));
+    }
+    ctx.open(|_| {})?.create_checkpoint(&dir)?;
+    writeln!(ctx.out, "OK")?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

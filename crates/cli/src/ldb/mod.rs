@@ -26,6 +26,7 @@ use talus::{Db, Options};
 use crate::fmt::decode_input;
 use crate::options::{Parsed, Spec};
 
+mod backup;
 mod data;
 mod manifest;
 
@@ -248,6 +249,33 @@ pub const COMMANDS: &[Command] = &[
         usage: "[--from] [--to]",
         read_only: false,
         run: data::compact,
+    },
+    Command {
+        name: "checkpoint",
+        args: &[],
+        values: &["checkpoint_dir"],
+        flags: &[],
+        usage: "--checkpoint_dir=<new directory>   (hard links to the tables, a new MANIFEST)",
+        read_only: false,
+        run: data::checkpoint,
+    },
+    Command {
+        name: "backup",
+        args: &[],
+        values: &["backup_dir"],
+        flags: &[],
+        usage: "--backup_dir=<directory>   (incremental: tables already there are not copied)",
+        read_only: false,
+        run: backup::backup,
+    },
+    Command {
+        name: "restore",
+        args: &[],
+        values: &["backup_dir", "backup_id"],
+        flags: &[],
+        usage: "--backup_dir=<directory> [--backup_id=<N>]   (--db: a new directory)",
+        read_only: false,
+        run: backup::restore,
     },
 ];
 

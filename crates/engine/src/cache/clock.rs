@@ -9,8 +9,9 @@
 //! itself and is the handle: `lookup` is one `fetch_add` on the slot word to take a reference
 //! (plus one `fetch_add`/`fetch_sub` pair per non-matching slot probed, usually none), and
 //! dropping the returned [`CacheHandle`] one `fetch_add` to release it, both on the slot's
-//! cache line. `insert` charges the shard's usage, runs the clock hand if over capacity, and
-//! claims an empty slot with one `fetch_or`. Callers are the table cache / read path (block
+//! cache line (and one load of the shard's over-capacity hint, see below). `insert` charges the
+//! shard's usage, runs the clock hand if over capacity, and claims an empty slot with one
+//! `fetch_or`. Callers are the table cache / read path (block
 //! cache) and `talus cache_bench`.
 //!
 //! # Sizing and memory overhead
@@ -42,7 +43,13 @@
 //! * Without it an insert always goes in and evicts what it can. Usage can then exceed
 //!   capacity by the charges of inserts in flight at once (at most one entry per thread, per
 //!   shard) and by unreferenced entries the hand has not reached yet; a later insert evicts the
-//!   excess (it evicts everything it sees above capacity, not only its own charge).
+//!   excess (it evicts everything it sees above capacity, not only its own charge). An insert
+//!   whose sweep could not free enough (everything else referenced) sets the shard's
+//!   over-capacity hint (`table/account.rs`); while it is set, the release of an entry's last
+//!   handle frees the entry if usage is still above capacity, as RocksDB's LRU cache does on
+//!   release. (RocksDB's clock caches free nothing on release, "to avoid an extra atomic read
+//!   of the variable usage_", and stay over until the next insert; here a release reads the
+//!   hint, on a line written only when it changes, and usage only while it is set.)
 //!
 //! # Referenced entries and a full table
 //!

@@ -3,16 +3,18 @@
 //! A handle into the clock cache is a reference on the entry's slot (the value lives in the
 //! slot; `clock/table/owner.rs`): a hit costs one atomic on the slot's word and its release one
 //! more, on the same cache line, with no allocation and no reference count elsewhere (RocksDB's
-//! `Cache::Handle`). A handle from the LRU cache, or one made for a value that is not cached
-//! ([`CacheHandle::new`]: a block read with `fill_cache = false`, or refused by a full cache),
-//! is an `Arc`. Either way the value stays valid and unchanged for as long as the handle lives,
-//! and an entry with a live handle is pinned: the cache does not evict it.
+//! `Cache::Handle`). A handle from the LRU cache is a clone of the entry's `Arc`, whose release
+//! may free the entry when its shard is over capacity (`lru/entry.rs`). One made for a value
+//! that is not cached ([`CacheHandle::new`]: a block read with `fill_cache = false`, or refused
+//! by a full cache) is an `Arc`. Either way the value stays valid and unchanged for as long as
+//! the handle lives, and an entry with a live handle is pinned: the cache does not evict it.
 
 use std::fmt;
 use std::ops::Deref;
 use std::sync::Arc;
 
 use super::clock::SlotRef;
+use super::lru::LruRef;
 
 /// A shared, read-only reference to a cached (or uncached) value; see the module documentation.
 pub struct CacheHandle<V>(Inner<V>);
@@ -20,6 +22,7 @@ pub struct CacheHandle<V>(Inner<V>);
 enum Inner<V> {
     Shared(Arc<V>),
     Slot(SlotRef<V>),
+    Lru(LruRef<V>),
 }
 
 impl<V> CacheHandle<V> {
@@ -37,11 +40,16 @@ impl<V> CacheHandle<V> {
         CacheHandle(Inner::Slot(slot))
     }
 
+    pub(super) fn from_lru(entry: LruRef<V>) -> Self {
+        CacheHandle(Inner::Lru(entry))
+    }
+
     /// True if both handles refer to the same value (the same cache entry, or the same `Arc`).
     pub fn ptr_eq(a: &Self, b: &Self) -> bool {
         match (&a.0, &b.0) {
             (Inner::Shared(x), Inner::Shared(y)) => Arc::ptr_eq(x, y),
             (Inner::Slot(x), Inner::Slot(y)) => x.same_slot(y),
+            (Inner::Lru(x), Inner::Lru(y)) => x.same_entry(y),
             _ => false,
         }
     }
@@ -55,6 +63,7 @@ impl<V> Deref for CacheHandle<V> {
         match &self.0 {
             Inner::Shared(v) => v,
             Inner::Slot(s) => s.value(),
+            Inner::Lru(e) => e.value(),
         }
     }
 }
@@ -64,6 +73,7 @@ impl<V> Clone for CacheHandle<V> {
         CacheHandle(match &self.0 {
             Inner::Shared(v) => Inner::Shared(Arc::clone(v)),
             Inner::Slot(s) => Inner::Slot(s.clone()),
+            Inner::Lru(e) => Inner::Lru(e.clone()),
         })
     }
 }

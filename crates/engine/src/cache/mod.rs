@@ -11,10 +11,14 @@
 //! is dropped. An entry with a live handle (e.g. an iterator's current data block, or the index
 //! and filter blocks a table reader pins) is *pinned*: never evicted, as RocksDB never evicts
 //! a referenced handle. So every block reachable through the cache stays charged to it while
-//! it is alive, and usage can exceed capacity only by pinned entries (without
-//! `strict_capacity_limit`). Erasing or replacing a pinned entry hides it from lookups at once;
-//! it is uncharged at once and its holders keep the value (the clock cache frees its slot with
-//! the last handle).
+//! it is alive, and usage can exceed capacity only by pinned entries, plus one entry per shard
+//! (an insert that found nothing unpinned to evict, or an entry larger than the room left;
+//! without `strict_capacity_limit`). While a shard is over capacity, releasing an entry's last
+//! handle frees that entry (RocksDB's LRU rule, which Talus's clock caches follow too), so once
+//! a burst of reads lets its blocks go the cache is back within capacity, without waiting for
+//! the next insert (`tests/cache_capacity.rs`). Erasing or replacing a pinned entry hides it
+//! from lookups at once; it is uncharged at once and its holders keep the value (the clock
+//! cache frees its slot with the last handle).
 //!
 //! # Memory accounting (block cache)
 //!

@@ -3,9 +3,9 @@
 //! (RocksDB's order; see [`Db::get_opt`]), and reads through `read.rs`.
 
 use crate::statistics as st;
-use std::ops::RangeBounds;
 
 use super::iter::{bounds_of, prefix_end, Iter, RangeIter, RawIter};
+use super::key_range::KeyRange;
 use super::pinned::PinnedSlice;
 use super::snapshot::Snapshot;
 use super::Db;
@@ -176,8 +176,9 @@ impl Db {
         RawIter::new(it, sv, opts.snapshot.clone(), inner)
     }
 
-    /// The entries whose keys lie in `range` (any of `a..b`, `a..=b`, `a..`, `..b`, `..`),
-    /// double-ended; each item a [`crate::KeyValue`] (one allocation).
+    /// The entries whose keys lie in `range` (any [`KeyRange`]: `a..b`, `a..=b`, `a..`, `..b`,
+    /// `..`, a pair of `Bound`s), double-ended; each item a [`crate::KeyValue`] (one
+    /// allocation).
     ///
     /// ```
     /// # let dir = tempfile::tempdir().unwrap();
@@ -185,22 +186,33 @@ impl Db {
     /// for k in [&b"a"[..], b"b", b"c", b"d"] {
     ///     db.put(k, b"v").unwrap();
     /// }
-    /// let keys: Vec<Vec<u8>> =
-    ///     db.range(&b"b"[..]..&b"d"[..]).map(|kv| kv.unwrap().key().to_vec()).collect();
+    /// let keys: Vec<Vec<u8>> = db.range(b"b"..b"d").map(|kv| kv.unwrap().key().to_vec()).collect();
     /// assert_eq!(keys, [b"b".to_vec(), b"c".to_vec()]);
-    /// let last = db.range::<&[u8], _>(..).next_back().unwrap().unwrap();
+    /// let last = db.range(..).next_back().unwrap().unwrap();
     /// assert_eq!(last.key(), b"d");
+    /// assert_eq!(db.range("c"..).count(), 2);
     /// ```
-    pub fn range<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> RangeIter {
-        let (lower, upper) = bounds_of(
-            range.start_bound().map(|k| k.as_ref()),
-            range.end_bound().map(|k| k.as_ref()),
-        );
-        let opts = ReadOptions {
-            iterate_lower_bound: lower,
-            iterate_upper_bound: upper,
-            ..Default::default()
-        };
+    pub fn range(&self, range: impl KeyRange) -> RangeIter {
+        self.range_opt(range, &ReadOptions::default())
+    }
+
+    /// [`Db::range`] under `opts` (a snapshot, cache policy, ...); `range` replaces the
+    /// options' `iterate_lower_bound` and `iterate_upper_bound`.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = talus::Db::open(dir.path(), talus::Options { create_if_missing: true, ..Default::default() }).unwrap();
+    /// db.put(b"a", b"1").unwrap();
+    /// let then = talus::ReadOptions { snapshot: Some(db.snapshot()), ..Default::default() };
+    /// db.put(b"b", b"2").unwrap();
+    /// assert_eq!(db.range_opt(.., &then).count(), 1);
+    /// assert_eq!(db.range(..).count(), 2);
+    /// ```
+    pub fn range_opt(&self, range: impl KeyRange, opts: &ReadOptions) -> RangeIter {
+        let (start, end) = range.key_bounds();
+        let (lower, upper) = bounds_of(start, end);
+        let opts =
+            ReadOptions { iterate_lower_bound: lower, iterate_upper_bound: upper, ..opts.clone() };
         RangeIter::new(self.raw_iter(&opts))
     }
 
@@ -217,11 +229,25 @@ impl Db {
     /// assert_eq!(db.prefix(b"user:").next_back().unwrap().unwrap().key(), b"user:2");
     /// ```
     pub fn prefix(&self, prefix: impl AsRef<[u8]>) -> RangeIter {
+        self.prefix_opt(prefix, &ReadOptions::default())
+    }
+
+    /// [`Db::prefix`] under `opts` (a snapshot, ...); the prefix replaces the options' bounds.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = talus::Db::open(dir.path(), talus::Options { create_if_missing: true, ..Default::default() }).unwrap();
+    /// db.put(b"user:1", b"x").unwrap();
+    /// let then = talus::ReadOptions { snapshot: Some(db.snapshot()), ..Default::default() };
+    /// db.put(b"user:2", b"x").unwrap();
+    /// assert_eq!(db.prefix_opt(b"user:", &then).count(), 1);
+    /// ```
+    pub fn prefix_opt(&self, prefix: impl AsRef<[u8]>, opts: &ReadOptions) -> RangeIter {
         let prefix = prefix.as_ref();
         let opts = ReadOptions {
             iterate_lower_bound: Some(prefix.to_vec()),
             iterate_upper_bound: prefix_end(prefix),
-            ..Default::default()
+            ..opts.clone()
         };
         RangeIter::new(self.raw_iter(&opts))
     }

@@ -1,8 +1,7 @@
 //! `Db`'s write methods: single operations (with or without [`WriteOptions`]) and batches.
 //! Each builds a [`WriteBatch`] and commits it through the write path (`write.rs`).
 
-use std::ops::Range;
-
+use super::key_range::KeyRange;
 use super::Db;
 use crate::batch::WriteBatch;
 use crate::error::Result;
@@ -70,7 +69,8 @@ impl Db {
         self.write(b, opts)
     }
 
-    /// Deletes every key in `range` (`begin..end`, end exclusive; default [`WriteOptions`]).
+    /// Deletes every key in `range` (any [`KeyRange`] with an end: `a..b`, `a..=b`, `..b`,
+    /// ...; default [`WriteOptions`]). A start after the end is `InvalidArgument`.
     ///
     /// ```
     /// # let dir = tempfile::tempdir().unwrap();
@@ -81,12 +81,18 @@ impl Db {
     /// db.delete_range(&b"a"[..]..&b"c"[..]).unwrap();
     /// assert_eq!(db.get(b"b").unwrap(), None);
     /// assert!(db.get(b"c").unwrap().is_some());
+    /// // A start after the end is refused (an empty range, start == end, deletes nothing).
+    /// assert!(matches!(db.delete_range(b"z"..b"a"), Err(talus::Error::InvalidArgument(_))));
+    /// // Any range with an end: inclusive, open at the start.
+    /// db.delete_range(..=b"c").unwrap();
+    /// assert!(db.get(b"c").unwrap().is_none());
+    /// assert!(matches!(db.delete_range(b"a"..), Err(talus::Error::InvalidArgument(_))));
     /// ```
-    pub fn delete_range<K: AsRef<[u8]>>(&self, range: Range<K>) -> Result<()> {
+    pub fn delete_range(&self, range: impl KeyRange) -> Result<()> {
         self.delete_range_opt(range, &WriteOptions::default())
     }
 
-    /// Deletes every key in `range` (end exclusive) under `opts`.
+    /// [`Db::delete_range`] under `opts`.
     ///
     /// ```
     /// # let dir = tempfile::tempdir().unwrap();
@@ -96,13 +102,26 @@ impl Db {
     /// db.delete_range_opt(&b"a"[..]..&b"b"[..], &synced).unwrap();
     /// assert_eq!(db.get(b"a").unwrap(), None);
     /// ```
-    pub fn delete_range_opt<K: AsRef<[u8]>>(
-        &self,
-        range: Range<K>,
-        opts: &WriteOptions,
-    ) -> Result<()> {
+    pub fn delete_range_opt(&self, range: impl KeyRange, opts: &WriteOptions) -> Result<()> {
+        let (start, end) = range.key_bounds();
+        // The engine deletes [begin, end): other bounds become that form.
+        let (begin, end) = match super::iter::bounds_of(start, end) {
+            (begin, Some(end)) => (begin.unwrap_or_default(), end),
+            (_, None) => {
+                return Err(crate::Error::InvalidArgument(
+                    "delete_range: the range needs an end (no key sorts after every key)".into(),
+                ))
+            }
+        };
+        if begin > end {
+            return Err(crate::Error::InvalidArgument(format!(
+                "delete_range: the start {:?} sorts after the end {:?}",
+                crate::key::EscapedBytes(&begin),
+                crate::key::EscapedBytes(&end)
+            )));
+        }
         let mut b = WriteBatch::new();
-        b.delete_range(range.start, range.end);
+        b.delete_range(begin, end);
         self.write(b, opts)
     }
 

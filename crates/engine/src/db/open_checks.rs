@@ -114,7 +114,8 @@ pub(crate) fn check_create(
             "{}: no database here (no CURRENT file); a read-only open creates nothing",
             path.display()
         ))),
-        _ if !opts.create_if_missing => Err(Error::InvalidArgument(format!(
+        // NotFound, as for a read-only open (RocksDB says InvalidArgument; issue 39).
+        _ if !opts.create_if_missing => Err(Error::NotFound(format!(
             "{}: does not exist (create_if_missing is false)",
             path.display()
         ))),

@@ -381,6 +381,9 @@ impl Fs for SimFs {
         if !d.parent_exists(to) {
             return Err(not_found("renaming to", to));
         }
+        if d.dir_exists(from) && !d.live.contains_key(from) {
+            return d.rename_dir(from, to);
+        }
         let ino = d.live.remove(from).ok_or_else(|| not_found("renaming", from))?;
         d.live.insert(to.to_path_buf(), ino);
         d.gc();

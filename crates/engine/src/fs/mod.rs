@@ -16,7 +16,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 pub mod buf_pool;
 pub mod direct;
@@ -138,6 +138,16 @@ pub trait Fs: Send + Sync + 'static {
     fn file_size(&self, path: &Path) -> Result<u64>;
     /// Takes an exclusive lock on `path` (created if missing); `Error::Locked` if held elsewhere.
     fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>>;
+    /// Makes `to` a second name of the existing file `from` (a hard link; `to` must not
+    /// exist). The default: links are not supported (an IO error of kind
+    /// [`std::io::ErrorKind::Unsupported`]), so callers copy instead.
+    fn hard_link(&self, from: &Path, to: &Path) -> Result<()> {
+        let _ = from;
+        Err(Error::io(
+            format!("linking {}", to.display()),
+            std::io::Error::new(std::io::ErrorKind::Unsupported, "hard links are not supported"),
+        ))
+    }
     /// Opens an existing file for direct reads. The default: direct IO is not supported.
     fn open_direct_read(&self, path: &Path) -> Result<Box<dyn DirectReadFile>> {
         Err(direct::unsupported(path))

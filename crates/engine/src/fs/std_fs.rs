@@ -253,6 +253,10 @@ impl Fs for StdFs {
         }
     }
 
+    fn hard_link(&self, from: &Path, to: &Path) -> Result<()> {
+        std::fs::hard_link(from, to).map_err(ctx("linking", to))
+    }
+
     fn open_random(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
         let file = File::open(path).map_err(ctx("opening", path))?;
         let size = file.metadata().map_err(ctx("stat of", path))?.len();

@@ -5,7 +5,7 @@
 //!
 //! A partitioned cursor holds the top-level block (the reader's, held or from the cache) and
 //! the current partition, fetched through the reader's block cache like a data block
-//! ([`TableReader::index_partition`]; counted as index block reads). Moving within a partition
+//! (`TableReader::index_partition`; counted as index block reads). Moving within a partition
 //! touches nothing else; crossing into the next or previous partition fetches it. Seeks use
 //! the table's key form: bytewise on user keys when the index holds user keys, else the
 //! internal-key order. An error (a partition that cannot be read, a bad handle) is sticky: the
@@ -35,8 +35,8 @@ pub trait IndexSource {
 }
 
 /// A cursor over the index entries of one table. `'a` is the reader's borrow: a cursor made by
-/// [`IndexIter::new`] reads the reader's held index block without a reference of its own (a
-/// point read's cursor); [`IndexIter::new_owned`] takes one and outlives the borrow (a table
+/// `IndexIter::new` reads the reader's held index block without a reference of its own (a
+/// point read's cursor); `IndexIter::new_owned` takes one and outlives the borrow (a table
 /// iterator's).
 pub struct IndexIter<'a> {
     /// The index block, or the top-level index.

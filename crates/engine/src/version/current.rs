@@ -6,7 +6,7 @@
 //! decide what a directory holds. No locks of its own.
 //!
 //! The one rule about failures: a switch reports whether CURRENT may name the new MANIFEST
-//! ([`RollFailure::switched`]). Until the rename, a failure deletes the new MANIFEST and the
+//! (`RollFailure::switched`). Until the rename, a failure deletes the new MANIFEST and the
 //! temp file again (the directory is as it was); from the rename on, nothing is deleted and the
 //! edits in the new MANIFEST must be treated as possibly committed (a directory sync that fails
 //! after the rename leaves CURRENT naming the new file until a power loss, perhaps after it).

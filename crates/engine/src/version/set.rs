@@ -393,8 +393,9 @@ impl VersionSet {
         self.versions.push(Arc::downgrade(&self.current));
     }
 
-    /// An edit that recreates the whole current state from nothing.
-    fn snapshot_edit(&self) -> VersionEdit {
+    /// An edit that recreates the whole current state from nothing (a new MANIFEST's first
+    /// record; a checkpoint's MANIFEST, `db/checkpoint.rs`).
+    pub(crate) fn snapshot_edit(&self) -> VersionEdit {
         let mut edit = VersionEdit {
             comparator: Some(BYTEWISE_COMPARATOR.to_string()),
             log_number: Some(self.log_number),

@@ -268,14 +268,15 @@ impl Harness {
         }
         let rest: Vec<_> = it.map(|r| r.unwrap_or_else(|e| panic!("{ctx} drain: {e}"))).collect();
         assert_eq!(rest, Vec::from(want), "{ctx}: rest after the pulls");
-        if snap.is_none() {
-            // The same pulls through `Db::range` (bounds as a RangeBounds, items as KeyValue).
+        {
+            // The same pulls through `Db::range_opt` (bounds as a KeyRange, items as KeyValue),
+            // at the same snapshot.
             use std::ops::Bound;
             let lo = opt(lower).map_or(Bound::Unbounded, Bound::Included);
             let hi = opt(upper).map_or(Bound::Unbounded, Bound::Excluded);
             let mut want: std::collections::VecDeque<_> =
                 model_range(m, opt(lower), opt(upper)).into();
-            let mut it = self.db().range::<&[u8], _>((lo, hi));
+            let mut it = self.db().range_opt((lo, hi), &ro);
             for (n, &front) in pulls.iter().enumerate() {
                 let got = if front { it.next() } else { it.next_back() };
                 let got = got.map(|r| {

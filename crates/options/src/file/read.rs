@@ -51,7 +51,7 @@ fn too_big(len: u64) -> String {
 }
 
 /// The text of the OPTIONS file at `path`; `Err` says why it is refused (not a regular file,
-/// over [`MAX_BYTES`], not UTF-8, unreadable), for the caller to prefix with the path.
+/// over `MAX_BYTES`, not UTF-8, unreadable), for the caller to prefix with the path.
 pub fn read(path: &Path) -> Result<String, String> {
     let meta = std::fs::metadata(path).map_err(|e| format!("cannot read: {e}"))?;
     check(&meta)?;

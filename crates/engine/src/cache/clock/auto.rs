@@ -33,6 +33,9 @@
 //!   may bind for good and the byte eviction above never run) also evicts one entry of the
 //!   oldest non-empty table, so old tables drain whichever limit binds. (A full newest table
 //!   below that size that may not grow, because bytes bind too, evicts in itself by the clock.)
+//!   An insert that could not free enough sets the shard's over-capacity hint (one account
+//!   for all its generations, `clock/table/account.rs`): until usage is back within capacity,
+//!   the release of an entry's last handle, in whichever generation, frees the entry.
 //! * **Retiring** a table: when an older table is empty, the next eviction or growth publishes
 //!   a list without it (under the growth mutex, `try_lock` on the eviction path). Operations
 //!   hold the list they loaded (`Arc`), so the table is freed only when no operation can still

@@ -32,8 +32,10 @@
 //!   reference is only meaningful in a *shareable* state (visible or invisible): while one is
 //!   held, nobody can take the slot exclusively, so its key, charge and value are stable.
 //! * **Exclusive ownership.** A thread owns a slot when it moves it to *under construction*:
-//!   from *empty* by `fetch_or` of the occupied bit (insert), or from a shareable state with zero
-//!   references by compare-exchange (erase, eviction, last release of an invisible entry). The
+//!   from *empty* by `fetch_or` of the occupied bit (insert), from a shareable state with zero
+//!   references by compare-exchange (erase, eviction, last release of an invisible entry), or
+//!   from *visible* with exactly one reference, the caller's own, by compare-exchange (the
+//!   release of a last handle while the shard is over capacity, `table/owner.rs`). The
 //!   owner writes or clears the slot's fields and publishes with one `store` of the whole word,
 //!   which also discards increments made by optimistic lookups in the meantime.
 //! * **CLOCK countdown.** When no reference is held, `acquire == release` and that common value is
@@ -62,7 +64,6 @@
 
 use std::mem::MaybeUninit;
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release, SeqCst};
-use std::sync::Arc;
 
 use crossbeam::utils::CachePadded;
 
@@ -228,15 +229,6 @@ const fn inverse(a: u64) -> u64 {
     x
 }
 
-/// A shard's byte counter (shared by the generations of an automatic shard), alone on its
-/// cache line.
-pub(super) type Usage = Arc<CachePadded<AtomicUsize>>;
-
-/// A new usage counter at zero.
-pub(super) fn new_usage() -> Usage {
-    Arc::new(CachePadded::new(AtomicUsize::new(0)))
-}
-
 /// The table proper, at a fixed heap address for as long as a handle may point into it (owned
 /// by a [`ClockTable`], `table/owner.rs`). The fields lookups read never change; the counters
 /// that inserts and the clock hand write sit on cache lines of their own.
@@ -246,8 +238,8 @@ pub(super) struct Core<V> {
     occupancy_limit: usize,
     capacity: usize,
     strict: bool,
-    /// Bytes charged: the table's own counter (fixed cache) or the one its shard's generations
-    /// share (automatic cache).
+    /// Bytes charged, and whether over capacity: the table's own account (fixed cache) or the
+    /// one its shard's generations share (automatic cache).
     usage: Usage,
     occupancy: CachePadded<AtomicUsize>,
     clock: CachePadded<AtomicU64>,
@@ -439,6 +431,7 @@ unsafe fn free_if_unreferenced_invisible<V>(core: *const Core<V>, slot: *const S
     }
 }
 
+mod account;
 #[cfg(test)]
 mod hooks;
 mod insert;
@@ -447,6 +440,7 @@ mod loom_tests;
 mod owner;
 mod scan;
 
+pub(super) use account::{new_usage, Usage};
 pub(super) use insert::charge_usage;
 pub(super) use owner::ClockTable;
 pub(in crate::cache) use owner::SlotRef;

@@ -1,8 +1,10 @@
 //! Tests of the sharded LRU: order, capacity, the high-priority pool, pinning, threads.
 
+use super::shard::KeyHasher;
 use super::*;
 use crate::cache::Priority;
 use rand::{Rng, SeedableRng};
+use std::hash::BuildHasherDefault;
 
 #[test]
 fn key_hash_spreads_aligned_offsets() {
@@ -209,4 +211,30 @@ fn full_metadata_charge_adds_the_node() {
     let plain: LruCache<u64> = LruCache::new(1 << 20, 0, false);
     assert!(plain.insert((1, 0), 1, 100));
     assert_eq!(plain.usage(), 100);
+}
+
+/// Two handles on one entry released at once while the shard is over capacity: whichever goes
+/// second frees the entry (while the shard is over, each release gives its reference up under
+/// the shard's lock, so the second sees it holds the last one).
+#[test]
+fn racing_last_releases_over_capacity_free_the_entry() {
+    for round in 0..500 {
+        let c: LruCache<u32> = LruCache::new(1, 0, false);
+        let a = c.insert_and_hold((1, 0), 1, 1, Priority::Low).expect("not strict");
+        let b = c.lookup((1, 0)).expect("present");
+        // Key 1 is pinned: key 2 goes in over capacity.
+        c.insert((2, 0), 2, 1);
+        assert_eq!(c.usage(), 2);
+        let go = std::sync::Barrier::new(2);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                go.wait();
+                drop(a);
+            });
+            go.wait();
+            drop(b);
+        });
+        assert_eq!(c.usage(), 1, "round {round}: the last release freed key 1");
+        assert!(c.lookup((1, 0)).is_none() && c.lookup((2, 0)).is_some());
+    }
 }

@@ -347,6 +347,36 @@ impl Disk {
         Ok(())
     }
 
+    /// Renames the directory `from` (with everything under it) to `to`, which must not exist.
+    /// Directories are durable at once in this model, so the rename is too, and the entries
+    /// under it keep their durable state under the new name.
+    pub(super) fn rename_dir(&mut self, from: &Path, to: &Path) -> Result<()> {
+        let fail = |kind: io::ErrorKind, why: &str| {
+            Err(Error::io(
+                format!("renaming {} to {}", from.display(), to.display()),
+                io::Error::new(kind, why),
+            ))
+        };
+        if self.dirs.contains(to) || self.live.contains_key(to) {
+            return fail(io::ErrorKind::AlreadyExists, "the target exists");
+        }
+        if to.starts_with(from) {
+            return fail(io::ErrorKind::InvalidInput, "a directory cannot move into itself");
+        }
+        let moved = |p: &Path| to.join(p.strip_prefix(from).unwrap_or(p));
+        self.dirs = std::mem::take(&mut self.dirs)
+            .into_iter()
+            .map(|d| if d.starts_with(from) { moved(&d) } else { d })
+            .collect();
+        for map in [&mut self.live, &mut self.durable] {
+            *map = std::mem::take(map)
+                .into_iter()
+                .map(|(p, ino)| if p.starts_with(from) { (moved(&p), ino) } else { (p, ino) })
+                .collect();
+        }
+        Ok(())
+    }
+
     pub(super) fn list_dir(&self, dir: &Path) -> Vec<String> {
         let files = self.live.keys().filter(|p| p.parent() == Some(dir));
         let subdirs = self.dirs.iter().filter(|p| p.parent() == Some(dir));

@@ -336,3 +336,25 @@ fn flip_bit_and_truncate_edit_contents() {
     assert_eq!(fs.contents("/db/a").unwrap(), b"\x00");
     assert!(fs.truncate("/db/missing", 0).is_err());
 }
+
+#[test]
+fn a_directory_rename_moves_its_files_and_their_durable_state() {
+    let fs = setup();
+    fs.create_dir_all(p("/db/sub")).unwrap();
+    drop(write(&fs, "/db/a", b"synced", true));
+    drop(write(&fs, "/db/sub/b", b"unsynced", false));
+    fs.sync_dir(p("/db")).unwrap();
+    fs.sync_dir(p("/db/sub")).unwrap();
+    fs.create_dir_all(p("/other")).unwrap();
+    let e = fs.rename(p("/db"), p("/other")).unwrap_err();
+    assert_eq!(io_kind(&e), Some(ErrorKind::AlreadyExists));
+    let e = fs.rename(p("/db"), p("/db/sub/in")).unwrap_err();
+    assert_eq!(io_kind(&e), Some(ErrorKind::InvalidInput));
+    fs.rename(p("/db"), p("/moved")).unwrap();
+    assert!(!fs.exists(p("/db")) && !fs.exists(p("/db/a")));
+    assert_eq!(read_all(&*fs, p("/moved/a")).unwrap(), b"synced");
+    assert_eq!(fs.list_dir(p("/moved")).unwrap().len(), 2);
+    let after = fs.crash(CrashMode::DropAllUnsynced);
+    assert_eq!(read_all(&*after, p("/moved/a")).unwrap(), b"synced");
+    assert_eq!(read_all(&*after, p("/moved/sub/b")).unwrap(), b"", "unsynced bytes dropped");
+}

@@ -5,14 +5,16 @@
 //! [`Core::place`], [`Core::evict`]) because its usage and eviction span several
 //! tables. No locks: every step is atomic read-modify-writes on the slots and counters.
 
+use super::account::Account;
 use super::*;
 
 /// Adds `charge` to `usage`, calling `evict(bytes needed)` (which returns the bytes it freed
 /// and has already subtracted them from `usage`) to make room. Strict: never takes `usage`
-/// over `capacity` and fails if eviction cannot make room. Otherwise always succeeds and
-/// evicts what it can.
+/// over `capacity` and fails if eviction cannot make room. Otherwise always succeeds, evicts
+/// what it can, and sets the account's over-capacity hint when that was not enough (clears it
+/// when it was: `table/account.rs`).
 pub(in crate::cache::clock) fn charge_usage(
-    usage: &AtomicUsize,
+    usage: &Account,
     capacity: usize,
     strict: bool,
     charge: usize,
@@ -20,9 +22,13 @@ pub(in crate::cache::clock) fn charge_usage(
 ) -> bool {
     if !strict {
         let now = usage.fetch_add(charge, Relaxed).saturating_add(charge);
-        if now > capacity {
-            evict(now - capacity);
-        }
+        let short = if now > capacity {
+            let need = now - capacity;
+            evict(need) < need
+        } else {
+            false
+        };
+        usage.set_over(short);
         return true;
     }
     if charge > capacity {

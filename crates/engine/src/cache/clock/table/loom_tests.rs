@@ -198,3 +198,73 @@ fn loom_held_entry_is_not_evicted() {
         check_usage(&t);
     });
 }
+
+/// Capacity 1 with key 1 held, then key 2 inserted: over capacity with nothing evictable, so
+/// the account's hint is set and key 1's last release frees it.
+fn over_capacity_table(drops: &StdArc<StdAtomicUsize>) -> (ClockTable<Val>, SlotRef<Val>) {
+    let t = table(1);
+    assert!(insert(&t, 1, val(1, drops)));
+    let held = t.lookup(h(1), (1, 0)).expect("present");
+    assert!(insert(&t, 2, val(2, drops)));
+    assert!(t.usage.over(), "an insert that could not evict set the hint");
+    (t, held)
+}
+
+#[test]
+fn loom_release_over_capacity_races_a_lookup() {
+    model(|| {
+        let drops = StdArc::new(StdAtomicUsize::new(0));
+        let (t, held) = over_capacity_table(&drops);
+        let t = Arc::new(t);
+        let reader = {
+            let t = Arc::clone(&t);
+            thread::spawn(move || {
+                if let Some(r) = t.lookup(h(1), (1, 0)) {
+                    assert_eq!(r.value().id, 1, "a handle reads its own entry");
+                }
+            })
+        };
+        drop(held);
+        reader.join().expect("reader");
+        // Whichever release of key 1 came last freed it: back within capacity, key 2 left.
+        check_usage(&t);
+        assert_eq!((lookup_id(&t, 1), lookup_id(&t, 2)), (None, Some(2)));
+        assert!(!t.usage.over(), "the hint is cleared");
+        let t = Arc::try_unwrap(t).unwrap_or_else(|_| panic!("one owner left"));
+        drop(t);
+        assert_eq!(drops.load(SeqCst), 2, "each value dropped exactly once");
+    });
+}
+
+#[test]
+fn loom_release_over_capacity_races_an_erase() {
+    model(|| {
+        let drops = StdArc::new(StdAtomicUsize::new(0));
+        let (t, held) = over_capacity_table(&drops);
+        let t = Arc::new(t);
+        let eraser = {
+            let t = Arc::clone(&t);
+            thread::spawn(move || t.erase(h(1), (1, 0), None))
+        };
+        drop(held);
+        eraser.join().expect("eraser");
+        assert_eq!(lookup_id(&t, 1), None, "erased or freed");
+        check_usage(&t);
+        assert_eq!(drops.load(SeqCst), 1, "key 1 freed once");
+    });
+}
+
+#[test]
+fn loom_release_over_capacity_races_the_tables_drop() {
+    model(|| {
+        let drops = StdArc::new(StdAtomicUsize::new(0));
+        let (t, held) = over_capacity_table(&drops);
+        let holder = thread::spawn(move || {
+            assert_eq!(held.value().id, 1);
+            drop(held);
+        });
+        drop(t);
+        holder.join().expect("holder");
+        assert_eq!(drops.load(SeqCst), 2, "every value dropped once");
+    });
+}

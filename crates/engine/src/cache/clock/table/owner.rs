@@ -152,8 +152,10 @@ pub(super) unsafe fn give_back_token<V>(core: *const Core<V>) {
 }
 
 /// A reference held on a slot: the cache's handle to an entry ([`crate::cache::CacheHandle`]
-/// wraps it). Reads the value in place; dropping it releases the reference (one `fetch_add`);
-/// cloning takes another (one `fetch_add`).
+/// wraps it). Reads the value in place; dropping it reads the shard's over-capacity hint and
+/// releases the reference (one `fetch_add`), or, the hint set, releases it by compare-exchange
+/// and frees the entry if the reference was its last (`release_over_capacity`); cloning takes
+/// another (one `fetch_add`).
 pub(in crate::cache) struct SlotRef<V> {
     slot: NonNull<Slot<V>>,
     core: NonNull<Core<V>>,
@@ -198,14 +200,88 @@ impl<V> Drop for SlotRef<V> {
     #[inline]
     fn drop(&mut self) {
         let (core, slot) = (self.core.as_ptr().cast_const(), self.slot.as_ptr().cast_const());
+        // SAFETY: our reference keeps the core alive until we give it up.
+        if unsafe { (*core).usage.over() } {
+            // SAFETY: we hold a reference on `slot`, a slot of `core`, and give it up here.
+            unsafe { release_over_capacity(core, slot) };
+            return;
+        }
         // SAFETY: our reference keeps the slot and core alive until the `fetch_add`; after it we
         // touch them only if we dropped the last reference of an invisible entry, which makes
         // us responsible for freeing it (see the module documentation).
         let old = unsafe { (*slot).meta.fetch_add(RELEASE_INC, Release) };
-        if state(old) == INVISIBLE && refcount(old) == 1 {
-            // SAFETY: as above: a live table's dropper waits for us (slot under construction)
-            // or orphans the slot (then its token keeps the core for us).
-            unsafe { free_if_unreferenced_invisible(core, slot) };
+        // SAFETY: `old` is the word our release replaced.
+        unsafe { after_release(core, slot, old) };
+    }
+}
+
+/// What a release does after giving its reference up: frees an invisible entry whose last
+/// reference it was.
+///
+/// # Safety
+/// The caller just released a reference on `slot`, a slot of `core`, replacing the word `old`.
+#[inline]
+unsafe fn after_release<V>(core: *const Core<V>, slot: *const Slot<V>, old: u64) {
+    if state(old) == INVISIBLE && refcount(old) == 1 {
+        // SAFETY: a live table's dropper waits for us (slot under construction) or orphans the
+        // slot (then its token keeps the core for us).
+        unsafe { free_if_unreferenced_invisible(core, slot) };
+    }
+}
+
+/// The release of a handle while its shard's over-capacity hint is set (`table/account.rs`):
+/// if usage is above capacity and ours is the entry's only reference, takes the slot,
+/// reference and all (visible with one reference to under construction), frees the entry and
+/// uncharges it, as RocksDB's LRU cache frees a released entry when over capacity; otherwise
+/// releases the reference as usual (and clears the hint if usage is within capacity).
+///
+/// Both steps are compare-exchanges on the slot word, so of two handles on one entry released
+/// at once, the one that goes second sees that its reference is the last (a `fetch_add`
+/// release, as the first, could leave both seeing the other's and neither freeing the entry).
+/// Another thread's reference, an erase or the owner's drop changes the word and sends the
+/// loop round again. What can still keep a released entry over capacity until the shard's
+/// next insert: a lookup probing past it at that instant (a transient reference), or the
+/// insert that sets the hint racing the release that read it.
+///
+/// # Safety
+/// The caller holds a reference on `slot`, a slot of `core`, which this gives up; the caller
+/// must not touch `core` or `slot` again.
+unsafe fn release_over_capacity<V>(core: *const Core<V>, slot: *const Slot<V>) {
+    // SAFETY: our reference keeps both alive (see the contract) until we give it up; once we
+    // own the slot, the owner's drop waits for our publishing store, which is our last touch.
+    let (c, s) = unsafe { (&*core, &*slot) };
+    let over = c.usage.load(Relaxed) > c.capacity;
+    if !over {
+        c.usage.set_over(false);
+    }
+    let mut meta = s.meta.load(Relaxed);
+    loop {
+        if over && state(meta) == VISIBLE && refcount(meta) == 1 {
+            let take = CONSTRUCTION << STATE_SHIFT;
+            match s.meta.compare_exchange(meta, take, Acquire, Relaxed) {
+                Ok(_) => {
+                    let charge = c.free_owned(s);
+                    if c.usage.fetch_sub(charge, Relaxed).saturating_sub(charge) <= c.capacity {
+                        c.usage.set_over(false);
+                    }
+                    // The last touch of a live table: its dropper waits for this store.
+                    publish(&s.meta, EMPTY << STATE_SHIFT);
+                    return;
+                }
+                Err(now) => {
+                    meta = now;
+                    continue;
+                }
+            }
+        }
+        // The usual release (a `fetch_add` of one release), as a compare-exchange.
+        match s.meta.compare_exchange(meta, meta.wrapping_add(RELEASE_INC), Release, Relaxed) {
+            Ok(old) => {
+                // SAFETY: we just released our reference, replacing `old`.
+                unsafe { after_release(core, slot, old) };
+                return;
+            }
+            Err(now) => meta = now,
         }
     }
 }
