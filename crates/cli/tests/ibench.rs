@@ -245,7 +245,18 @@ fn talus_step_stats_l_i2_and_write_options() {
         }
         let i1 = row(&res, "l.i1");
         assert!(i1["w_amp"].parse::<f64>().unwrap() >= 1.0, "{i1:?}");
-        assert!(!i1["l0_base_avg_sec"].is_empty() && !i1["stall_pct"].is_empty(), "{i1:?}");
+        assert!(!i1["stall_pct"].is_empty(), "{i1:?}");
+        // The L0 -> base columns are empty exactly for a step in which no such compaction
+        // finished (a short step on a loaded machine may see none); some step must see one.
+        let steps: Vec<_> = ["l.i0", "l.x", "l.i1", "l.i2"].map(|s| row(&res, s)).into();
+        for r in &steps {
+            assert_eq!(r["l0_base_avg_sec"].is_empty(), r["l0_base_count"].is_empty(), "{r:?}");
+            if !r["l0_base_count"].is_empty() {
+                assert!(r["l0_base_count"].parse::<u64>().unwrap() > 0, "{r:?}");
+                r["l0_base_avg_sec"].parse::<f64>().unwrap();
+            }
+        }
+        assert!(steps.iter().any(|r| !r["l0_base_count"].is_empty()), "{steps:?}");
         assert!(i1["peak_vsz_kb"].parse::<u64>().unwrap() >= i1["rss_kb"].parse::<u64>().unwrap());
         assert!(i1.contains_key("stalls_level0_slowdown"));
         let i2 = row(&res, "l.i2");
