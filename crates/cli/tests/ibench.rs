@@ -236,9 +236,6 @@ fn talus_step_stats_l_i2_and_write_options() {
             "--target_file_size_base=65536",
             "--max_subcompactions=2",
             "--intra_l0_compaction=no",
-            // Compactions at the tests' priority: niced, they may not run at all while this
-            // file's other tests keep both cores busy, and the L0->base row below needs one.
-            "--compaction_thread_nice=0",
             mode,
         ]);
         assert!(o.status.success(), "{mode}: {}", text(&o.stderr));
@@ -249,17 +246,20 @@ fn talus_step_stats_l_i2_and_write_options() {
         let i1 = row(&res, "l.i1");
         assert!(i1["w_amp"].parse::<f64>().unwrap() >= 1.0, "{i1:?}");
         assert!(!i1["stall_pct"].is_empty(), "{i1:?}");
+        // The L0 -> base columns are empty exactly for a step in which no such compaction
+        // finished (a short step on a loaded machine may see none); some step must see one.
+        let steps: Vec<_> = ["l.i0", "l.x", "l.i1", "l.i2"].map(|s| row(&res, s)).into();
+        for r in &steps {
+            assert_eq!(r["l0_base_avg_sec"].is_empty(), r["l0_base_count"].is_empty(), "{r:?}");
+            if !r["l0_base_count"].is_empty() {
+                assert!(r["l0_base_count"].parse::<u64>().unwrap() > 0, "{r:?}");
+                r["l0_base_avg_sec"].parse::<f64>().unwrap();
+            }
+        }
+        assert!(steps.iter().any(|r| !r["l0_base_count"].is_empty()), "{steps:?}");
         assert!(i1["peak_vsz_kb"].parse::<u64>().unwrap() >= i1["rss_kb"].parse::<u64>().unwrap());
         assert!(i1.contains_key("stalls_level0_slowdown"));
         let i2 = row(&res, "l.i2");
-        // The L0->base row is there once a compaction into the base level has finished: the
-        // columns are cumulative, so by l.i2 at the latest (when the tests of this file run
-        // side by side on 2 cores, l.i1's background compactions may still be running when its
-        // stats are taken). The row's parsing is engine_stats.rs's unit test.
-        assert!(
-            !i1["l0_base_avg_sec"].is_empty() || !i2["l0_base_avg_sec"].is_empty(),
-            "no L0->base compaction row in l.i1 or l.i2: {i1:?} {i2:?}"
-        );
         assert_eq!((i2["inserts"].as_str(), i2["deletes"].as_str()), ("300", "900"));
         let last = std::fs::read_to_string(res.join("l.i2.stats.txt")).unwrap();
         let (synced, wal) =

@@ -57,7 +57,7 @@ impl Meta {
         let (body, tail) = text.split_at(body_end);
         let want = tail
             .strip_prefix("crc32c ")
-            .and_then(|h| u32::from_str_radix(h.trim_end_matches('\n'), 16).ok())
+            .and_then(|h| hex8(h.strip_suffix('\n')?))
             .ok_or_else(|| bad(body_end, "no crc32c line at the end (a truncated file?)"))?;
         if crc32c::crc32c(body.as_bytes()) != want {
             return Err(bad(0, "checksum mismatch"));
@@ -84,7 +84,7 @@ impl Meta {
                     if path.is_empty() || path.contains("..") || path.starts_with('/') {
                         return Err(bad(offset, "a file path outside the backup directory"));
                     }
-                    let crc = u32::from_str_radix(crc, 16).map_err(|_| bad(offset, "bad crc"))?;
+                    let crc = hex8(crc).ok_or_else(|| bad(offset, "bad crc"))?;
                     meta.files.push(FileEntry { path: path.to_string(), size: num(size)?, crc });
                 }
                 _ => return Err(bad(offset, "an unknown line")),
@@ -96,6 +96,12 @@ impl Meta {
         }
         Ok(meta)
     }
+}
+
+/// Exactly 8 lower-case hex digits, as written.
+fn hex8(s: &str) -> Option<u32> {
+    let ok = s.len() == 8 && s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+    ok.then(|| u32::from_str_radix(s, 16).ok()).flatten()
 }
 
 #[cfg(test)]
