@@ -393,6 +393,8 @@ struct Spawned {
     child: Child,
     started: Arc<AtomicBool>,
     lines: Arc<Mutex<Vec<String>>>,
+    /// The thread reading the child's stdout; it ends at the pipe's end (the child's exit).
+    reader: Option<std::thread::JoinHandle<()>>,
 }
 
 fn spawn(exe: &Path, cfg: &Config) -> Result<Spawned, String> {
@@ -406,24 +408,25 @@ fn spawn(exe: &Path, cfg: &Config) -> Result<Spawned, String> {
         .map_err(|e| format!("starting {}: {e}", exe.display()))?;
     let started = Arc::new(AtomicBool::new(false));
     let lines = Arc::new(Mutex::new(Vec::new()));
+    let mut reader = None;
     if let Some(out) = child.stdout.take() {
         let (started, lines) = (started.clone(), lines.clone());
-        std::thread::spawn(move || {
+        reader = Some(std::thread::spawn(move || {
             for line in BufReader::new(out).lines().map_while(Result::ok) {
                 if line.starts_with("stress: workload started") {
                     started.store(true, Ordering::Release);
                 }
                 lines.lock().unwrap_or_else(|p| p.into_inner()).push(line);
             }
-        });
+        }));
     }
-    Ok(Spawned { child, started, lines })
+    Ok(Spawned { child, started, lines, reader })
 }
 
 /// Runs a worker for `run_for`, then SIGKILLs it. Returns how it ended, false if it exited
 /// with an error, and the operations it last reported.
 fn run_and_kill(exe: &Path, cfg: &Config, run_for: Duration) -> Result<(Ended, bool, u64), String> {
-    let Spawned { mut child, started, lines } = spawn(exe, cfg)?;
+    let Spawned { mut child, started, lines, .. } = spawn(exe, cfg)?;
     let t = Instant::now();
     loop {
         if let Some(status) = child.try_wait().map_err(|e| format!("waiting for a worker: {e}"))? {
@@ -473,7 +476,7 @@ fn last_ops(lines: &Mutex<Vec<String>>) -> u64 {
 /// Runs a verify-only worker to completion and adds its findings to `tot`; returns the summary
 /// it printed (its `stress-verify:` line, without the prefix).
 fn verify_run(exe: &Path, cfg: &Config, tot: &mut Totals) -> Result<String, String> {
-    let Spawned { mut child, lines, .. } = spawn(exe, cfg)?;
+    let Spawned { mut child, lines, reader, .. } = spawn(exe, cfg)?;
     let t = Instant::now();
     let status = loop {
         if let Some(s) = child.try_wait().map_err(|e| format!("waiting for a verifier: {e}"))? {
@@ -486,8 +489,12 @@ fn verify_run(exe: &Path, cfg: &Config, tot: &mut Totals) -> Result<String, Stri
         }
         std::thread::sleep(Duration::from_millis(20));
     };
-    // Let the reader thread drain the pipe.
-    std::thread::sleep(Duration::from_millis(50));
+    // The child is gone (exited or killed): its stdout ends, so the reader drains every line
+    // and ends. (A fixed sleep here lost the summary line on a loaded machine: a verifier that
+    // exited 0 was counted as failed, seen once in a 7-minute universal campaign.)
+    if let Some(r) = reader {
+        let _ = r.join();
+    }
     let lines = lines.lock().unwrap_or_else(|p| p.into_inner()).clone();
     let summary = lines.iter().rev().find_map(|l| l.strip_prefix("stress-verify: "));
     let field = |name: &str| -> u64 {
