@@ -95,6 +95,7 @@ pub fn run_threads(db: &Db, exp: &ExpectedState, cfg: &Config) -> Result<Counts,
                 cfg,
                 counts: &counts,
                 rng: StdRng::seed_from_u64(cfg.seed.wrapping_mul(1_000_003).wrapping_add(t as u64)),
+                thread: t,
                 buf: Vec::new(),
                 snaps: Vec::new(),
                 cursor: cfg.max_key * t as u64 / cfg.threads as u64,
@@ -130,6 +131,8 @@ struct Worker<'a> {
     cfg: &'a Config,
     counts: &'a Counts,
     rng: StdRng,
+    /// This worker's thread index (names its ingestion files apart from the others').
+    thread: usize,
     /// Reused value buffer.
     buf: Vec<u8>,
     snaps: Vec<SnapCheck>,

@@ -47,7 +47,9 @@ pub fn reset_scratch(expected: &Option<PathBuf>) -> Result<(), String> {
 }
 
 impl Worker<'_> {
-    /// One ingestion of 1 to 16 keys of a random range of up to 64 (see the module doc).
+    /// One ingestion of 1 to 16 keys of a random range of up to 64 (see the module doc). The
+    /// file is named by seed, thread and `serial` (the thread's op number): two threads once
+    /// wrote the same name and one found its file moved away by the other's ingestion.
     pub(super) fn ingest(&mut self, serial: u64) -> Result<(), Failure> {
         let (a, b) = self.range(64);
         let n = self.rng.gen_range(1..=16u64).min(b - a);
@@ -55,7 +57,7 @@ impl Worker<'_> {
         keys.sort_unstable();
         keys.dedup();
         let path = scratch_dir(&self.cfg.expected_state)
-            .join(format!("ingest-{}-{serial}.sst", self.cfg.seed));
+            .join(format!("ingest-{}-{}-{serial}.sst", self.cfg.seed, self.thread));
         let _guards = lock_all(self.exp, &keys);
         let opts = talus::Options::default();
         let mut w = SstFileWriter::open(&path, &opts).map_err(|e| db_err("SstFileWriter", e))?;
