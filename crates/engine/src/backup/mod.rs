@@ -27,10 +27,10 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::db::checkpoint::{copy_file, write_manifest_and_current};
+use crate::db::checkpoint::{tmp_dir, write_manifest_and_current};
 use crate::error::{Error, Result};
 use crate::filename::{options_name, table_path};
-use crate::fs::{read_all, write_file_atomic, FileLock, Fs};
+use crate::fs::{copy_file, read_all, write_file_atomic, FileLock, Fs};
 use crate::Db;
 pub use meta::{FileEntry, Meta};
 
@@ -177,9 +177,7 @@ impl BackupEngine {
         let fs = &*self.fs;
         let db_dir = db_dir.as_ref();
         let meta = self.meta(id)?;
-        let mut tmp = db_dir.as_os_str().to_os_string();
-        tmp.push(".tmp");
-        let tmp = PathBuf::from(tmp);
+        let tmp = tmp_dir(db_dir)?;
         for p in [db_dir, tmp.as_path()] {
             if fs.exists(p) {
                 return Err(Error::InvalidArgument(format!(

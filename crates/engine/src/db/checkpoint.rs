@@ -33,7 +33,7 @@ use super::Db;
 use crate::error::{Error, Result};
 use crate::filename::{current_path, manifest_name, manifest_path, parse_file_name, table_path};
 use crate::filename::{options_name, FileType};
-use crate::fs::Fs;
+use crate::fs::{copy_file, Fs};
 use crate::memtable::MemTable;
 use crate::version::{Version, VersionEdit};
 use crate::wal::LogWriter;
@@ -138,7 +138,7 @@ impl Db {
 }
 
 /// `dir` with `.tmp` appended to its last component.
-fn tmp_dir(dir: &Path) -> Result<PathBuf> {
+pub(crate) fn tmp_dir(dir: &Path) -> Result<PathBuf> {
     let Some(name) = dir.file_name() else {
         return Err(Error::InvalidArgument(format!(
             "checkpoint directory {} has no name",
@@ -255,21 +255,6 @@ pub(crate) fn write_manifest_and_current(
     let mut f = fs.create(&current)?;
     f.append(format!("{}\n", manifest_name(cap.manifest_number)).as_bytes())?;
     f.sync()
-}
-
-/// Copies `from` to the new file `to` and syncs it.
-pub(crate) fn copy_file(fs: &dyn Fs, from: &Path, to: &Path) -> Result<()> {
-    let mut src = fs.open_sequential(from)?;
-    let mut dst = fs.create(to)?;
-    let mut buf = vec![0u8; 1 << 20];
-    loop {
-        let n = src.read(&mut buf)?;
-        if n == 0 {
-            break;
-        }
-        dst.append(&buf[..n])?;
-    }
-    dst.sync()
 }
 
 /// The number of the newest `OPTIONS-NNNNNN` in `dir`, if any.

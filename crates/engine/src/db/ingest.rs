@@ -130,7 +130,7 @@ impl DbInner {
             if opts.move_files {
                 self.fs.rename(&f.src, &dst)?;
             } else {
-                self.copy_file(&f.src, &dst)?;
+                crate::fs::copy_file(&*self.fs, &f.src, &dst)?;
             }
             placed += 1;
             Ok(())
@@ -223,20 +223,6 @@ impl DbInner {
             }
         }
         false
-    }
-
-    fn copy_file(&self, src: &Path, dst: &Path) -> Result<()> {
-        let mut input = self.fs.open_sequential(src)?;
-        let mut out = self.fs.create(dst)?;
-        let mut buf = vec![0u8; 1 << 20];
-        loop {
-            let n = input.read(&mut buf)?;
-            if n == 0 {
-                break;
-            }
-            out.append(buf.get(..n).unwrap_or(&buf))?;
-        }
-        out.sync()
     }
 
     /// Step 4 of the module docs; runs holding the write queue.

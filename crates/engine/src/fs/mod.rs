@@ -200,6 +200,22 @@ pub fn read_all(fs: &dyn Fs, path: &Path) -> Result<Vec<u8>> {
     }
 }
 
+/// Copies the file `from` to the new file `to` through `fs` (1 MiB at a time) and syncs it.
+/// Used by ingestion (`move_files` = false), checkpoints and backups.
+pub fn copy_file(fs: &dyn Fs, from: &Path, to: &Path) -> Result<()> {
+    let mut src = fs.open_sequential(from)?;
+    let mut dst = fs.create(to)?;
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = src.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        dst.append(buf.get(..n).unwrap_or(&buf))?;
+    }
+    dst.sync()
+}
+
 /// Writes `data` to `path` atomically and durably: write a temp file, sync it, rename it over
 /// `path`, sync the directory.
 pub fn write_file_atomic(fs: &dyn Fs, dir: &Path, name: &str, data: &[u8]) -> Result<()> {
