@@ -430,7 +430,9 @@ pub struct WriteOptions {
 /// Per-read options.
 #[derive(Clone)]
 pub struct ReadOptions {
-    /// Read as of this snapshot; `None` reads the latest state.
+    /// Read as of this snapshot; `None` reads the latest state. A snapshot taken from another
+    /// database is refused ([`crate::Error::InvalidArgument`]; an iterator reports it in its
+    /// status).
     pub snapshot: Option<crate::Snapshot>,
     /// Iterators start at or after this user key.
     pub iterate_lower_bound: Option<Vec<u8>>,

@@ -9,7 +9,7 @@ use super::key_range::KeyRange;
 use super::pinned::PinnedSlice;
 use super::snapshot::Snapshot;
 use super::Db;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::options::ReadOptions;
 
 impl Db {
@@ -46,7 +46,7 @@ impl Db {
         // memtable after the load are not seen: the read sees the prefix up to the switch.
         let t0 = st::start();
         let sv = inner.super_version.load();
-        let seq = inner.read_sequence(opts);
+        let seq = inner.read_sequence(opts)?;
         let r = inner.get_in(&sv, key.as_ref(), seq, opts.fill_cache);
         if let Some(t0) = t0 {
             count_get(t0, r.as_ref().ok().and_then(|v| v.as_ref().map(Vec::len)));
@@ -89,7 +89,7 @@ impl Db {
         // SuperVersion, then sequence: see `get_opt`.
         let t0 = st::start();
         let sv = inner.super_version.load();
-        let seq = inner.read_sequence(opts);
+        let seq = inner.read_sequence(opts)?;
         let r = inner.get_pinned_in(&sv, key.as_ref(), seq, opts.fill_cache);
         if let Some(t0) = t0 {
             count_get(t0, r.as_ref().ok().and_then(|v| v.as_ref().map(|v| v.len())));
@@ -117,8 +117,13 @@ impl Db {
         let inner = self.inner();
         // SuperVersion, then sequence: see `get_opt`.
         let sv = inner.super_version.load_full();
-        let seq = inner.read_sequence(opts);
-        inner.multi_get_in(&sv, keys, seq, opts.fill_cache)
+        match inner.read_sequence(opts) {
+            Ok(seq) => inner.multi_get_in(&sv, keys, seq, opts.fill_cache),
+            Err(e) => {
+                let msg = e.to_string();
+                keys.iter().map(|_| Err(Error::InvalidArgument(msg.clone()))).collect()
+            }
+        }
     }
 
     /// A snapshot of the current state: reads through it (`ReadOptions::snapshot`) see the
@@ -171,9 +176,13 @@ impl Db {
         // iterator reads at the sequence number current now (read after the SuperVersion: see
         // `get_opt`).
         let sv = inner.super_version.load_full();
-        let seq = inner.read_sequence(opts);
+        // A foreign snapshot: an iterator that never positions and reports the refusal.
+        let (seq, refused) = match inner.read_sequence(opts) {
+            Ok(seq) => (seq, None),
+            Err(e) => (0, Some(e.to_string())),
+        };
         let it = inner.new_db_iterator(&sv, opts, seq);
-        RawIter::new(it, sv, opts.snapshot.clone(), inner)
+        RawIter::new(it, sv, opts.snapshot.clone(), inner, refused)
     }
 
     /// The entries whose keys lie in `range` (any [`KeyRange`]: `a..b`, `a..=b`, `a..`, `..b`,

@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use super::core::{DbInner, SuperVersion};
 use super::snapshot::Snapshot;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::iter::db_iter::DbIterator;
 
 /// A cursor over the database, RocksDB-style: position with `seek*`, move with `next`/`prev`,
@@ -40,6 +40,9 @@ pub struct RawIter {
     _sv: Arc<SuperVersion>,
     _snapshot: Option<Snapshot>,
     _db: Arc<DbInner>,
+    /// Why the iterator was refused (a snapshot of another database): it never positions and
+    /// `status()` returns this as [`Error::InvalidArgument`].
+    refused: Option<String>,
 }
 
 impl RawIter {
@@ -48,8 +51,9 @@ impl RawIter {
         sv: Arc<SuperVersion>,
         snapshot: Option<Snapshot>,
         db: Arc<DbInner>,
+        refused: Option<String>,
     ) -> RawIter {
-        RawIter { it, _sv: sv, _snapshot: snapshot, _db: db }
+        RawIter { it, _sv: sv, _snapshot: snapshot, _db: db, refused }
     }
 
     /// True if positioned at an entry.
@@ -58,18 +62,30 @@ impl RawIter {
     }
     /// Positions at the first key.
     pub fn seek_to_first(&mut self) {
+        if self.refused.is_some() {
+            return;
+        }
         self.it.seek_to_first()
     }
     /// Positions at the last key.
     pub fn seek_to_last(&mut self) {
+        if self.refused.is_some() {
+            return;
+        }
         self.it.seek_to_last()
     }
     /// Positions at the first key `>= key`.
     pub fn seek(&mut self, key: &[u8]) {
+        if self.refused.is_some() {
+            return;
+        }
         self.it.seek(key)
     }
     /// Positions at the last key `<= key`.
     pub fn seek_for_prev(&mut self, key: &[u8]) {
+        if self.refused.is_some() {
+            return;
+        }
         self.it.seek_for_prev(key)
     }
     /// Moves forward.
@@ -90,6 +106,9 @@ impl RawIter {
     }
     /// The first error met, if any.
     pub fn status(&self) -> Result<()> {
+        if let Some(why) = &self.refused {
+            return Err(Error::InvalidArgument(why.clone()));
+        }
         self.it.status()
     }
 }

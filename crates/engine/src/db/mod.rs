@@ -75,6 +75,18 @@ impl DbHandle {
         }
     }
 
+    /// Users of the database besides the caller's handle: other `Db` clones (counted on the
+    /// handle's `Arc`), and iterators (each holds `inner`; so do the background threads until
+    /// they are joined, subtracted here). Exact when both are 0: no one is left who could make
+    /// a new one.
+    fn other_users(self: &Arc<Self>) -> (usize, usize) {
+        let handles = Arc::strong_count(self) - 1;
+        let threads =
+            if self.closed.load(Ordering::Acquire) { 0 } else { self.threads.lock().len() };
+        let iterators = Arc::strong_count(&self.inner).saturating_sub(1 + threads);
+        (handles, iterators)
+    }
+
     /// Stops and joins the background threads and flushes the WAL, once (a second call
     /// returns `Ok`). Returns the WAL flush's error.
     fn shut_down(&self) -> Result<()> {
@@ -225,18 +237,32 @@ impl Db {
     }
 
     /// Closes the database: waits for running background jobs and stops the threads, then
-    /// flushes the WAL to the operating system. Returns that flush's error (dropping the last
-    /// handle does the same but cannot report it). Other clones of this handle stay valid for
-    /// reads; their writes then fail with [`Error::Busy`]. Closing twice is `Ok`.
+    /// flushes the WAL to the operating system and releases the LOCK. Returns that flush's
+    /// error (dropping the last handle does the same but cannot report it).
+    ///
+    /// Only the last user can close: while other clones of this handle or iterators made from
+    /// it live, `close` fails with [`Error::Busy`] naming how many, and closes nothing (the
+    /// database stays open for them and closes when the last of them is dropped). Snapshots do
+    /// not hold the database open.
     ///
     /// ```
-    /// use talus::{Db, Options};
+    /// use talus::{Db, Error, Options};
     /// let dir = tempfile::tempdir().unwrap();
     /// let db = Db::open(dir.path(), Options { create_if_missing: true, ..Default::default() }).unwrap();
     /// db.put(b"k", b"v").unwrap();
-    /// db.close().unwrap();
+    /// let other = db.clone();
+    /// assert!(matches!(db.close(), Err(Error::Busy(_))));
+    /// other.close().unwrap();
     /// ```
     pub fn close(self) -> Result<()> {
+        let (handles, iterators) = self.handle.other_users();
+        if handles + iterators > 0 {
+            return Err(Error::Busy(format!(
+                "cannot close {}: {handles} other Db handle(s) and {iterators} iterator(s) \
+                 still use it (it closes, and its LOCK is released, when the last is dropped)",
+                self.handle.inner.path.display()
+            )));
+        }
         self.handle.shut_down()
     }
 

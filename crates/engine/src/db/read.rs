@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use super::core::{DbInner, SuperVersion};
 use super::pinned::PinnedSlice;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::iter::db_iter::DbIterator;
 use crate::iter::merging::MergingIterator;
 use crate::iter::range_del::{FragmentedTombstones, RangeTombstone};
@@ -25,10 +25,16 @@ use crate::version::level_iter::{LevelFiles, LevelIterator};
 mod multi_get;
 
 impl DbInner {
-    pub(crate) fn read_sequence(&self, opts: &ReadOptions) -> SequenceNumber {
+    /// The sequence number a read under `opts` sees: its snapshot's, or the newest visible.
+    /// A snapshot taken from another database is refused ([`Error::InvalidArgument`]).
+    pub(crate) fn read_sequence(&self, opts: &ReadOptions) -> Result<SequenceNumber> {
         match &opts.snapshot {
-            Some(s) => s.sequence(),
-            None => self.visible_sequence(),
+            Some(s) if !self.snapshots.owns(s) => Err(Error::InvalidArgument(format!(
+                "{s:?} was taken from another database than {}",
+                self.path.display()
+            ))),
+            Some(s) => Ok(s.sequence()),
+            None => Ok(self.visible_sequence()),
         }
     }
 

@@ -53,6 +53,12 @@ impl SnapshotList {
         self.seqs.lock().keys().copied().collect()
     }
 
+    /// True if `snap` was taken from this list's database (a snapshot of another database
+    /// reads at a sequence number that means nothing here).
+    pub(crate) fn owns(&self, snap: &Snapshot) -> bool {
+        std::ptr::eq(snap.inner.list.as_ptr(), self)
+    }
+
     /// Number of live snapshots.
     pub(crate) fn count(&self) -> usize {
         self.seqs.lock().values().sum()
@@ -96,6 +102,14 @@ impl std::fmt::Debug for Snapshot {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_list_owns_its_own_snapshots_only() {
+        let (a, b) = (Arc::new(SnapshotList::default()), Arc::new(SnapshotList::default()));
+        let s = a.register(7);
+        assert!(a.owns(&s));
+        assert!(!b.owns(&s));
+    }
 
     #[test]
     fn register_and_release() {
