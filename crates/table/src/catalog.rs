@@ -61,7 +61,9 @@ impl<S: Storage> std::fmt::Debug for Catalog<S> {
 impl<S: Storage> Catalog<S> {
     /// Loads the catalog stored in `db` (an empty one if none), dropping any index a crash left
     /// half built. Open one `Catalog` per database and clone it: the write locks that make
-    /// uniqueness checks atomic live in the catalog. Table writes use the engine's default
+    /// uniqueness checks atomic live in the catalog, so a second `open` on the same database
+    /// (any clone of its handle) fails with [`talus::Error::Busy`] while the first catalog (or
+    /// a clone of it) lives. Table writes use the engine's default
     /// `WriteOptions` (WAL on, not synced per write); DDL is synced.
     pub fn open(db: S) -> Result<Catalog<S>> {
         Catalog::open_with(db, WriteOptions::default())
@@ -70,6 +72,7 @@ impl<S: Storage> Catalog<S> {
     /// [`Catalog::open`] whose table writes (inserts, updates, deletes, commits) use
     /// `write_options` (`sync`, `disable_wal`); DDL stays synced.
     pub fn open_with(db: S, write_options: WriteOptions) -> Result<Catalog<S>> {
+        let registration = crate::open_catalogs::register(db.instance(), db.dir())?;
         let next = match db.get_at(&NEXT_ID_KEY, &db.read_options(None))? {
             None => FIRST_USER_ID,
             Some(v) => match <[u8; 4]>::try_from(v.as_slice()) {
@@ -131,6 +134,7 @@ impl<S: Storage> Catalog<S> {
                 clock: AtomicU64::new(0),
                 active: Mutex::new(BTreeMap::new()),
                 build_hook: Mutex::new(None),
+                _registration: registration,
             }),
         })
     }

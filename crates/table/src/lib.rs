@@ -46,6 +46,7 @@ mod catalog;
 mod error;
 pub mod keycodec;
 mod meta;
+mod open_catalogs;
 pub mod rowcodec;
 mod scan;
 mod schema;

@@ -54,6 +54,17 @@ impl ColumnType {
 }
 
 /// One column value.
+///
+/// Built from Rust's types with `From`/`into()`: each of `i64`, `u64`, `i32`, `f64`,
+/// `Vec<u8>`/`&[u8]` and `String`/`&str` maps to the variant of its type, and an `Option`'s
+/// `None` to [`Value::Null`]. A [`Value::DateTime`] has no Rust type of its own: build it by
+/// name.
+///
+/// ```
+/// use talus_table::Value;
+/// let row: Vec<Value> = vec![7i64.into(), "alice".into(), None::<i32>.into(), (&b"\x01"[..]).into()];
+/// assert_eq!(row, [Value::I64(7), Value::Varchar("alice".into()), Value::Null, Value::Bytes(vec![1])]);
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub enum Value {
     /// SQL NULL (only in nullable columns).
@@ -89,6 +100,34 @@ impl Value {
                 | (Value::Varchar(_), ColumnType::Varchar)
                 | (Value::DateTime(_), ColumnType::DateTime)
         )
+    }
+}
+
+// `From` for each Rust type with a variant of its own (see `Value`'s doc).
+macro_rules! value_from {
+    ($($t:ty => $v:ident $(via $conv:ident)?),* $(,)?) => {$(
+        impl From<$t> for Value {
+            fn from(x: $t) -> Value {
+                Value::$v(x $(.$conv())?)
+            }
+        }
+    )*};
+}
+
+value_from! {
+    i64 => I64,
+    u64 => U64,
+    i32 => I32,
+    f64 => F64,
+    Vec<u8> => Bytes,
+    &[u8] => Bytes via to_vec,
+    String => Varchar,
+    &str => Varchar via to_string,
+}
+
+impl<T: Into<Value>> From<Option<T>> for Value {
+    fn from(x: Option<T>) -> Value {
+        x.map_or(Value::Null, Into::into)
     }
 }
 

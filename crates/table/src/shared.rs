@@ -52,6 +52,8 @@ pub(crate) struct CatalogInner<S: Storage> {
     pub active: Mutex<BTreeMap<u64, usize>>,
     /// Test hook: called by `create_index` at named points (see [`Catalog::set_build_hook`]).
     pub build_hook: Mutex<Option<BuildHook>>,
+    /// This catalog's entry in the one-catalog-per-database registry.
+    pub _registration: crate::open_catalogs::Registration,
 }
 
 /// A test hook for `create_index`; see [`Catalog::set_build_hook`].

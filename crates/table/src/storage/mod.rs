@@ -145,6 +145,9 @@ pub trait Storage: Send + Sync + Sized + 'static {
 
     /// The database directory.
     fn dir(&self) -> &Path;
+    /// An identity of this open database: the same for every clone of the handle, different
+    /// from every other handle alive (one catalog per database is enforced on it).
+    fn instance(&self) -> usize;
     /// The file system the table layer's scratch files (index-build sort runs) go through.
     fn scratch_fs(&self) -> Arc<dyn Fs>;
     /// A writer of a sorted file at `path` with the engine's table options (bottommost level).

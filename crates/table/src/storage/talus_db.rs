@@ -151,6 +151,11 @@ impl Storage for Db {
         self.path()
     }
 
+    fn instance(&self) -> usize {
+        // The options live in the shared handle: one address per open database.
+        std::ptr::from_ref(self.options()) as usize
+    }
+
     fn scratch_fs(&self) -> Arc<dyn Fs> {
         self.options().fs.clone()
     }

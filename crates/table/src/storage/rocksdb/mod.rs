@@ -449,6 +449,10 @@ impl Storage for RocksDb {
         &self.path
     }
 
+    fn instance(&self) -> usize {
+        Arc::as_ptr(&self.db) as usize
+    }
+
     fn scratch_fs(&self) -> Arc<dyn Fs> {
         Arc::new(StdFs)
     }
