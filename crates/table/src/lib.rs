@@ -69,3 +69,8 @@ pub use storage::{LiveSize, Storage};
 pub use table::Table;
 pub use talus::{Db, Options};
 pub use txn::Transaction;
+
+/// The README's Rust example, compiled and run as a doctest.
+#[doc = include_str!("../../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
