@@ -206,13 +206,16 @@ impl WriteBatch {
         crate::coding::decode_fixed64(&self.rep).unwrap_or(0)
     }
 
-    /// Sets the sequence number of the first operation.
+    /// Sets the sequence number of the first operation. The write path's (RocksDB keeps it in
+    /// `WriteBatchInternal`): hidden from the docs, public only for tests that write WAL files
+    /// by hand; a sequence set here is replaced when the batch is written.
+    #[doc(hidden)]
     pub fn set_sequence(&mut self, seq: SequenceNumber) {
         self.ensure_header();
         self.rep[..8].copy_from_slice(&seq.to_le_bytes());
     }
 
-    /// The encoded bytes.
+    /// The encoded bytes (RocksDB's `WriteBatch::Data`; format: `docs/format/wal.md`).
     pub fn data(&self) -> &[u8] {
         if self.rep.len() < HEADER_LEN {
             return &EMPTY_BATCH;
@@ -231,7 +234,8 @@ impl WriteBatch {
         self.rep[8..12].copy_from_slice(&c.to_le_bytes());
     }
 
-    /// Rebuilds a batch from encoded bytes, validating every record. `file`/`offset` name where
+    /// Rebuilds a batch from encoded bytes (RocksDB's `WriteBatch(rep)`), validating every
+    /// record. `file`/`offset` name where
     /// the bytes came from, for the error.
     pub fn from_data(data: Vec<u8>, file: &str, offset: u64) -> Result<WriteBatch> {
         let b = WriteBatch { rep: data, refused: None };
