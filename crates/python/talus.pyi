@@ -16,7 +16,7 @@ from typing import (
 
 __version__: str
 __all__ = [
-    "BackgroundError", "Busy", "Catalog", "Closed", "Conflict", "Corruption", "DB",
+    "BackgroundError", "BackupEngine", "Busy", "Catalog", "Closed", "Conflict", "Corruption", "DB",
     "DuplicateKey", "Error", "IOError", "IndexExists", "InvalidArgument", "Iterator", "Locked",
     "NoSuchIndex", "NoSuchTable", "NotFound", "NotSupported", "RawIterator", "SchemaError",
     "Snapshot", "Table", "TableError", "TableExists", "Transaction", "WriteBatch", "destroy_db",
@@ -241,6 +241,29 @@ class RawIterator:
     def __exit__(self, *exc: object) -> bool: ...
 
 @final
+class BackupEngine:
+    """Incremental backups of databases in one directory (RocksDB's ``BackupEngine``): table
+    files shared between backups are copied once, every file is checksummed. Holds the
+    directory's LOCK until closed."""
+
+    def __new__(cls, path: Union[str, os.PathLike[str]]) -> BackupEngine: ...
+    def create_new_backup(self, db: DB) -> int:
+        """Backs ``db`` up; returns the new backup's id."""
+    def get_backup_info(self) -> list[dict[str, int]]:
+        """Oldest first: ``backup_id``, ``timestamp``, ``size``, ``num_files``, ``sequence``."""
+    def verify_backup(self, backup_id: int) -> None:
+        """``talus.Corruption`` naming the file whose size or checksum differs."""
+    def restore_db_from_backup(
+        self, backup_id: int, db_dir: Union[str, os.PathLike[str]]
+    ) -> None: ...
+    def restore_db_from_latest_backup(self, db_dir: Union[str, os.PathLike[str]]) -> None: ...
+    def delete_backup(self, backup_id: int) -> None: ...
+    def purge_old_backups(self, num_backups_to_keep: int) -> None: ...
+    def close(self) -> None: ...
+    def __enter__(self) -> BackupEngine: ...
+    def __exit__(self, *exc: object) -> bool: ...
+
+@final
 class Catalog:
     """The tables of one database (MyRocks's layout: rows and secondary indexes as keys).
 
@@ -248,7 +271,8 @@ class Catalog:
     ``datetime`` (an aware ``datetime`` or int microseconds; reads back as UTC ``datetime``).
     """
 
-    def __new__(cls, db: DB, *, sync: bool = False, disable_wal: bool = False) -> Catalog: ...
+    def __new__(cls, db: DB, *, sync: bool = False, disable_wal: bool = False) -> Catalog:
+        """``talus.Busy`` if another Catalog of ``db`` is open: one per database."""
     def create_table(
         self, name: str, columns: Iterable[_Column], primary_key: Sequence[str],
         indexes: Optional[Iterable[_IndexSpec]] = None,

@@ -29,6 +29,7 @@
 use pyo3::prelude::*;
 
 mod args;
+mod backup;
 mod batch;
 mod db;
 mod errors;
@@ -72,6 +73,7 @@ fn talus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<snapshot::PySnapshot>()?;
     m.add_class::<iter::PyIter>()?;
     m.add_class::<raw_iter::PyRawIter>()?;
+    m.add_class::<backup::PyBackupEngine>()?;
     tables::register(m)?;
     m.add_function(wrap_pyfunction!(destroy_db, m)?)?;
     Ok(())

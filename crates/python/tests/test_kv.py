@@ -243,3 +243,37 @@ def test_create_checkpoint(db, tmp_path):
     with talus.DB(str(cp), create_if_missing=False) as copy:
         assert copy.get(b"key00001") == b"v1"
         assert len(list(copy.keys())) == 1000
+
+
+def test_backup_engine(db, tmp_path):
+    for i in range(1000):
+        db.put(b"key%05d" % i, b"v%d" % i)
+    db.flush()
+    with talus.BackupEngine(tmp_path / "bk") as be:
+        first = be.create_new_backup(db)
+        db.put(b"key00001", b"later")
+        second = be.create_new_backup(db)
+        infos = be.get_backup_info()
+        assert [i["backup_id"] for i in infos] == [first, second]
+        assert infos[1]["sequence"] > infos[0]["sequence"] and infos[0]["num_files"] > 0
+        be.verify_backup(first)
+        with pytest.raises(talus.NotFound):
+            be.verify_backup(99)
+        be.restore_db_from_backup(first, tmp_path / "r1")
+        be.restore_db_from_latest_backup(str(tmp_path / "r2"))
+        with pytest.raises(talus.Locked):
+            talus.BackupEngine(tmp_path / "bk")
+        be.purge_old_backups(1)
+        assert [i["backup_id"] for i in be.get_backup_info()] == [second]
+    with pytest.raises(talus.Closed):
+        be.get_backup_info()
+    with talus.DB(str(tmp_path / "r1"), create_if_missing=False) as r1:
+        assert r1.get(b"key00001") == b"v1"
+    with talus.DB(str(tmp_path / "r2"), create_if_missing=False) as r2:
+        assert r2.get(b"key00001") == b"later"
+        assert len(list(r2.keys())) == 1000
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "notes.txt").write_text("mine")
+    with pytest.raises(talus.InvalidArgument):
+        talus.BackupEngine(tmp_path / "other")
+    assert (tmp_path / "other" / "notes.txt").read_text() == "mine"
