@@ -132,6 +132,9 @@ pub struct Options {
     pub max_subcompactions: usize,
     /// Bytes per second for flush and compaction writes (not the WAL); 0: unlimited.
     pub rate_limiter_bytes_per_sec: u64,
+    /// A capped device (Talus only): IOPS and byte-rate caps on every file operation of the
+    /// database, foreground reads and WAL syncs included (`fs::throttle`); all 0: no caps.
+    pub io_limits: crate::fs::throttle::IoLimits,
     /// Universal: a run joins a merge if it is at most this percent larger than the runs
     /// before it together (1).
     pub size_ratio: u32,
@@ -253,6 +256,7 @@ impl Default for Options {
             intra_l0_compaction: true,
             max_subcompactions: 1,
             rate_limiter_bytes_per_sec: 0,
+            io_limits: crate::fs::throttle::IoLimits::default(),
             size_ratio: 1,
             min_merge_width: 2,
             max_merge_width: usize::MAX,

@@ -89,6 +89,17 @@ pub fn render(o: &Options) -> String {
         ),
         ("compaction_readahead_size", o.compaction_readahead_size.to_string()),
     ];
+    // The device caps (Talus only), written only when set: 0 is not a cap a reader accepts.
+    let l = o.io_limits;
+    let caps = [
+        ("io_limit_read_iops", l.read_iops),
+        ("io_limit_write_iops", l.write_iops),
+        ("io_limit_read_bytes_per_sec", l.read_bytes_per_sec),
+        ("io_limit_write_bytes_per_sec", l.write_bytes_per_sec),
+        ("io_limit_iops", l.iops),
+    ];
+    let mut db = db;
+    db.extend(caps.iter().filter(|c| c.1 > 0).map(|&(n, v)| (n, v.to_string())));
     section(&mut s, "[DBOptions]", &db);
     let per_level: Vec<&str> =
         o.compression_per_level.iter().map(|&c| compression_name(c)).collect();

@@ -34,9 +34,10 @@ pub(crate) enum Ticker {
     BloomUseful,
     KeysRead,
     BytesRead,
+    IoThrottleWaitMicros,
 }
 
-const TICKERS: usize = 11;
+const TICKERS: usize = 12;
 
 /// RocksDB's names, in [`Ticker`] order.
 const TICKER_NAMES: [&str; TICKERS] = [
@@ -51,6 +52,7 @@ const TICKER_NAMES: [&str; TICKERS] = [
     "rocksdb.bloom.filter.useful",
     "rocksdb.number.keys.read",
     "rocksdb.bytes.read",
+    "talus.io.throttle.wait.micros",
 ];
 
 /// Histograms.
@@ -59,11 +61,16 @@ pub(crate) enum Hist {
     Get,
     Write,
     Compaction,
+    IoThrottle,
 }
 
-const HISTS: usize = 3;
-const HIST_NAMES: [&str; HISTS] =
-    ["rocksdb.db.get.micros", "rocksdb.db.write.micros", "rocksdb.compaction.times.micros"];
+const HISTS: usize = 4;
+const HIST_NAMES: [&str; HISTS] = [
+    "rocksdb.db.get.micros",
+    "rocksdb.db.write.micros",
+    "rocksdb.compaction.times.micros",
+    "talus.io.throttle.micros",
+];
 
 /// Buckets: values 0-3 exactly, then four per power of two (relative error under 25%).
 const BUCKETS: usize = 256;
@@ -108,7 +115,7 @@ impl Shard {
         };
         Shard {
             tickers: std::array::from_fn(|_| AtomicU64::new(0)),
-            hists: [hist(), hist(), hist()],
+            hists: [hist(), hist(), hist(), hist()],
         }
     }
 }
@@ -274,8 +281,9 @@ const ALL_TICKERS: [Ticker; TICKERS] = [
     Ticker::BloomUseful,
     Ticker::KeysRead,
     Ticker::BytesRead,
+    Ticker::IoThrottleWaitMicros,
 ];
-const ALL_HISTS: [Hist; HISTS] = [Hist::Get, Hist::Write, Hist::Compaction];
+const ALL_HISTS: [Hist; HISTS] = [Hist::Get, Hist::Write, Hist::Compaction, Hist::IoThrottle];
 
 #[cfg(test)]
 mod tests {

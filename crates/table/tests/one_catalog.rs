@@ -10,7 +10,7 @@ fn a_second_catalog_on_one_database_is_refused_while_the_first_lives() {
     let db =
         Db::open(dir.path(), Options { create_if_missing: true, ..Default::default() }).unwrap();
     let first = Catalog::open(db.clone()).unwrap();
-    let e = Catalog::open(db.clone()).err().expect("two catalogs on one database");
+    let e = Catalog::open(db.clone()).expect_err("two catalogs on one database");
     assert!(matches!(&e, TableError::Engine(Error::Busy(m)) if m.contains("already open")), "{e}");
     let def = TableDef {
         name: "t".into(),

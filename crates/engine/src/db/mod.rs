@@ -387,6 +387,22 @@ impl Db {
         &self.handle.inner.opts
     }
 
+    /// What the device caps (`Options::io_limits`) charged and made wait so far; `None` when
+    /// the database has no caps.
+    ///
+    /// ```
+    /// use talus::fs::throttle::IoLimits;
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let limits = IoLimits { write_iops: 1000, ..Default::default() };
+    /// let opts = talus::Options { create_if_missing: true, io_limits: limits, ..Default::default() };
+    /// let db = talus::Db::open(dir.path(), opts).unwrap();
+    /// db.put_opt(b"k", b"v", &talus::WriteOptions { sync: true, ..Default::default() }).unwrap();
+    /// assert!(db.io_throttle().unwrap().write_ios >= 2, "the WAL's bytes and its sync");
+    /// ```
+    pub fn io_throttle(&self) -> Option<crate::fs::throttle::ThrottleStats> {
+        self.options().fs.throttle().map(|t| t.stats())
+    }
+
     /// The database directory.
     ///
     /// ```

@@ -57,8 +57,10 @@ pub(crate) enum Access {
 }
 
 /// Opens the database in `path`; returns the shared state (background threads not started).
-pub(crate) fn open(path: &Path, opts: Options, access: Access) -> Result<Arc<DbInner>> {
+pub(crate) fn open(path: &Path, mut opts: Options, access: Access) -> Result<Arc<DbInner>> {
     opts.validate()?;
+    // A capped device: every file operation from here on goes through the throttle.
+    opts.fs = crate::fs::throttle::apply(opts.fs.clone(), opts.io_limits)?;
     if opts.statistics {
         crate::statistics::enable();
     }

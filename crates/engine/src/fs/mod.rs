@@ -25,6 +25,7 @@ pub mod fault;
 mod mmap_file;
 pub mod rate_limiter;
 mod std_fs;
+pub mod throttle;
 
 pub use std_fs::StdFs;
 
@@ -156,6 +157,11 @@ pub trait Fs: Send + Sync + 'static {
     /// supported.
     fn create_direct_write(&self, path: &Path) -> Result<Box<dyn DirectWriteFile>> {
         Err(direct::unsupported(path))
+    }
+    /// The device caps this file system applies ([`throttle::ThrottledFs`]); `None` for every
+    /// other.
+    fn throttle(&self) -> Option<&Arc<throttle::Throttle>> {
+        None
     }
 }
 

@@ -158,6 +158,19 @@ macro_rules! opt {
     };
 }
 
+/// A device cap (`io_limit_*`): a positive integer with RocksDB's suffixes; 0 or less is
+/// refused by name (to have no cap, leave the option out).
+fn cap(name: &str, v: &str, field: &mut u64) -> Result<(), String> {
+    let n: u64 = integer(name, v)?;
+    if n == 0 {
+        return Err(format!(
+            "{name}={v}: a cap must be at least 1 (leave the option out for none)"
+        ));
+    }
+    *field = n;
+    Ok(())
+}
+
 const OPTIONS: &[EngineOption] = &[
     // DBOptions.
     opt!("create_if_missing", bool, "Create the database if missing", |o, v| o.create_if_missing = v),
@@ -189,6 +202,11 @@ const OPTIONS: &[EngineOption] = &[
         }
     }),
     opt!("rate_limiter_bytes_per_sec", int, "Flush + compaction write rate limit (0: off)", |o, v| o.rate_limiter_bytes_per_sec = v),
+    opt!("io_limit_read_iops", raw, "Cap read IOs per second (a throttled device; Talus only)", |o, n, v| cap(n, v, &mut o.io_limits.read_iops)),
+    opt!("io_limit_write_iops", raw, "Cap write IOs (syncs included) per second (Talus only)", |o, n, v| cap(n, v, &mut o.io_limits.write_iops)),
+    opt!("io_limit_read_bytes_per_sec", raw, "Cap bytes read per second (Talus only)", |o, n, v| cap(n, v, &mut o.io_limits.read_bytes_per_sec)),
+    opt!("io_limit_write_bytes_per_sec", raw, "Cap bytes written per second (Talus only)", |o, n, v| cap(n, v, &mut o.io_limits.write_bytes_per_sec)),
+    opt!("io_limit_iops", raw, "Cap read + write IOs per second (Talus only)", |o, n, v| cap(n, v, &mut o.io_limits.iops)),
     opt!("use_direct_reads", bool, "O_DIRECT reads of SST files", |o, v| o.use_direct_reads = v),
     opt!("use_direct_io_for_flush_and_compaction", bool, "O_DIRECT flush and compaction writes", |o, v| o.use_direct_io_for_flush_and_compaction = v),
     opt!("compaction_readahead_size", int, "Bytes a compaction reads ahead per input file", |o, v| o.compaction_readahead_size = v),

@@ -166,3 +166,26 @@ fn universal_fields_of_rocksdb_10_at_their_defaults() {
         assert!(e.contains("compaction_options_universal."), "{bad}: {e}");
     }
 }
+
+/// The device caps (`io_limit_*`, Talus only): positive integers with RocksDB's suffixes; 0
+/// and negatives refused by name; written to the OPTIONS file only when set, and read back.
+#[test]
+fn device_caps_are_positive_and_round_trip_through_the_options_file() {
+    let mut o = Options::default();
+    set(&mut o, "io_limit_read_iops", "1k").unwrap();
+    set(&mut o, "io_limit_write_bytes_per_sec", "16M").unwrap();
+    assert_eq!((o.io_limits.read_iops, o.io_limits.write_bytes_per_sec), (1024, 16 << 20));
+    for (name, bad) in
+        [("io_limit_iops", "0"), ("io_limit_write_iops", "-5"), ("io_limit_read_iops", "x")]
+    {
+        let e = set(&mut o, name, bad).unwrap_err();
+        assert!(e.contains(name), "{name}={bad}: {e}");
+    }
+    let text = talus::options_file::render(&o);
+    assert!(text.contains("io_limit_read_iops=1024") && !text.contains("io_limit_iops"), "{text}");
+    let mut back = Options::default();
+    crate::file::apply(&mut back, &text, false).unwrap();
+    assert_eq!(back.io_limits, o.io_limits);
+    let plain = talus::options_file::render(&Options::default());
+    assert!(!plain.contains("io_limit"), "an uncapped database's file names no cap");
+}
