@@ -45,6 +45,7 @@ fn write_sst_with(
         block_size_deviation: 10,
         bloom_bits_per_key: 10,
         compression: CompressionType::None,
+        compression_level: talus::DEFAULT_COMPRESSION_LEVEL,
         checksum,
         partitioned_index: partitioned,
         partition_filters: partitioned,

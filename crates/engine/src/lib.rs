@@ -64,8 +64,8 @@ pub use db::{
 };
 pub use error::{Error, Result};
 pub use options::{
-    CacheType, ChecksumType, CompactionStyle, CompressionType, IndexType, Options, ReadOptions,
-    WalRecoveryMode, WriteOptions,
+    check_compression_level, CacheType, ChecksumType, CompactionStyle, CompressionType, IndexType,
+    Options, ReadOptions, WalRecoveryMode, WriteOptions, DEFAULT_COMPRESSION_LEVEL,
 };
 pub use perf::{perf_context, set_perf_level, PerfContext, PerfLevel};
 pub use sst::{ExternalSstFileInfo, SstFileWriter};

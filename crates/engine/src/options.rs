@@ -10,9 +10,13 @@ use crate::error::{Error, Result};
 use crate::fs::{Fs, StdFs};
 
 mod checksum_type;
+mod compression_level;
 mod kinds;
 
 pub use checksum_type::ChecksumType;
+pub use compression_level::{
+    check_level as check_compression_level, zstd_level, DEFAULT_COMPRESSION_LEVEL,
+};
 pub use kinds::{CacheType, CompactionStyle, CompressionType, IndexType, WalRecoveryMode};
 
 /// The most `block_cache_num_shard_bits` may be: RocksDB makes no cache of 2^20 shards or more
@@ -70,6 +74,13 @@ pub struct Options {
     pub compression_per_level: Vec<CompressionType>,
     /// Compression for the bottommost level; `None` uses the per-level setting.
     pub bottommost_compression: Option<CompressionType>,
+    /// The level the compressors use (RocksDB's `compression_opts.level`):
+    /// [`DEFAULT_COMPRESSION_LEVEL`] (32767) is each library's default (zstd 3); zstd takes
+    /// -131072 to 22. A writer's choice: the format does not record it.
+    pub compression_level: i32,
+    /// The level of bottommost tables, when RocksDB's `bottommost_compression_opts` are enabled
+    /// (`enabled=true`); `None` uses `compression_level`.
+    pub bottommost_compression_level: Option<i32>,
     /// Block cache capacity in bytes (32 MiB; RocksDB's default for a new LRU cache is 32 MiB).
     pub block_cache_capacity: usize,
     /// No block cache at all: every block read goes to the file (RocksDB's
@@ -233,6 +244,8 @@ impl Default for Options {
             compression: CompressionType::Lz4,
             compression_per_level: Vec::new(),
             bottommost_compression: None,
+            compression_level: DEFAULT_COMPRESSION_LEVEL,
+            bottommost_compression_level: None,
             block_cache_capacity: 32 << 20,
             no_block_cache: false,
             block_cache_num_shard_bits: 6,
@@ -299,6 +312,7 @@ fn invalid(option: &str, why: impl std::fmt::Display) -> Error {
 impl Options {
     /// Checks every option's range; the error names the first bad option.
     pub fn validate(&self) -> Result<()> {
+        self.validate_compression_levels()?;
         if self.write_buffer_size < 4096 {
             return Err(invalid("write_buffer_size", "must be at least 4096 bytes"));
         }

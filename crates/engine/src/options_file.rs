@@ -22,6 +22,15 @@ pub fn compression_name(c: CompressionType) -> &'static str {
     }
 }
 
+/// `compression_opts` in RocksDB's struct form, with `level` and `enabled` (the fields Talus
+/// reads; no dictionaries).
+fn compression_opts_text(level: i32, enabled: bool) -> String {
+    format!(
+        "{{window_bits=-14;level={level};strategy=0;max_dict_bytes=0;zstd_max_train_bytes=0;\
+         enabled={enabled};}}"
+    )
+}
+
 /// RocksDB's enum spelling of a WAL recovery mode.
 pub fn wal_recovery_mode_name(m: WalRecoveryMode) -> &'static str {
     match m {
@@ -120,6 +129,15 @@ pub fn render(o: &Options) -> String {
         (
             "bottommost_compression",
             o.bottommost_compression.map_or("kDisableCompressionOption", compression_name).to_string(),
+        ),
+        // RocksDB's struct form, the fields Talus reads (the level; dictionaries are never on).
+        ("compression_opts", compression_opts_text(o.compression_level, false)),
+        (
+            "bottommost_compression_opts",
+            match o.bottommost_compression_level {
+                Some(l) => compression_opts_text(l, true),
+                None => compression_opts_text(o.compression_level, false),
+            },
         ),
         ("disable_auto_compactions", o.disable_auto_compactions.to_string()),
         ("level_compaction_dynamic_level_bytes", o.level_compaction_dynamic_level_bytes.to_string()),

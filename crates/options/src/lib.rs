@@ -66,6 +66,8 @@ mod tests {
         assert_eq!((o.block_size, o.bloom_bits_per_key, o.block_cache_capacity), (16384, 10, 4096));
         let e = apply_string(&mut o, "block_based_table_factory={write_buffer_size=1}");
         assert!(e.unwrap_err().contains("write_buffer_size"));
-        assert!(apply_string(&mut o, "compression_opts=-14:1:0").unwrap_err().contains("level"));
+        apply_string(&mut o, "compression_opts=-14:1:0").unwrap();
+        assert_eq!(o.compression_level, 1, "post 002's zstd level 1");
+        assert!(apply_string(&mut o, "compression_opts=-14:99:0").unwrap_err().contains("level"));
     }
 }

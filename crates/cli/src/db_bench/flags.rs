@@ -162,7 +162,7 @@ define_flags! {
     compression_type: String = "snappy".to_string(); "Block compression: none, snappy, lz4 or zstd"
     compression_per_level: String = String::new(); "Compression by level, comma- or colon-separated (none,none,lz4,...; RocksDB's kXxx names too); empty: --compression_type everywhere"
     bottommost_compression: String = String::new(); "Compression of the last level (empty or kDisableCompressionOption: as its level)"
-    compression_level: i64 = 32767; "Compression level (32767: the library default; Talus supports only that)"
+    compression_level: i64 = 32767; "Compression level (compression_opts.level; 32767: the library default, zstd 3)"
     min_level_to_compress: i64 = -1; "Levels below this one are not compressed (-1: all levels compressed)"
     estimated_entry_charge: i64 = -1; "hyper_clock_cache: expected charge of one entry (-1: --block_size, as RocksDB's db_bench; 0: the automatic cache)"
     write_buffer_size: i64 = 67108864; "Bytes in one memtable"

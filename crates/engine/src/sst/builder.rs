@@ -57,6 +57,7 @@ impl TableBuilder {
         let deviation_limit =
             (deviation > 0).then(|| (opts.block_size * (100 - deviation)).div_ceil(100));
         let restart = opts.block_restart_interval;
+        let compressor = compression::BlockCompressor::new(opts.compression_level);
         let offset = file.size();
         let filter = (opts.bloom_bits_per_key > 0).then(|| {
             let part = opts.partition_filters.then_some(opts.metadata_block_size);
@@ -75,7 +76,7 @@ impl TableBuilder {
             range_dels: Vec::new(),
             props: TableProperties { smallest_seq: u64::MAX, ..Default::default() },
             scratch: Vec::new(),
-            compressor: Default::default(),
+            compressor,
             failed: false,
             deviation_limit,
         }

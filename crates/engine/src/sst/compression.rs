@@ -1,5 +1,6 @@
 //! Block compression: none, Snappy (`snap::raw`), LZ4 (`lz4_flex::block`) and Zstd
-//! (`zstd::bulk`, level 3). LZ4 and Zstd blocks start with the uncompressed size as a varint32.
+//! (`zstd::bulk`, at the writer's level: 3 by default, `Options::compression_level`). LZ4 and
+//! Zstd blocks start with the uncompressed size as a varint32.
 //!
 //! [`compress`] returns `None` when compression saves less than 1/8 of the block (the caller then
 //! stores it uncompressed); [`decompress`] turns every failure into an error string that the
@@ -14,9 +15,6 @@ use crate::options::CompressionType;
 /// write (`block_size` <= 1 GiB plus one entry <= [`super::builder::MAX_ENTRY_LEN`]).
 pub const MAX_UNCOMPRESSED_BLOCK: usize = 3 << 30;
 
-/// The Zstd level used for blocks.
-const ZSTD_LEVEL: i32 = 3;
-
 /// Compresses `raw` with `ctype`, or `None` if the type is `None`, compression failed, or it
 /// saved less than 1/8 of the size. Allocates the result and a fresh context; a table builder
 /// uses a [`BlockCompressor`] instead.
@@ -29,14 +27,27 @@ pub fn compress(ctype: CompressionType, raw: &[u8]) -> Option<Vec<u8>> {
 /// zstd's context once a block of that kind was compressed. A table builder owns one, so it
 /// neither allocates nor zeroes per block, and zstd does not build a context per block (about
 /// 6 us of 27 per 4 KiB block here).
-#[derive(Default)]
 pub struct BlockCompressor {
     out: Vec<u8>,
     snappy: Option<snap::raw::Encoder>,
     zstd: Option<zstd::bulk::Compressor<'static>>,
+    level: i32,
+}
+
+impl Default for BlockCompressor {
+    /// A compressor at each library's default level.
+    fn default() -> Self {
+        BlockCompressor::new(crate::options::DEFAULT_COMPRESSION_LEVEL)
+    }
 }
 
 impl BlockCompressor {
+    /// A compressor at `level` (RocksDB's `compression_opts.level`; checked by
+    /// `Options::validate`).
+    pub fn new(level: i32) -> Self {
+        BlockCompressor { out: Vec::new(), snappy: None, zstd: None, level }
+    }
+
     /// Compresses `raw` with `ctype`: the block's bytes, or `None` as [`compress`] says.
     pub fn compress(&mut self, ctype: CompressionType, raw: &[u8]) -> Option<&[u8]> {
         let len = u32::try_from(raw.len()).ok()?;
@@ -62,7 +73,10 @@ impl BlockCompressor {
                 room(5 + zstd::zstd_safe::compress_bound(raw.len()));
                 let z = match &mut self.zstd {
                     Some(z) => z,
-                    None => self.zstd.insert(zstd::bulk::Compressor::new(ZSTD_LEVEL).ok()?),
+                    None => {
+                        let level = crate::options::zstd_level(self.level);
+                        self.zstd.insert(zstd::bulk::Compressor::new(level).ok()?)
+                    }
                 };
                 let start = encode_varint32(out, len);
                 start + z.compress_to_buffer(raw, &mut out[start..]).ok()?

@@ -88,6 +88,8 @@ pub struct TableBuilderOptions {
     pub bloom_bits_per_key: u32,
     /// Compression of data blocks.
     pub compression: CompressionType,
+    /// The compressor's level ([`crate::DEFAULT_COMPRESSION_LEVEL`]: the library's default).
+    pub compression_level: i32,
     /// Block checksum, and with it the format version: 4 for `Xxh3`; for `Crc32c`, 3 with a
     /// partitioned index or filter, else 2.
     pub checksum: ChecksumType,
@@ -112,6 +114,7 @@ impl Default for TableBuilderOptions {
             block_size_deviation: 10,
             bloom_bits_per_key: 10,
             compression: CompressionType::None,
+            compression_level: crate::options::DEFAULT_COMPRESSION_LEVEL,
             checksum: ChecksumType::Xxh3,
             partitioned_index: false,
             partition_filters: false,

@@ -19,6 +19,7 @@ impl Options {
             block_size_deviation: self.block_size_deviation,
             bloom_bits_per_key: self.bloom_bits_per_key,
             compression: self.compression_for_level(level, bottommost),
+            compression_level: self.compression_level_for(bottommost),
             checksum: self.checksum,
             partitioned_index: self.index_type == crate::options::IndexType::TwoLevelIndexSearch,
             partition_filters: self.partition_filters,

@@ -245,8 +245,8 @@ const OPTIONS: &[EngineOption] = &[
             if v == "kDisableCompressionOption" { None } else { Some(compression(n, v)?) };
         Ok(())
     }),
-    opt!("compression_opts", raw, "window_bits:level:strategy (Talus: default level only)", |_, n, v| compression_opts(n, v)),
-    opt!("bottommost_compression_opts", raw, "As compression_opts, for the last level", |_, n, v| compression_opts(n, v)),
+    opt!("compression_opts", raw, "window_bits:level:strategy (the level: zstd -131072..22, 32767 the default)", |o, n, v| compression_opts(o, n, v, false)),
+    opt!("bottommost_compression_opts", raw, "As compression_opts, for the last level (used when enabled=true)", |o, n, v| compression_opts(o, n, v, true)),
     opt!("disable_auto_compactions", bool, "No automatic compactions", |o, v| o.disable_auto_compactions = v),
     opt!("level_compaction_dynamic_level_bytes", bool, "Dynamic level targets", |o, v| o.level_compaction_dynamic_level_bytes = v),
     opt!("max_compaction_bytes", int, "Upper bound of one compaction's input bytes (0: 25 * target_file_size_base)", |o, v| o.max_compaction_bytes = v),

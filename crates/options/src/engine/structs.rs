@@ -28,42 +28,58 @@ fn via(o: &mut Options, flat: &str, key: &str, value: &str) -> Result<(), String
     (opt.set)(o, key, value.trim())
 }
 
-/// `compression_opts`: `window_bits:level:strategy[:max_dict_bytes...]` or the struct form
-/// RocksDB writes (`{window_bits=-14;level=32767;strategy=0;...}`). Talus's compressors use
-/// their default levels (zstd 3), so a level other than the default (32767) is refused, and
-/// dictionary compression (`max_dict_bytes` > 0, `enabled=true`) too; the rest is accepted.
-pub(super) fn compression_opts(name: &str, v: &str) -> Result<(), String> {
+/// `compression_opts` / `bottommost_compression_opts` (`bottommost`):
+/// `window_bits:level:strategy[:max_dict_bytes:zstd_max_train_bytes:parallel_threads:enabled...]`
+/// or the struct form RocksDB writes (`{window_bits=-14;level=32767;strategy=0;...}`). The level
+/// goes to `Options::compression_level` (for `bottommost_compression_opts`, to
+/// `bottommost_compression_level`, and only when `enabled` is true, as RocksDB reads it), after
+/// the range check zstd's levels set. Dictionary compression (`max_dict_bytes` or
+/// `zstd_max_train_bytes` > 0) is refused by name: Talus builds no dictionaries. `window_bits`
+/// and `strategy` (zlib's) and the rest are accepted and have no effect.
+pub(super) fn compression_opts(
+    o: &mut Options,
+    name: &str,
+    v: &str,
+    bottommost: bool,
+) -> Result<(), String> {
     let refuse = |what: &str| {
         Err(format!(
-            "option {name}={v}: {what} is not supported by Talus (its compressors use their \
-             default levels, zstd 3, and no dictionaries)"
+            "option {name}={v}: {what} is not supported by Talus (it builds no dictionaries)"
         ))
     };
+    let (mut level, mut enabled) = (talus::DEFAULT_COMPRESSION_LEVEL as i64, false);
     if v.contains('=') {
         for (k, val) in nested(name, v)? {
             let key = format!("{name}.{k}");
             match k.as_str() {
-                "level" if integer::<i64>(&key, &val)? != 32767 => {
-                    return refuse("a compression level")
-                }
+                "level" => level = integer::<i64>(&key, &val)?,
                 "max_dict_bytes" | "zstd_max_train_bytes" | "max_dict_buffer_bytes"
                     if integer::<i64>(&key, &val)? != 0 =>
                 {
                     return refuse("dictionary compression")
                 }
-                "enabled" if boolean(&key, &val)? => return refuse("enabled=true"),
+                "enabled" => enabled = boolean(&key, &val)?,
                 _ => {}
             }
         }
-        return Ok(());
+    } else {
+        let parts =
+            v.split(':').map(|p| integer::<i64>(name, p)).collect::<Result<Vec<i64>, String>>()?;
+        if let Some(l) = parts.get(1) {
+            level = *l;
+        }
+        if parts.get(3).is_some_and(|d| *d != 0) || parts.get(4).is_some_and(|d| *d != 0) {
+            return refuse("dictionary compression");
+        }
+        enabled = parts.get(6).is_some_and(|e| *e != 0);
     }
-    let parts =
-        v.split(':').map(|p| integer::<i64>(name, p)).collect::<Result<Vec<i64>, String>>()?;
-    if parts.get(1).is_some_and(|l| *l != 32767) {
-        return refuse("a compression level");
-    }
-    if parts.get(3).is_some_and(|d| *d != 0) {
-        return refuse("dictionary compression");
+    let level = i32::try_from(level)
+        .map_err(|_| format!("option {name}={v}: level {level} is out of range"))?;
+    talus::check_compression_level(level).map_err(|e| format!("option {name}={v}: {e}"))?;
+    if bottommost {
+        o.bottommost_compression_level = enabled.then_some(level);
+    } else {
+        o.compression_level = level;
     }
     Ok(())
 }

@@ -57,7 +57,9 @@ fn bad_values_name_the_option() {
         ("compression", "brotli"),
         ("intra_l0_compaction", "maybe"),
         ("filter_policy", "ribbonfilter:10"),
-        ("compression_opts", "-14:19:0"),
+        ("compression_opts", "-14:23:0"),
+        ("compression_opts", "-14:1:0:16384"),
+        ("bottommost_compression_opts", "{level=-131073;enabled=true}"),
         ("block_cache", "{id=Nope}"),
         ("cache_high_pri_pool_ratio", "1.5"),
         ("max_subcompactions", "-1"),
@@ -188,4 +190,37 @@ fn device_caps_are_positive_and_round_trip_through_the_options_file() {
     assert_eq!(back.io_limits, o.io_limits);
     let plain = talus::options_file::render(&Options::default());
     assert!(!plain.contains("io_limit"), "an uncapped database's file names no cap");
+}
+
+/// Issue 37: compression levels as RocksDB reads them: `compression_opts`'s level for every
+/// table (post 002's `-14:1:0`), `bottommost_compression_opts`'s only when `enabled`, both
+/// spellings; dictionaries refused; both written to the OPTIONS file and read back.
+#[test]
+fn compression_levels_in_both_spellings_round_trip() {
+    let mut o = Options::default();
+    set(&mut o, "compression_opts", "-14:1:0").unwrap();
+    assert_eq!((o.compression_level, o.bottommost_compression_level), (1, None));
+    set(&mut o, "bottommost_compression_opts", "{level=19;enabled=false}").unwrap();
+    assert_eq!(o.bottommost_compression_level, None, "not enabled: the bottommost uses level 1");
+    set(&mut o, "bottommost_compression_opts", "{window_bits=-14;level=19;enabled=true}").unwrap();
+    assert_eq!(o.bottommost_compression_level, Some(19));
+    set(&mut o, "bottommost_compression_opts", "-14:-5:0:0:0:1:1").unwrap();
+    assert_eq!(o.bottommost_compression_level, Some(-5));
+    set(&mut o, "bottommost_compression_opts", "{level=19;enabled=true}").unwrap();
+    for dict in ["{max_dict_bytes=16384}", "-14:3:0:0:100000"] {
+        assert!(set(&mut o, "compression_opts", dict).unwrap_err().contains("dictionar"), "{dict}");
+    }
+    let text = talus::options_file::render(&o);
+    let mut back = Options::default();
+    crate::file::apply(&mut back, &text, false).unwrap();
+    assert_eq!(
+        (back.compression_level, back.bottommost_compression_level),
+        (1, Some(19)),
+        "{text}"
+    );
+    let plain = talus::options_file::render(&Options::default());
+    let mut back = Options::default();
+    crate::file::apply(&mut back, &plain, false).unwrap();
+    assert_eq!(back.compression_level, talus::DEFAULT_COMPRESSION_LEVEL);
+    assert_eq!(back.bottommost_compression_level, None);
 }

@@ -23,13 +23,13 @@ pub fn options(f: &Flags) -> EResult<Options> {
                 .into(),
         );
     }
-    if f.compression_level != 32767 {
-        return Err(format!(
-            "invalid value {} for flag --compression_level: Talus's compressors use their \
-             default levels (zstd 3): only 32767 (the default) is supported",
-            f.compression_level
-        ));
-    }
+    // RocksDB's db_bench sets compression_opts.level from --compression_level.
+    let level = i32::try_from(f.compression_level).map_err(|_| {
+        format!("invalid value {} for flag --compression_level", f.compression_level)
+    })?;
+    talus::check_compression_level(level)
+        .map_err(|e| format!("invalid value {level} for flag --compression_level: {e}"))?;
+    o.compression_level = level;
     let per_level: Vec<CompressionType> = compression_list(&f.compression_per_level)
         .map(|c| crate::options::engine::compression("compression_per_level", c))
         .collect::<Result<_, _>>()?;

@@ -103,6 +103,7 @@ fn golden_partitioned_layout_matches_the_document() {
         block_size_deviation: 10,
         bloom_bits_per_key: 10,
         compression: CompressionType::None,
+        compression_level: crate::DEFAULT_COMPRESSION_LEVEL,
         checksum: ChecksumType::Crc32c,
         partitioned_index: true,
         partition_filters: true,

@@ -15,6 +15,7 @@ fn popts(block_size: usize, meta: usize, filters: bool) -> TableBuilderOptions {
         block_size_deviation: 10,
         bloom_bits_per_key: 10,
         compression: CompressionType::Lz4,
+        compression_level: crate::DEFAULT_COMPRESSION_LEVEL,
         checksum: ChecksumType::Xxh3,
         partitioned_index: true,
         partition_filters: filters,

@@ -14,6 +14,7 @@ fn random_shapes_match_the_model() {
             block_size_deviation: [0, 10, 50, 100][rng.gen_range(0..4)],
             bloom_bits_per_key: rng.gen_range(0..16),
             compression: ALL_COMPRESSIONS[rng.gen_range(0..4)],
+            compression_level: [crate::DEFAULT_COMPRESSION_LEVEL, 1, 19, -5][rng.gen_range(0..4)],
             partitioned_index,
             partition_filters: partitioned_index && rng.gen_bool(0.7),
             metadata_block_size: rng.gen_range(1..600),

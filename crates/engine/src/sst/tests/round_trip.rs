@@ -167,3 +167,45 @@ fn block_cache_is_filled_only_when_asked() {
     check_equivalent(r.iter(true).as_mut(), &entries, &mut rng, 1000);
     assert_eq!(cache.usage(), usage);
 }
+
+/// The zstd level is the writer's choice (`compression_level`): level 1 and level 19 write
+/// different bytes of different sizes, and both read back with nothing recorded about the
+/// level (a reader never needs it).
+#[test]
+fn zstd_levels_1_and_19_differ_in_size_and_both_read_back() {
+    // Text-like values: repetitive enough that a higher level finds more to share.
+    let mut rng = StdRng::seed_from_u64(19);
+    let words = ["alpha ", "beta ", "gamma ", "delta ", "epsilon ", "zeta ", "eta ", "theta "];
+    let entries: Vec<(Vec<u8>, Vec<u8>)> = (0..3000u32)
+        .map(|i| {
+            let k = key::make_internal_key(format!("key{i:08}").as_bytes(), 1, ValueKind::Put);
+            let v: String = (0..40).map(|_| words[rng.gen_range(0..words.len())]).collect();
+            (k, v.into_bytes())
+        })
+        .collect();
+    let mut sizes = Vec::new();
+    for level in [1, 19] {
+        let o = TableBuilderOptions {
+            compression_level: level,
+            ..opts(16 << 10, CompressionType::Zstd)
+        };
+        let (bytes, props) = build(o, &entries, &[]);
+        sizes.push(bytes.len());
+        let r = Arc::new(open(bytes, None).unwrap());
+        assert_eq!(props.compression, Some(CompressionType::Zstd));
+        r.verify_checksums().unwrap();
+        let mut it = r.iter(false);
+        it.seek_to_first();
+        for (k, v) in &entries {
+            assert_eq!((it.key(), it.value()), (k.as_slice(), v.as_slice()), "level {level}");
+            it.next();
+        }
+        assert!(!it.valid());
+    }
+    assert!(
+        sizes[1] < sizes[0],
+        "level 19 ({}) is not smaller than level 1 ({})",
+        sizes[1],
+        sizes[0]
+    );
+}
