@@ -11,6 +11,7 @@ mod build_info;
 mod cache_bench;
 mod db_bench;
 mod dbdir;
+mod engine_state;
 mod fmt;
 mod ibench;
 mod ldb;

@@ -315,3 +315,39 @@ fn steps_on_an_existing_database_need_its_indexes() {
         ok(run(&["--steps=l.i1,q100", "--secondary_indexes=1", &results]));
     }
 }
+
+/// Issue 37: each interval row carries the engine's state; a run made to stall (L0 stops at 3
+/// files while a 1 MB/s rate limiter slows compaction) shows `stopped` in the rows where the
+/// stop happened, with stalled milliseconds (an engine without the properties, SQLite, leaves
+/// those columns empty: `engine_state`'s unit tests).
+#[test]
+fn interval_rows_show_the_engine_state_and_a_forced_stall() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, res) = (dir.path().join("db"), dir.path().join("res"));
+    let o = ibench(&[
+        &format!("--db={}", db.display()),
+        &format!("--results={}", res.display()),
+        "--steps=l.i0",
+        "--num=20000",
+        "--interval=0.1",
+        "--write_buffer_size=65536",
+        "--level0_file_num_compaction_trigger=2",
+        "--level0_slowdown_writes_trigger=2",
+        "--level0_stop_writes_trigger=3",
+        "--rate_limiter_bytes_per_sec=1048576",
+    ]);
+    assert!(o.status.success(), "{}\n{}", text(&o.stdout), text(&o.stderr));
+    let csv = std::fs::read_to_string(res.join("l.i0.intervals.csv")).unwrap();
+    let mut lines = csv.lines();
+    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+    for col in ["l0_files", "imm_memtables", "pending_compaction_mb", "stall", "stalled_ms"] {
+        assert!(head.contains(&col), "{col} missing from {head:?}");
+    }
+    let at = |name: &str| head.iter().position(|h| *h == name).unwrap();
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert!(rows.iter().all(|r| r.len() == head.len()), "{csv}");
+    let stopped: Vec<&Vec<&str>> = rows.iter().filter(|r| r[at("stall")] == "stopped").collect();
+    assert!(!stopped.is_empty(), "no interval shows the stop:\n{csv}");
+    assert!(stopped.iter().any(|r| r[at("stalled_ms")].parse::<f64>().unwrap() > 0.0), "{csv}");
+    assert!(rows.iter().all(|r| r[at("l0_files")].parse::<u64>().unwrap() <= 3), "{csv}");
+}

@@ -12,6 +12,7 @@ use crate::fs::{Fs, StdFs};
 mod checksum_type;
 mod compression_level;
 mod kinds;
+mod sanitize;
 
 pub use checksum_type::ChecksumType;
 pub use compression_level::{

@@ -130,3 +130,39 @@ fn bottommost_compaction_zeroes_sequences_below_the_oldest_snapshot() {
     let db = Db::open("/db", options(&fs, 1)).unwrap();
     assert_eq!(contents(&db), before);
 }
+
+/// Regression (found by the interval-state work of issue 37): with
+/// `level0_slowdown_writes_trigger=2`, `level0_stop_writes_trigger=3` and the default
+/// compaction trigger of 4, writes stopped at 3 L0 files and no L0 compaction was ever picked:
+/// the writer hung for good. RocksDB raises both triggers to the compaction trigger
+/// (`SanitizeOptions`); so does `Db::open` now, and says so in the LOG.
+#[test]
+fn stop_trigger_below_the_compaction_trigger_is_raised_instead_of_hanging() {
+    let fs = SimFs::new();
+    let opts = Options {
+        create_if_missing: true,
+        write_buffer_size: 64 << 10,
+        level0_slowdown_writes_trigger: 2,
+        level0_stop_writes_trigger: 3,
+        fs: fs.clone(),
+        ..Default::default()
+    };
+    let db = Db::open("/db", opts).unwrap();
+    assert_eq!(
+        (db.options().level0_slowdown_writes_trigger, db.options().level0_stop_writes_trigger),
+        (4, 4)
+    );
+    let (tx, rx) = std::sync::mpsc::channel();
+    let writer = db.clone();
+    std::thread::spawn(move || {
+        for i in 0..20_000u32 {
+            writer.put(i.to_be_bytes(), [7u8; 100]).unwrap();
+        }
+        let _ = tx.send(());
+    });
+    rx.recv_timeout(std::time::Duration::from_secs(60)).expect("writes stopped for good");
+    let log =
+        String::from_utf8(talus::fs::read_all(&*fs, std::path::Path::new("/db/LOG")).unwrap())
+            .unwrap();
+    assert!(log.contains("raised to 4, as RocksDB does"), "{log}");
+}

@@ -36,6 +36,12 @@ pub trait IbenchBackend: Send + Sync {
     }
     /// Bytes of the database's live files as written (never a preallocated length).
     fn disk_size(&self) -> u64;
+    /// The engine's property `name` (RocksDB's names), if it has one: the interval columns of
+    /// [`crate::engine_state`] read them.
+    fn property(&self, name: &str) -> Option<String> {
+        let _ = name;
+        None
+    }
     /// The engine's stats text (RocksDB's `rocksdb.stats` and `STATISTICS:`), if it has one.
     fn stats_text(&self) -> Option<String> {
         None

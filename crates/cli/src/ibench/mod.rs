@@ -57,8 +57,11 @@
 //!   at the end), `page_cache_max_kb` and `page_cache_avg_kb` (page cache held by the files
 //!   under --db, sampled by `--drop_page_cache_ms`; empty when off). A ratio without a
 //!   denominator is empty.
-//! - `<step>.intervals.csv`: `elapsed_s, ips, qps, max_insert_ms, max_query_ms`, one row per
-//!   interval.
+//! - `<step>.intervals.csv`: `elapsed_s, ips, qps, max_insert_ms, max_query_ms`, then what
+//!   the engine was doing in the interval ([`crate::engine_state`]: L0 files and MB, immutable
+//!   memtables, pending compaction MB, the stall state and stalled ms, flush and compaction MB,
+//!   running compactions, device MB read and written, throttle wait ms, cache hit %), one row
+//!   per interval.
 //!
 //! Called by `main`'s dispatch; runs the steps on the calling thread, each step's threads scoped
 //! to it ([`steps::run_step`]).

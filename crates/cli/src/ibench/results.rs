@@ -6,7 +6,7 @@ use std::io::Write;
 use std::path::Path;
 
 use super::config::{describe, Config};
-use super::summary::{IntervalRow, Summary, INTERVAL_HEADER};
+use super::summary::{interval_header, IntervalRow, Summary};
 
 fn io(path: &Path, e: std::io::Error) -> String {
     format!("results: {}: {e}", path.display())
@@ -42,7 +42,7 @@ pub fn write_step(dir: &Path, s: &Summary, intervals: &[IntervalRow]) -> Result<
     f.write_all(text.as_bytes()).map_err(|e| io(&path, e))?;
 
     let path = dir.join(format!("{}.intervals.csv", s.step));
-    let mut text = String::from(INTERVAL_HEADER);
+    let mut text = interval_header();
     text.push('\n');
     for r in intervals {
         text.push_str(&r.csv());

@@ -66,7 +66,8 @@ pub fn run_step(
     let dev_before = backend.device_reads();
     let start = Instant::now();
     let (intervals, windows) = std::thread::scope(|s| {
-        let reporter = s.spawn(|| report_intervals(cfg, &step.name(), &counters, &finished, start));
+        let reporter =
+            s.spawn(|| report_intervals(cfg, backend, &step.name(), &counters, &finished, start));
         s.spawn(|| {
             while !finished.load(Relaxed) {
                 peak_vsz.fetch_max(vsz_kb(), Relaxed);
@@ -320,6 +321,7 @@ fn query_loop(
 /// complete [`P95_WINDOW_S`]-second window (for `ips_p95`).
 fn report_intervals(
     cfg: &Config,
+    backend: &dyn IbenchBackend,
     step: &str,
     counters: &StepCounters,
     finished: &AtomicBool,
@@ -333,6 +335,8 @@ fn report_intervals(
     let mut rows = Vec::new();
     let (last_i, last_q) = (AtomicU64::new(0), AtomicU64::new(0));
     let mut last_t = start;
+    let engine_state = || crate::engine_state::sample(&|name: &str| backend.property(name));
+    let mut last_state = engine_state();
     let mut tick = start + interval;
     let (mut windows, mut window_start, mut window_ins) = (Vec::new(), start, 0u64);
     loop {
@@ -360,6 +364,12 @@ fn report_intervals(
                 qps: (q - last_q.swap(q, Relaxed)) as f64 / dt.max(1e-9),
                 max_insert_ms: counters.interval_max_insert_us.swap(0, Relaxed) as f64 / 1000.0,
                 max_query_ms: counters.interval_max_query_us.swap(0, Relaxed) as f64 / 1000.0,
+                engine: {
+                    let now_state = engine_state();
+                    let cols = crate::engine_state::between(&last_state, &now_state);
+                    last_state = now_state;
+                    cols
+                },
             };
             println!(
                 "{step}: {:>8.1} {:>10.0} {:>10.0} {:>12.3} {:>12.3}",

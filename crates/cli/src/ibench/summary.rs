@@ -7,7 +7,7 @@
 use super::metrics::BUCKET_NAMES;
 
 /// One reporting interval.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct IntervalRow {
     /// Seconds since the step started, at the end of the interval.
     pub elapsed_s: f64,
@@ -19,17 +19,22 @@ pub struct IntervalRow {
     pub max_insert_ms: f64,
     /// Largest query response time in the interval, ms.
     pub max_query_ms: f64,
+    /// What the engine was doing ([`crate::engine_state::between`]'s columns).
+    pub engine: String,
 }
 
-/// The CSV header of `<step>.intervals.csv`.
-pub const INTERVAL_HEADER: &str = "elapsed_s,ips,qps,max_insert_ms,max_query_ms";
+/// The CSV header of `<step>.intervals.csv`: the throughput columns, then the engine's state
+/// ([`crate::engine_state::HEADER`]).
+pub fn interval_header() -> String {
+    format!("elapsed_s,ips,qps,max_insert_ms,max_query_ms,{}", crate::engine_state::HEADER)
+}
 
 impl IntervalRow {
     /// The CSV line (no newline).
     pub fn csv(&self) -> String {
         format!(
-            "{:.3},{:.1},{:.1},{:.3},{:.3}",
-            self.elapsed_s, self.ips, self.qps, self.max_insert_ms, self.max_query_ms
+            "{:.3},{:.1},{:.1},{:.3},{:.3},{}",
+            self.elapsed_s, self.ips, self.qps, self.max_insert_ms, self.max_query_ms, self.engine
         )
     }
 }

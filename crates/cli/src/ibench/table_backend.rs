@@ -162,6 +162,10 @@ impl<S: OpenStorage> IbenchBackend for TableBackend<S> {
         }
     }
 
+    fn property(&self, name: &str) -> Option<String> {
+        self.catalog.db().property(name)
+    }
+
     fn stats_text(&self) -> Option<String> {
         let db = self.catalog.db();
         let stats = db.property("rocksdb.stats")?;

@@ -58,6 +58,7 @@ pub(crate) enum Access {
 
 /// Opens the database in `path`; returns the shared state (background threads not started).
 pub(crate) fn open(path: &Path, mut opts: Options, access: Access) -> Result<Arc<DbInner>> {
+    let notes = opts.sanitize();
     opts.validate()?;
     // A capped device: every file operation from here on goes through the throttle.
     opts.fs = crate::fs::throttle::apply(opts.fs.clone(), opts.io_limits)?;
@@ -69,7 +70,7 @@ pub(crate) fn open(path: &Path, mut opts: Options, access: Access) -> Result<Arc
     let found = open_checks::inspect(fs.as_ref(), path)?;
     open_checks::check_create(found, path, &opts, read_only)?;
     if found == Found::Database || read_only {
-        return open_found(path, opts, read_only, found);
+        return open_found(path, opts, read_only, found, &notes);
     }
     // A creation: if it fails, every file it made goes again (the directory, the LOCK, and, if
     // the failure came after CURRENT's rename, the new database, which holds no data), so a
@@ -81,7 +82,7 @@ pub(crate) fn open(path: &Path, mut opts: Options, access: Access) -> Result<Arc
     if made_dir {
         fs.create_dir_all(path)?;
     }
-    let result = open_found(path, opts, read_only, found);
+    let result = open_found(path, opts, read_only, found, &notes);
     if result.is_err() {
         undo_creation(fs.as_ref(), path, &before, made_dir);
     }
@@ -107,8 +108,15 @@ fn undo_creation(fs: &dyn Fs, path: &Path, before: &[String], made_dir: bool) {
     }
 }
 
-/// [`open`] once the path is checked (and a new database's directory made).
-fn open_found(path: &Path, opts: Options, read_only: bool, found: Found) -> Result<Arc<DbInner>> {
+/// [`open`] once the path is checked (and a new database's directory made); `notes` are the
+/// options' sanitizer's LOG lines.
+fn open_found(
+    path: &Path,
+    opts: Options,
+    read_only: bool,
+    found: Found,
+    notes: &[String],
+) -> Result<Arc<DbInner>> {
     let fs = opts.fs.clone();
     let lock = if read_only { None } else { Some(fs.lock(&lock_path(path))?) };
     // Probe a file that is there: the LOCK just taken, or CURRENT for a read-only open.
@@ -117,6 +125,9 @@ fn open_found(path: &Path, opts: Options, read_only: bool, found: Found) -> Resu
     let info_log = InfoLog::buffered();
     info_log.log(&format!("Talus {} opening {}", env!("CARGO_PKG_VERSION"), path.display()));
     info_log.log(&format!("Options: {:?}", opts));
+    for n in notes {
+        info_log.log(n);
+    }
     let mut versions = match found {
         Found::Database => {
             let vs = VersionSet::load(path, fs.clone(), opts.num_levels)?;

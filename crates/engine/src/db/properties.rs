@@ -74,6 +74,12 @@ impl DbInner {
                 Some(BlockCacheStats::collect(self.table_cache.block_cache()?.as_ref()).render())
             }
             "read-io" => Some(self.table_cache.io_stats().snapshot().render()),
+            "num-running-compactions" => {
+                Some(self.state.lock().jobs.compactions_running().to_string())
+            }
+            "num-running-flushes" => {
+                Some(u8::from(self.state.lock().jobs.flush_running()).to_string())
+            }
             "background-errors" => {
                 Some(if self.state.lock().bg_error.is_some() { "1" } else { "0" }.to_string())
             }

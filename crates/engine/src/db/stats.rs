@@ -276,6 +276,7 @@ impl DbStats {
     pub fn tickers(&self) -> Vec<(&'static str, u64)> {
         let db = self.db_snap();
         let flush = self.flush.snap();
+        let stall = |c: StallCause| db.stalls[c as usize];
         let mut all = LevelSnap::default();
         for l in self.level_snaps() {
             all.add(&l);
@@ -289,6 +290,21 @@ impl DbStats {
             ("rocksdb.compact.read.bytes", all.rn + all.rnp1),
             ("rocksdb.compact.write.bytes", all.written.saturating_sub(flush.written)),
             ("rocksdb.flush.write.bytes", flush.written),
+            // Talus's: stall events by kind (causes as in `Stalls(count)`, the
+            // "with_compaction" ones counted in their parents already), so a tool sampling
+            // tickers sees a stall that began and ended between two samples.
+            (
+                "talus.write.stops",
+                stall(StallCause::L0Stop)
+                    + stall(StallCause::PendingStop)
+                    + stall(StallCause::MemtableStop),
+            ),
+            (
+                "talus.write.delays",
+                stall(StallCause::L0Slowdown)
+                    + stall(StallCause::PendingSlowdown)
+                    + stall(StallCause::MemtableSlowdown),
+            ),
         ]
     }
 
