@@ -93,6 +93,12 @@ pub trait Engine: Send + Sync + Sized {
     }
     /// The engine's own statistics text, if it has one (`rocksdb.stats`).
     fn stats_text(&self) -> Option<String>;
+    /// The engine's property `name` (RocksDB's names), if it has one: the interval columns of
+    /// [`crate::engine_state`] read them.
+    fn property(&self, name: &str) -> Option<String> {
+        let _ = name;
+        None
+    }
     /// The engine's own consistency check of every table (Talus: every secondary index
     /// against the rows; SQLite: `PRAGMA integrity_check`); a summary line, or
     /// [`OltpError::Failed`] naming the first problem.

@@ -122,6 +122,10 @@ impl<S: OpenStorage> Engine for TableEngine<S> {
         self.catalog.db().property("rocksdb.stats")
     }
 
+    fn property(&self, name: &str) -> Option<String> {
+        self.catalog.db().property(name)
+    }
+
     fn verify(&self) -> OResult<String> {
         let mut rows = 0;
         for t in 0..self.names.len() {

@@ -86,9 +86,20 @@ pub fn load_oltp(dir: &Path, name: String, json: &serde_json::Value) -> (OltpRun
         let (rows, mut bad) = parse_csv(&text);
         let mut points = Vec::new();
         for r in rows {
+            // Empty cells (a column the engine could not give) are left out; the engine's
+            // stall state is drawn as a level (none 0, delayed 1, stopped 2).
             let vals: Option<BTreeMap<String, f64>> = r
                 .into_iter()
-                .map(|(k, v)| Some((k, v.parse::<f64>().ok().filter(|x| x.is_finite())?)))
+                .filter(|(_, v)| !v.is_empty())
+                .map(|(k, v)| {
+                    let x = match (k.as_str(), v.as_str()) {
+                        ("stall", "none") => 0.0,
+                        ("stall", "delayed") => 1.0,
+                        ("stall", "stopped") => 2.0,
+                        _ => v.parse::<f64>().ok().filter(|x| x.is_finite())?,
+                    };
+                    Some((k, x))
+                })
                 .collect();
             match vals {
                 Some(v) => points.push(v),

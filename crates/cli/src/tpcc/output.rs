@@ -4,7 +4,9 @@
 //! `summary.csv` (one row per run): `engine, warehouses, threads, secs, tpmc, tps, new_order,
 //! payment, order_status, delivery, stock_level, retries, rollbacks, p95_ms_<kind> and
 //! p99_ms_<kind> for the five kinds, db_bytes, consistency` (`ok` or `FAILED`).
-//! `run.intervals.csv`: `elapsed_s, tpmc, tps, retries_s, p95_ms_<kind>..., db_mb`.
+//! `run.intervals.csv`: `elapsed_s, tpmc, tps, retries_s, p95_ms_<kind>..., db_mb`, then the
+//! engine's state in the interval ([`crate::engine_state`]; its ticker columns need
+//! `--statistics=1`).
 
 use std::fmt::Write;
 
@@ -47,11 +49,13 @@ pub fn interval_header() -> Vec<String> {
         ["elapsed_s", "tpmc", "tps", "retries_s"].iter().map(|s| s.to_string()).collect();
     h.extend(KEYS.iter().map(|k| format!("p95_ms_{k}")));
     h.push("db_mb".into());
+    h.extend(crate::engine_state::HEADER.split(',').map(String::from));
     h
 }
 
-/// One interval row; `db_bytes` is the database's size at the interval's end.
-pub fn interval_row(iv: &Interval<'_>, db_bytes: u64) -> Vec<String> {
+/// One interval row; `db_bytes` is the database's size at the interval's end, `engine` the
+/// engine's state in the interval ([`crate::engine_state::between`]).
+pub fn interval_row(iv: &Interval<'_>, db_bytes: u64, engine: &str) -> Vec<String> {
     let d = iv.secs.max(1e-9);
     let st = iv.stats;
     let mut r = vec![
@@ -62,6 +66,7 @@ pub fn interval_row(iv: &Interval<'_>, db_bytes: u64) -> Vec<String> {
     ];
     r.extend(st.hists.iter().map(|h| num(h.percentile(95.0) / 1000.0)));
     r.push(num(db_bytes as f64 / 1048576.0));
+    r.extend(engine.split(',').map(String::from));
     r
 }
 

@@ -129,6 +129,8 @@ pub fn run<E: Engine>(cfg: &Config, argv: &[String]) -> Result<(), String> {
         counters: COUNTERS,
     };
     let mut intervals = Vec::new();
+    let engine_state = || crate::engine_state::sample(&|name: &str| engine.property(name));
+    let mut last_state = engine_state();
     let totals = run_timed(
         plan,
         |th| {
@@ -170,7 +172,10 @@ pub fn run<E: Engine>(cfg: &Config, argv: &[String]) -> Result<(), String> {
         },
         |iv| {
             println!("{}", interval_line(iv));
-            intervals.push(interval_row(iv, engine.disk_size()));
+            let now_state = engine_state();
+            let state = crate::engine_state::between(&last_state, &now_state);
+            last_state = now_state;
+            intervals.push(interval_row(iv, engine.disk_size(), &state));
         },
     )?;
     let db_bytes = engine.disk_size();
