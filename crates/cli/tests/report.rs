@@ -77,6 +77,9 @@ fn check_html(html: &str) {
         assert!(!html.contains(bad), "external reference {bad}");
     }
     assert!(html.contains("sqlite &lt;b&gt;&amp;amp;"), "run name escaped");
+    // Issue 37: the engine's state under the throughput lines (Talus's runs have it).
+    assert!(html.contains(": L0 files per interval"), "no engine-state chart");
+    assert!(html.contains(": device writes per interval"), "no device chart");
     assert!(!html.contains("<b>"), "raw run name leaked");
     let svgs = tags(html, "svg");
     assert_eq!(svgs.len(), html.matches("</svg>").count());

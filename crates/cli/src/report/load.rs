@@ -29,6 +29,9 @@ pub struct Run {
     pub steps: Vec<BTreeMap<String, String>>,
     /// Interval rows per step: `[elapsed_s, ips, qps, max_insert_ms, max_query_ms]`.
     pub intervals: BTreeMap<String, Vec<[f64; 5]>>,
+    /// The engine's state per interval, per step: `(elapsed_s, column, value)` for every
+    /// non-empty engine-state cell ([`crate::engine_state`]; the stall state as 0, 1, 2).
+    pub state: BTreeMap<String, Vec<(f64, String, f64)>>,
 }
 
 impl Run {
@@ -213,7 +216,23 @@ fn load_run(root: &Path, dir: &Path) -> Result<(Run, Vec<String>), String> {
         };
         let (rows, mut bad) = parse_csv(&text);
         let mut points = Vec::new();
+        let mut state = Vec::new();
         for r in rows {
+            if let Some(t) = r.get("elapsed_s").and_then(|v| v.parse::<f64>().ok()) {
+                for col in crate::engine_state::HEADER.split(',') {
+                    let v = match r.get(col).map(String::as_str) {
+                        None | Some("") => continue,
+                        Some("none") => 0.0,
+                        Some("delayed") => 1.0,
+                        Some("stopped") => 2.0,
+                        Some(v) => match v.parse::<f64>() {
+                            Ok(x) if x.is_finite() => x,
+                            _ => continue,
+                        },
+                    };
+                    state.push((t, col.to_string(), v));
+                }
+            }
             let cols = ["elapsed_s", "ips", "qps", "max_insert_ms", "max_query_ms"];
             let vals: Vec<f64> = cols
                 .iter()
@@ -228,6 +247,7 @@ fn load_run(root: &Path, dir: &Path) -> Result<(Run, Vec<String>), String> {
             warnings.push(format!("{}: {bad} malformed rows skipped", path.display()));
         }
         run.intervals.insert(step.clone(), points);
+        run.state.insert(step.clone(), state);
     }
     Ok((run, warnings))
 }

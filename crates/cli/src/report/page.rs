@@ -182,6 +182,20 @@ fn step_section(step: &str, runs: &[Run], h: &mut String) {
         h.push_str(&line_chart(&t("inserts/s"), "seconds", "inserts/s", &series(1)));
         h.push_str(&line_chart(&t("max insert response"), "seconds", "ms", &series(3)));
     }
+    // What the engine was doing, on the same time axis (columns the runs have only).
+    for &(col, what, unit) in super::svg::ENGINE_STATE_CHARTS {
+        let state: Vec<Series> = runs
+            .iter()
+            .filter_map(|r| {
+                let points: Vec<(f64, f64)> =
+                    r.state.get(step)?.iter().filter(|p| p.1 == col).map(|p| (p.0, p.2)).collect();
+                (!points.is_empty()).then(|| Series { name: r.name.clone(), points })
+            })
+            .collect();
+        if !state.is_empty() {
+            h.push_str(&line_chart(&t(what), "seconds", unit, &state));
+        }
+    }
     if has("queries") {
         h.push_str(&line_chart(&t("queries/s"), "seconds", "queries/s", &series(2)));
         h.push_str(&line_chart(&t("max query response"), "seconds", "ms", &series(4)));

@@ -31,6 +31,20 @@ const BOTTOM: f64 = 56.0;
 /// Series colors, in order (the report's PNG test looks for these).
 pub const PALETTE: [&str; 6] = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b"];
 
+/// The engine-state interval columns ([`crate::engine_state`]) drawn under a tool's throughput
+/// chart: `(column, title, unit)`.
+pub const ENGINE_STATE_CHARTS: &[(&str, &str, &str)] = &[
+    ("l0_files", "L0 files", "files"),
+    ("imm_memtables", "immutable memtables", "memtables"),
+    ("pending_compaction_mb", "pending compaction bytes", "MiB"),
+    ("stall", "write stall (0 none, 1 delayed, 2 stopped)", "state"),
+    ("stalled_ms", "stalled time", "ms"),
+    ("compact_write_mb", "compaction writes", "MiB"),
+    ("dev_write_mb", "device writes", "MiB"),
+    ("dev_read_mb", "device reads", "MiB"),
+    ("throttle_wait_ms", "device throttle waits", "ms"),
+];
+
 /// Escapes text for HTML and SVG (element content and quoted attribute values).
 pub fn esc(s: &str) -> String {
     let mut o = String::with_capacity(s.len());

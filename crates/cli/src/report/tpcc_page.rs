@@ -78,6 +78,13 @@ pub fn section(runs: &[OltpRun], h: &mut String) {
     };
     h.push_str(&line_chart("TPC-C: tpmC per interval", "seconds", "tpmC", &series("tpmc")));
     h.push_str(&line_chart("TPC-C: database size", "seconds", "MiB", &series("db_mb")));
+    // What the engine was doing, on the same time axis (columns a run has only).
+    for &(col, what, unit) in super::svg::ENGINE_STATE_CHARTS {
+        let s = series(col);
+        if !s.is_empty() {
+            h.push_str(&line_chart(&format!("TPC-C: {what} per interval"), "seconds", unit, &s));
+        }
+    }
     let cats: Vec<String> = KINDS.iter().map(|k| k.1.to_string()).collect();
     let p95: Vec<(String, Vec<f64>)> = runs
         .iter()
