@@ -31,6 +31,7 @@ pub mod cache;
 pub mod coding;
 #[doc(hidden)]
 pub mod compaction;
+pub mod compaction_filter;
 mod db;
 pub mod error;
 #[doc(hidden)]
@@ -61,7 +62,7 @@ pub mod wal;
 
 pub use backup::{BackupEngine, BackupInfo};
 pub use batch::WriteBatch;
-pub use compaction::filter::{CompactionFilter, FilterDecision, FilterValueType};
+pub use compaction_filter::{CompactionFilter, FilterDecision, FilterValueType};
 pub use db::{
     destroy_db, Db, IngestOptions, Iter, KeyRange, KeyValue, PinnedSlice, RangeIter, RawIter,
     RecoveryReport, Snapshot, WalLoss, WalLossKind,

@@ -210,7 +210,7 @@ pub struct Options {
     pub merge_operator: Option<Arc<dyn crate::merge::MergeOperator>>,
     /// Called on each key's newest entry in every compaction (RocksDB's `compaction_filter`;
     /// none by default). See [`crate::CompactionFilter`].
-    pub compaction_filter: Option<Arc<dyn crate::compaction::filter::CompactionFilter>>,
+    pub compaction_filter: Option<Arc<dyn crate::compaction_filter::CompactionFilter>>,
 }
 
 impl Default for Options {

@@ -1,7 +1,7 @@
 //! [`CompactionIter`]: what a flush or a compaction writes, from its merged input (RocksDB's
 //! `CompactionIterator`). Shared by `compaction::job` and the flush (`db/flush.rs`).
 //!
-//! Rules, per user key, over the snapshot stripes (`job::stripe`: the live snapshots cut the
+//! Rules, per user key, over the snapshot stripes ([`stripe`]: the live snapshots cut the
 //! sequence space; within a stripe only the newest entry of a key can be read):
 //! - an entry that is not the newest of its stripe is dropped, as is one covered by a range
 //!   tombstone of its own stripe;
@@ -16,15 +16,14 @@
 //!   done (no operator, a failure of scope `MustMerge`) writes the operands and then the base
 //!   unchanged; any other failure is the job's error (`merge::resolve`);
 //! - the compaction filter (compactions only) sees the newest entry of each key if it is a
-//!   put, and each operand that no snapshot reads (`compaction::filter` has the rules).
+//!   put, and each operand that no snapshot reads (`compaction_filter.rs` has the rules).
 //!
 //! Owned by one job on one thread; no locks.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::filter::{self, CompactionFilter, FilterDecision, FilterValueType};
-use super::job::stripe;
+use crate::compaction_filter::{self as filter, CompactionFilter, FilterDecision, FilterValueType};
 use crate::error::{Error, Result};
 use crate::iter::range_del::FragmentedTombstones;
 use crate::iter::InternalIterator;
@@ -33,6 +32,15 @@ use crate::key::{
 };
 use crate::merge::resolve::{full_merge_in_job, partial_merge_in_job, Operands};
 use crate::merge::MergeOperator;
+
+/// The snapshot stripe of `seq`: how many live snapshots (ascending) lie below it. Two versions
+/// of a key in the same stripe are read by the same snapshots, so only the newer is needed.
+pub(crate) fn stripe(snapshots: &[SequenceNumber], seq: SequenceNumber) -> usize {
+    snapshots.partition_point(|&s| s < seq)
+}
+
+/// One entry to write: `(internal key, value, first of its user key)`.
+pub(crate) type OutEntry<'e> = (&'e [u8], &'e [u8], bool);
 
 /// What a job's input is read with: the policies of [`CompactionIter`].
 pub(crate) struct CompactionPolicy<'a> {
@@ -139,7 +147,7 @@ impl<'a> CompactionIter<'a> {
 
     /// The next entry to write: `(internal key, value, first of its user key)` (an output file
     /// may be cut before the first entry of a user key), or `None` at the end of the input.
-    pub(crate) fn next(&mut self) -> Result<Option<(&[u8], &[u8], bool)>> {
+    pub(crate) fn next(&mut self) -> Result<Option<OutEntry<'_>>> {
         if self.advance {
             self.input.next();
             self.advance = false;

@@ -3,7 +3,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::{CompactionIter, CompactionPolicy};
-use crate::compaction::filter::{CompactionFilter, FilterDecision, FilterValueType};
+use crate::compaction_filter::{CompactionFilter, FilterDecision, FilterValueType};
 use crate::error::Result;
 use crate::iter::range_del::{FragmentedTombstones, RangeTombstone};
 use crate::iter::{InternalIterator, VecIterator};
@@ -26,18 +26,13 @@ fn input(entries: &[(&str, u64, ValueKind, &str)]) -> VecIterator {
     )
 }
 
+#[derive(Default)]
 struct Setup<'a> {
     snapshots: &'a [u64],
     tombstones: Option<&'a FragmentedTombstones>,
     bottommost: bool,
     merge: Option<&'a dyn MergeOperator>,
     filter: Option<&'a dyn CompactionFilter>,
-}
-
-impl Default for Setup<'_> {
-    fn default() -> Self {
-        Setup { snapshots: &[], tombstones: None, bottommost: false, merge: None, filter: None }
-    }
 }
 
 fn run_with(s: Setup<'_>, entries: &[(&str, u64, ValueKind, &str)]) -> Result<Out> {

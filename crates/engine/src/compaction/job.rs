@@ -137,12 +137,6 @@ impl Writer<'_, '_> {
     }
 }
 
-/// The snapshot stripe of `seq`: how many live snapshots (ascending) lie below it. Two versions
-/// of a key in the same stripe are read by the same snapshots, so only the newer is needed.
-pub(crate) fn stripe(snapshots: &[SequenceNumber], seq: SequenceNumber) -> usize {
-    snapshots.partition_point(|&s| s < seq)
-}
-
 /// Runs the merge of `c` over `input` (all input files merged) with the inputs' range
 /// tombstones `tombstones`.
 pub fn run(
@@ -222,7 +216,7 @@ pub fn run(
 
 #[cfg(test)]
 mod tests {
-    use super::stripe;
+    use crate::compaction::iterator::stripe;
 
     #[test]
     fn stripes() {

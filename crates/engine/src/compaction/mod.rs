@@ -12,7 +12,6 @@ use std::sync::Arc;
 use crate::options::{CompactionStyle, Options};
 use crate::version::FileMetaData;
 
-pub mod filter;
 pub(crate) mod iterator;
 pub mod job;
 pub mod leveled;

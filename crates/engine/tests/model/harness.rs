@@ -19,6 +19,9 @@ use crate::config::{apply_profile, Backend, Config};
 use crate::op::{Op, Start};
 use crate::oracle::{ModelFilter, Oracle};
 
+/// A key and its value.
+type Kv = (Vec<u8>, Vec<u8>);
+
 /// Live snapshots kept at most; taking one more releases the oldest.
 const MAX_SNAPSHOTS: usize = 4;
 
@@ -76,7 +79,7 @@ impl Harness {
         let mut o = tiny_options(fs, self.cfg.write_buffer_size);
         apply_profile(&mut o, self.cfg.profile);
         // Half the cases with partial merges, half without.
-        o.merge_operator = Some(string_append(self.cfg.write_buffer_size % 2 == 0));
+        o.merge_operator = Some(string_append(self.cfg.write_buffer_size.is_multiple_of(2)));
         o.compaction_filter = Some(Arc::new(ModelFilter));
         o
     }
@@ -276,7 +279,7 @@ impl Harness {
         let (mut ro, m) = self.view(snap);
         ro.iterate_lower_bound = opt(lower).map(<[u8]>::to_vec);
         ro.iterate_upper_bound = opt(upper).map(<[u8]>::to_vec);
-        let check = |what: &str, pulled: Vec<(bool, Option<(Vec<u8>, Vec<u8>)>)>, rest: Vec<_>| {
+        let check = |what: &str, pulled: Vec<(bool, Option<Kv>)>, rest: Vec<Kv>| {
             let (mut front, mut back) = (Vec::new(), Vec::new());
             let mut ended = false;
             for (n, (is_front, item)) in pulled.into_iter().enumerate() {
@@ -292,7 +295,7 @@ impl Harness {
                     None => ended = true,
                 }
             }
-            assert!(!(ended && !rest.is_empty()), "{ctx}: {what} drained items after the end");
+            assert!(!ended || rest.is_empty(), "{ctx}: {what} drained items after the end");
             front.extend(rest);
             front.extend(back.into_iter().rev());
             m.check_scan(&front, opt(lower), opt(upper))
@@ -392,7 +395,7 @@ impl Harness {
 
 /// The database's contents, scanned forward and backward through one raw iterator (one
 /// SuperVersion: a compaction filtering meanwhile changes neither); the scans must agree.
-fn read_scans(db: &Db) -> Result<Vec<(Vec<u8>, Vec<u8>)>, String> {
+fn read_scans(db: &Db) -> Result<Vec<Kv>, String> {
     let mut it = db.raw_iter(&ReadOptions::default());
     let mut fwd = Vec::new();
     it.seek_to_first();
