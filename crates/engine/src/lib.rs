@@ -15,8 +15,8 @@
 //! [`KeyValue`], [`RawIter`]), [`Error`], the perf context ([`perf`]), the caches' public types
 //! ([`cache`]), the file-system boundary ([`fs`]: bring your own, or inject faults), and for
 //! bulk loading [`SstFileWriter`] with [`Db::ingest_external_file`] ([`IngestOptions`]);
-//! merge operators ([`MergeOperator`], [`merge`]: the built-ins) and compaction filters
-//! ([`CompactionFilter`]).
+//! merge operators ([`MergeOperator`], [`merge`]: the built-ins), compaction filters
+//! ([`CompactionFilter`]) and values that expire ([`DbWithTtl`]).
 //!
 //! The other modules are the engine's internals. They are public only so that the tools
 //! (`talus ldb`, `talus sst_dump`), the fuzz targets and the tests can reach the formats
@@ -55,6 +55,7 @@ mod prefetch;
 pub mod sst;
 mod statistics;
 mod sync;
+pub mod ttl;
 #[doc(hidden)]
 pub mod version;
 #[doc(hidden)]
@@ -75,3 +76,4 @@ pub use options::{
 };
 pub use perf::{perf_context, set_perf_level, PerfContext, PerfLevel};
 pub use sst::{ExternalSstFileInfo, SstFileWriter};
+pub use ttl::DbWithTtl;
