@@ -407,3 +407,40 @@ fn no_block_cache_and_recovery_modes() {
     let o = db_bench(&[&db, "--wal_recovery_mode=sometimes"]);
     assert!(!o.status.success() && stderr(&o).contains("wal_recovery_mode"), "{}", stderr(&o));
 }
+
+/// mergerandom and readrandommergerandom (issue 40): RocksDB's lines and messages, the same key
+/// draws on both engines (the reads find the same keys), uint64add sums what was merged, and
+/// without --merge_operator the step stops with RocksDB's message.
+#[test]
+fn merge_benchmarks() {
+    let mut msgs = Vec::new();
+    for engine in ["memory", "talus"] {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("db");
+        let o = db_bench(&[
+            &format!("--engine={engine}"),
+            &format!("--db={}", db.display()),
+            "--num=3000",
+            "--merge_keys=500",
+            "--value_size=8",
+            "--seed=5",
+            "--merge_operator=uint64add",
+            "--benchmarks=mergerandom,readrandommergerandom",
+        ]);
+        let out = stdout(&o);
+        assert!(o.status.success(), "{out}\n{}", stderr(&o));
+        let m = &lines_for(&out, "mergerandom")[0];
+        assert!(m.contains(" 3000 operations;") && m.ends_with("( updates:3000)"), "{m}");
+        let r = &lines_for(&out, "readrandommergerandom")[0];
+        let msg = r.split_once("operations;").unwrap().1.trim().to_string();
+        assert!(msg.starts_with("(reads:") && msg.contains(" total:3000 hits:"), "{msg}");
+        assert!(msg.ends_with("maxlength:8)"), "{msg}");
+        msgs.push(msg);
+    }
+    assert_eq!(msgs[0], msgs[1], "the engines read and merge the same keys");
+    let o = db_bench(&["--engine=memory", "--num=10", "--benchmarks=mergerandom"]);
+    assert!(!o.status.success());
+    assert!(stdout(&o).contains("mergerandom  : skipped (--merge_operator is unknown)"));
+    let o = db_bench(&["--engine=memory", "--merge_operator=nosuch", "--benchmarks=mergerandom"]);
+    assert!(!o.status.success() && stderr(&o).contains("--merge_operator"), "{}", stderr(&o));
+}

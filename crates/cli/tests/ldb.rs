@@ -266,3 +266,43 @@ fn backup_and_restore_round_trip_into_new_directories_only() {
     assert!(!out.status.success() && text(&out.stderr).contains("not a backup directory"));
     assert!(!dir.path().join("r3").exists() && !dir.path().join("none").exists());
 }
+
+/// A database of merge operands (issue 40): `ldb get`/`scan` show merged values with the merge
+/// operator its OPTIONS file names (or `--merge_operator`), refuse to guess without one, and
+/// `sst_dump` shows the operands' kind (2, RocksDB's kTypeMerge) until a compaction merges them.
+#[test]
+fn merge_operands_read_through_the_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let dbf = format!("--db={}", db.display());
+    let o = talus(
+        &[
+            "db_bench",
+            &dbf,
+            "--num=1",
+            "--writes=3",
+            "--value_size=2",
+            "--merge_operator=stringappend",
+            "--benchmarks=mergerandom,flush",
+        ],
+        b"",
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let key = "--key_hex";
+    let k = "0x00000000000000003030303030303030";
+    let v = String::from_utf8(ldb_ok(&db, &[key, "get", k])).unwrap();
+    assert_eq!(v.trim().matches(',').count(), 2, "three operands joined: {v}");
+    let scan = String::from_utf8(ldb_ok(&db, &["scan"])).unwrap();
+    assert_eq!(scan.lines().count(), 1, "{scan}");
+    let no_op = ldb(&db, &["--merge_operator=nullptr", key, "get", k], b"");
+    assert!(!no_op.status.success());
+    assert!(String::from_utf8_lossy(&no_op.stderr).contains("merge_operator"));
+    let sst = talus(&["sst_dump", &format!("--file={}", db.display()), "--command=scan"], b"");
+    let text = String::from_utf8_lossy(&sst.stdout).into_owned();
+    assert!(text.contains("type:2"), "{text}");
+    ldb_ok(&db, &["compact"]);
+    let sst = talus(&["sst_dump", &format!("--file={}", db.display()), "--command=scan"], b"");
+    let text = String::from_utf8_lossy(&sst.stdout).into_owned();
+    assert!(text.contains("type:1") && !text.contains("type:2"), "{text}");
+    assert_eq!(String::from_utf8(ldb_ok(&db, &[key, "get", k])).unwrap(), v);
+}

@@ -195,7 +195,7 @@ fn options_file_from_rocksdb_7_8_3_is_refused_by_name_then_accepted_when_ignorin
         String::from_utf8_lossy(&out.stderr).to_string() + &String::from_utf8_lossy(&out.stdout);
     assert!(!out.status.success());
     let named =
-        ["allow_mmap_reads", "format_version", "merge_operator", "--ignore_unknown_options"];
+        ["allow_mmap_reads", "format_version", "compaction_pri", "--ignore_unknown_options"];
     for name in named {
         assert!(err.contains(name), "{name} not named: {err}");
     }

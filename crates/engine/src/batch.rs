@@ -1,8 +1,8 @@
 //! [`WriteBatch`]: an atomic group of writes, and its encoding (the WAL record payload).
 //!
 //! Layout (see `docs/format/wal.md`): `seq: fixed64 | count: fixed32 | record*` where a record is
-//! `kind: u8 | key: varstring [| value: varstring]` (Put and RangeDelete carry a second string:
-//! the value, or the exclusive end key). The header's sequence number is filled in by the write
+//! `kind: u8 | key: varstring [| value: varstring]` (Put, Merge and RangeDelete carry a second
+//! string: the value, the merge operand, or the exclusive end key). The header's sequence number is filled in by the write
 //! path; record `i` gets sequence `seq + i`.
 //!
 //! Sizes: the format stores lengths in 32 bits (varint32 here, in SST blocks and in the
@@ -61,6 +61,8 @@ pub struct WriteBatch {
     /// Why the first refused operation was refused (it was not added); `Db::write` returns it.
     /// Boxed so that a batch stays small to move (the write path moves it a few times).
     refused: Option<Box<Refusal>>,
+    /// A merge operand was added (`Db::write` refuses it without a merge operator).
+    has_merge: bool,
 }
 
 /// Why an operation was not added to a batch (boxed in the batch: one pointer when absent).
@@ -96,19 +98,21 @@ pub enum BatchOp<'a> {
     Delete(&'a [u8]),
     /// Delete every key in `[begin, end)`.
     DeleteRange(&'a [u8], &'a [u8]),
+    /// Merge the operand `value` into `key` (see [`crate::MergeOperator`]).
+    Merge(&'a [u8], &'a [u8]),
 }
 
 impl WriteBatch {
     /// An empty batch (allocates nothing until the first operation).
     pub fn new() -> Self {
-        WriteBatch { rep: Vec::new(), refused: None }
+        WriteBatch { rep: Vec::new(), refused: None, has_merge: false }
     }
 
     /// An empty batch with room for `bytes` bytes of encoded operations.
     pub fn with_capacity(bytes: usize) -> Self {
         let mut rep = Vec::with_capacity(HEADER_LEN + bytes);
         rep.resize(HEADER_LEN, 0);
-        WriteBatch { rep, refused: None }
+        WriteBatch { rep, refused: None, has_merge: false }
     }
 
     /// `Ok` unless an operation was refused as too large (see [`check_entry_size`]); then
@@ -163,6 +167,24 @@ impl WriteBatch {
         self.begin_record(ValueKind::Put, key.as_ref(), Some(value.as_ref()));
     }
 
+    /// Adds a merge operand for `key` (see [`crate::Db::merge`]; the database must have a
+    /// merge operator).
+    ///
+    /// ```
+    /// let mut b = talus::WriteBatch::new();
+    /// b.merge(b"counter", 1u64.to_le_bytes());
+    /// assert_eq!(b.count(), 1);
+    /// ```
+    pub fn merge(&mut self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) {
+        self.begin_record(ValueKind::Merge, key.as_ref(), Some(value.as_ref()));
+        self.has_merge = true;
+    }
+
+    /// True if the batch holds a merge operand.
+    pub fn has_merge(&self) -> bool {
+        self.has_merge
+    }
+
     /// Adds a point delete.
     pub fn delete(&mut self, key: impl AsRef<[u8]>) {
         self.begin_record(ValueKind::Delete, key.as_ref(), None);
@@ -178,6 +200,7 @@ impl WriteBatch {
     pub fn clear(&mut self) {
         self.rep.clear();
         self.refused = None;
+        self.has_merge = false;
     }
 
     fn ensure_header(&mut self) {
@@ -228,6 +251,7 @@ impl WriteBatch {
         if self.refused.is_none() {
             self.refused.clone_from(&other.refused);
         }
+        self.has_merge |= other.has_merge;
         self.ensure_header();
         let c = self.count().saturating_add(other.count());
         self.rep.extend_from_slice(other.rep.get(HEADER_LEN..).unwrap_or(&[]));
@@ -238,12 +262,14 @@ impl WriteBatch {
     /// record. `file`/`offset` name where
     /// the bytes came from, for the error.
     pub fn from_data(data: Vec<u8>, file: &str, offset: u64) -> Result<WriteBatch> {
-        let b = WriteBatch { rep: data, refused: None };
+        let mut b = WriteBatch { rep: data, refused: None, has_merge: false };
         let mut n = 0u32;
+        let mut has_merge = false;
         for op in b.iter_checked(file, offset)? {
-            op?;
+            has_merge |= matches!(op?, BatchOp::Merge(..));
             n += 1;
         }
+        b.has_merge = has_merge;
         if n != b.count() {
             return Err(Error::corruption(
                 file,
@@ -300,6 +326,10 @@ impl<'a> Iterator for BatchIter<'a> {
                 None => return bad("truncated value"),
             },
             Some(ValueKind::Delete) => BatchOp::Delete(key),
+            Some(ValueKind::Merge) => match self.d.length_prefixed() {
+                Some(v) => BatchOp::Merge(key, v),
+                None => return bad("truncated merge operand"),
+            },
             Some(ValueKind::RangeDelete) => match self.d.length_prefixed() {
                 Some(end) => BatchOp::DeleteRange(key, end),
                 None => return bad("truncated range end"),
@@ -323,19 +353,37 @@ mod tests {
         b.put(b"k1", b"v1");
         b.delete(b"k2");
         b.delete_range(b"a", b"c");
+        b.merge(b"m", b"+1");
         b.set_sequence(42);
         let c = WriteBatch::from_data(b.data().to_vec(), "x", 0).unwrap();
         assert_eq!(c.sequence(), 42);
-        assert_eq!(c.count(), 3);
+        assert_eq!(c.count(), 4);
         let ops: Vec<_> = c.iter().collect();
         assert_eq!(
             ops,
             vec![
                 BatchOp::Put(b"k1", b"v1"),
                 BatchOp::Delete(b"k2"),
-                BatchOp::DeleteRange(b"a", b"c")
+                BatchOp::DeleteRange(b"a", b"c"),
+                BatchOp::Merge(b"m", b"+1"),
             ]
         );
+    }
+
+    /// The merge record's bytes, as `docs/format/wal.md` shows them (RocksDB's tag 2,
+    /// `kTypeMerge`, then the key and the operand as in a put).
+    #[test]
+    fn merge_record_golden_bytes() {
+        let mut b = WriteBatch::new();
+        b.merge(b"k", b"v");
+        b.set_sequence(1);
+        assert_eq!(
+            b.data(),
+            &[1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0x02, 0x01, b'k', 0x01, b'v'][..]
+        );
+        // A merge record cut after its key is corruption, as a put's is.
+        let cut = &b.data()[..b.data().len() - 2];
+        assert!(WriteBatch::from_data(cut.to_vec(), "f", 0).unwrap_err().is_corruption());
     }
 
     /// Lengths at and just past each limit, without allocating them: the check refuses what

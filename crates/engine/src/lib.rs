@@ -14,7 +14,9 @@
 //! reads without a copy ([`PinnedSlice`]) and the iterators ([`Iter`], [`RangeIter`] of
 //! [`KeyValue`], [`RawIter`]), [`Error`], the perf context ([`perf`]), the caches' public types
 //! ([`cache`]), the file-system boundary ([`fs`]: bring your own, or inject faults), and for
-//! bulk loading [`SstFileWriter`] with [`Db::ingest_external_file`] ([`IngestOptions`]).
+//! bulk loading [`SstFileWriter`] with [`Db::ingest_external_file`] ([`IngestOptions`]);
+//! merge operators ([`MergeOperator`], [`merge`]: the built-ins), compaction filters
+//! ([`CompactionFilter`]) and values that expire ([`DbWithTtl`]).
 //!
 //! The other modules are the engine's internals. They are public only so that the tools
 //! (`talus ldb`, `talus sst_dump`), the fuzz targets and the tests can reach the formats
@@ -29,6 +31,7 @@ pub mod cache;
 pub mod coding;
 #[doc(hidden)]
 pub mod compaction;
+pub mod compaction_filter;
 mod db;
 pub mod error;
 #[doc(hidden)]
@@ -43,6 +46,7 @@ pub mod key;
 pub mod kill_point;
 #[doc(hidden)]
 pub mod memtable;
+pub mod merge;
 pub mod options;
 pub mod options_file;
 pub mod perf;
@@ -51,6 +55,7 @@ mod prefetch;
 pub mod sst;
 mod statistics;
 mod sync;
+pub mod ttl;
 #[doc(hidden)]
 pub mod version;
 #[doc(hidden)]
@@ -58,14 +63,17 @@ pub mod wal;
 
 pub use backup::{BackupEngine, BackupInfo};
 pub use batch::WriteBatch;
+pub use compaction_filter::{CompactionFilter, FilterDecision, FilterValueType};
 pub use db::{
     destroy_db, Db, IngestOptions, Iter, KeyRange, KeyValue, PinnedSlice, RangeIter, RawIter,
     RecoveryReport, Snapshot, WalLoss, WalLossKind,
 };
 pub use error::{Error, Result};
+pub use merge::{AssociativeMergeOperator, MergeError, MergeFailureScope, MergeOperator};
 pub use options::{
     check_compression_level, CacheType, ChecksumType, CompactionStyle, CompressionType, IndexType,
     Options, ReadOptions, WalRecoveryMode, WriteOptions, DEFAULT_COMPRESSION_LEVEL,
 };
 pub use perf::{perf_context, set_perf_level, PerfContext, PerfLevel};
 pub use sst::{ExternalSstFileInfo, SstFileWriter};
+pub use ttl::DbWithTtl;

@@ -219,6 +219,13 @@ pub struct Options {
     /// How long a waiting writer spins and yields before it blocks, in microseconds (RocksDB's
     /// option; default 100, as RocksDB's).
     pub write_thread_max_yield_usec: u64,
+    /// How [`crate::Db::merge`] operands combine (RocksDB's `merge_operator`; none by default:
+    /// `merge` is then refused, and reads that meet operands fail). Built-ins by RocksDB's
+    /// names: [`crate::merge::builtin_by_name`]. See [`crate::MergeOperator`].
+    pub merge_operator: Option<Arc<dyn crate::merge::MergeOperator>>,
+    /// Called on each key's newest entry in every compaction (RocksDB's `compaction_filter`;
+    /// none by default). See [`crate::CompactionFilter`].
+    pub compaction_filter: Option<Arc<dyn crate::compaction_filter::CompactionFilter>>,
 }
 
 impl Default for Options {
@@ -290,6 +297,8 @@ impl Default for Options {
             allow_concurrent_memtable_write: true,
             enable_write_thread_adaptive_yield: true,
             write_thread_max_yield_usec: 100,
+            merge_operator: None,
+            compaction_filter: None,
         }
     }
 }

@@ -155,6 +155,13 @@ pub fn render(o: &Options) -> String {
             ),
         ),
         ("intra_l0_compaction", o.intra_l0_compaction.to_string()),
+        // RocksDB writes the operator's and the filter's names (or nullptr); a reader can make
+        // only the built-in operators from them.
+        ("merge_operator", o.merge_operator.as_ref().map_or("nullptr", |m| m.name()).to_string()),
+        (
+            "compaction_filter",
+            o.compaction_filter.as_ref().map_or("nullptr", |f| f.name()).to_string(),
+        ),
     ];
     section(&mut s, "[CFOptions \"default\"]", &cf);
     let cache = match o.cache_type {
@@ -269,6 +276,12 @@ mod tests {
         assert!(crc.contains("\n  checksum=kCRC32c\n"), "{crc}");
         let none = render(&Options { bloom_bits_per_key: 0, ..Default::default() });
         assert!(none.contains("  filter_policy=nullptr\n"));
+        assert!(none.contains("  merge_operator=nullptr\n  compaction_filter=nullptr\n"));
+        let merge = render(&Options {
+            merge_operator: crate::merge::builtin_by_name("uint64add"),
+            ..Default::default()
+        });
+        assert!(merge.contains("  merge_operator=UInt64AddOperator\n"), "{merge}");
         assert!(none.contains("  bottommost_compression=kDisableCompressionOption\n"));
     }
 }

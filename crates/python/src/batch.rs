@@ -65,6 +65,15 @@ impl PyWriteBatch {
         Ok(())
     }
 
+    /// Adds "merge the operand `value` into `key`".
+    fn merge(&mut self, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        let k = args::bytes(key, "key")?;
+        let v = args::bytes(value, "value")?;
+        check_size(k.len(), v.len())?;
+        self.batch()?.merge(&k, &v);
+        Ok(())
+    }
+
     /// Adds "delete `key`".
     fn delete(&mut self, key: &Bound<'_, PyAny>) -> PyResult<()> {
         let k = args::bytes(key, "key")?;

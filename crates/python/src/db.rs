@@ -107,6 +107,23 @@ impl PyDb {
         py.detach(|| self.r.h.with(|db| db.put_opt(&k, &v, &wo).map_err(errors::engine))?)
     }
 
+    /// Merges the operand `value` into `key` through the database's merge operator (opened
+    /// with `merge_operator="uint64add"`, `"stringappend"`, ...; without one: `NotSupported`).
+    #[pyo3(signature = (key, value, *, sync = false, disable_wal = false))]
+    fn merge(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        value: &Bound<'_, PyAny>,
+        sync: bool,
+        disable_wal: bool,
+    ) -> PyResult<()> {
+        let k = args::bytes(key, "key")?;
+        let v = args::bytes(value, "value")?;
+        let wo = write_options(sync, disable_wal);
+        py.detach(|| self.r.h.with(|db| db.merge_opt(&k, &v, &wo).map_err(errors::engine))?)
+    }
+
     /// Deletes `key` (absent is fine).
     #[pyo3(signature = (key, *, sync = false, disable_wal = false))]
     fn delete(

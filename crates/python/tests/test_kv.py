@@ -277,3 +277,27 @@ def test_backup_engine(db, tmp_path):
     with pytest.raises(talus.InvalidArgument):
         talus.BackupEngine(tmp_path / "other")
     assert (tmp_path / "other" / "notes.txt").read_text() == "mine"
+
+
+def test_merge_with_a_builtin_operator(path):
+    d = talus.DB(path, merge_operator="uint64add")
+    for i in range(10):
+        d.merge(b"hits", (i).to_bytes(8, "little"))
+    b = d.write_batch()
+    b.merge(b"hits", (100).to_bytes(8, "little"))
+    b.write()
+    assert int.from_bytes(d.get(b"hits"), "little") == 145
+    d.compact_range()
+    assert int.from_bytes(d.get(b"hits"), "little") == 145
+    d.close()
+    d = talus.DB(path, merge_operator="stringappend")
+    d.put(b"s", b"a")
+    d.merge(b"s", b"b")
+    assert d.get(b"s") == b"a,b"
+    d.close()
+    plain = talus.DB(path)
+    with pytest.raises(talus.NotSupported):
+        plain.merge(b"s", b"c")
+    plain.close()
+    with pytest.raises(talus.InvalidArgument):
+        talus.DB(path, merge_operator="no-such-operator")

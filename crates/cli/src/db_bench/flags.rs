@@ -114,7 +114,7 @@ macro_rules! define_flags {
 
 define_flags! {
     benchmarks: String = "fillseq,fillrandom,overwrite,readrandom,readseq".to_string();
-        "Comma-separated benchmarks, run in order: fillseq, fillrandom, filluniquerandom, overwrite, readrandom, readseq, readreverse, seekrandom, readwhilewriting, seekrandomwhilewriting, readrandomwriterandom, deleterandom, multireadrandom, compact, flush, waitforcompaction, stats, levelstats"
+        "Comma-separated benchmarks, run in order: fillseq, fillrandom, filluniquerandom, overwrite, readrandom, readseq, readreverse, seekrandom, readwhilewriting, seekrandomwhilewriting, readrandomwriterandom, deleterandom, multireadrandom, mergerandom, readrandommergerandom, compact, flush, waitforcompaction, stats, levelstats"
     engine: String = "talus".to_string(); "Engine under test: talus, memory (BTreeMap behind a lock: the ceiling) or rocksdb (needs --features rocksdb)"
     num: i64 = 1000000; "Number of key/values to place in the database"
     reads: i64 = -1; "Number of read operations (-1: --num)"
@@ -132,6 +132,9 @@ define_flags! {
     read_random_exp_range: f64 = 0.0; "Skew of random reads: keys follow exp(-U*range) (0: uniform)"
     seek_nexts: i64 = 0; "Next() calls after each Seek in seekrandom"
     readwritepercent: i64 = 90; "Percentage of reads in readrandomwriterandom"
+    merge_operator: String = String::new(); "The merge operator (needed by mergerandom and readrandommergerandom), by RocksDB's name or nickname: uint64add, stringappend, stringappendtest, put, max (UInt64AddOperator, ...)"
+    merge_keys: i64 = -1; "Distinct keys of mergerandom and readrandommergerandom (-1: --num)"
+    mergereadpercent: i64 = 70; "Percentage of merges in readrandommergerandom (RocksDB's name; the rest are reads)"
     db: String = String::new(); "Database directory (default: a new temporary directory, removed at exit)"
     use_existing_db: bool = false; "Use the existing database at --db; fill benchmarks are skipped"
     readonly: bool = false; "Open the database read-only (implies --use_existing_db): read benchmarks only; writes fail"
@@ -241,6 +244,8 @@ pub const BENCHMARKS: &[&str] = &[
     "readrandomwriterandom",
     "deleterandom",
     "multireadrandom",
+    "mergerandom",
+    "readrandommergerandom",
     "compact",
     "flush",
     "waitforcompaction",

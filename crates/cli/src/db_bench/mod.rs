@@ -163,6 +163,8 @@ impl Bench {
             ops_between_duration_checks: f.ops_between_duration_checks as u64,
             seek_nexts: f.seek_nexts as u64,
             readwritepercent: f.readwritepercent as u64,
+            merge_keys: or_num(f.merge_keys),
+            mergereadpercent: f.mergereadpercent as u64,
             exp_range: f.read_random_exp_range,
             seed_base: self.seed_base,
             write_rate_limit: f.benchmark_write_rate_limit,
@@ -208,6 +210,13 @@ impl Bench {
                 eprintln!("entries_per_batch = {}", self.flags.batch_size);
                 Some(Method::MultiReadRandom)
             }
+            "mergerandom" | "readrandommergerandom" if self.flags.merge_operator.is_empty() => {
+                // RocksDB's db_bench prints this and exits with 1.
+                println!("{name:<12} : skipped (--merge_operator is unknown)");
+                return Err(format!("{name} needs --merge_operator"));
+            }
+            "mergerandom" => Some(Method::MergeRandom),
+            "readrandommergerandom" => Some(Method::ReadRandomMergeRandom),
             "compact" => Some(Method::Compact),
             "flush" => {
                 self.engine()?.flush().map_err(|e| format!("Flush failed: {e}"))?;

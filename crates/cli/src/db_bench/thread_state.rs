@@ -41,6 +41,10 @@ pub struct Params {
     pub seek_nexts: u64,
     /// Reads in readrandomwriterandom, percent.
     pub readwritepercent: u64,
+    /// Distinct keys of the merge benchmarks (`--merge_keys`, -1 resolved to `--num`).
+    pub merge_keys: u64,
+    /// Merges in readrandommergerandom, percent.
+    pub mergereadpercent: u64,
     /// Read skew.
     pub exp_range: f64,
     /// Seed base.

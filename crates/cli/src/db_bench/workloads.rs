@@ -37,6 +37,10 @@ pub enum Method {
     DeleteRandom,
     /// multireadrandom.
     MultiReadRandom,
+    /// mergerandom.
+    MergeRandom,
+    /// readrandommergerandom.
+    ReadRandomMergeRandom,
     /// compact (one call, timed).
     Compact,
 }
@@ -58,6 +62,8 @@ pub fn run(method: Method, sh: &Shared<'_>, t: &mut ThreadState) -> EResult<()> 
         Method::ReadRandomWriteRandom => read_random_write_random(sh, t),
         Method::DeleteRandom => delete_random(sh, t),
         Method::MultiReadRandom => multi_read_random(sh, t),
+        Method::MergeRandom => merge_random(sh, t),
+        Method::ReadRandomMergeRandom => read_random_merge_random(sh, t),
         Method::Compact => sh.engine.compact(),
     }
 }
@@ -290,5 +296,63 @@ fn delete_random(sh: &Shared<'_>, t: &mut ThreadState) -> EResult<()> {
         sh.engine.write(&ops).map_err(|e| format!("del error: {e}"))?;
         t.stats.finished_ops(sh.engine, p.batch, OpType::Delete);
     }
+    Ok(())
+}
+
+/// RocksDB's `MergeRandom`: `readwrites` merges of random values into random keys among
+/// `--merge_keys`.
+fn merge_random(sh: &Shared<'_>, t: &mut ThreadState) -> EResult<()> {
+    let p = sh.params;
+    let mut duration = Duration::new(sh, p.duration, p.readwrites);
+    let mut values = ValueSource::new(sh.values.clone(), p.value_size);
+    let mut key = Vec::with_capacity(p.key_size);
+    let mut bytes = 0u64;
+    while !duration.done(1) {
+        select_db(t);
+        key_from_int(t.rng.next_u64() % p.merge_keys, p.key_size, &mut key);
+        let v = values.generate();
+        sh.engine.merge(&key, v).map_err(|e| format!("merge error: {e}"))?;
+        bytes += (key.len() + v.len()) as u64;
+        t.stats.finished_ops(sh.engine, 1, OpType::Merge);
+    }
+    t.stats.add_bytes(bytes);
+    t.stats.add_message(&format!("( updates:{})", p.readwrites));
+    Ok(())
+}
+
+/// RocksDB's `ReadRandomMergeRandom`: `readwrites` operations on random keys among
+/// `--merge_keys`, `--mergereadpercent` of them merges and the rest reads.
+fn read_random_merge_random(sh: &Shared<'_>, t: &mut ThreadState) -> EResult<()> {
+    let p = sh.params;
+    let mut duration = Duration::new(sh, p.duration, p.readwrites);
+    let mut values = ValueSource::new(sh.values.clone(), p.value_size);
+    let mut key = Vec::with_capacity(p.key_size);
+    let (mut hits, mut gets, mut merges, mut max_length) = (0u64, 0u64, 0u64, 0usize);
+    while !duration.done(1) {
+        select_db(t);
+        key_from_int(t.rng.next_u64() % p.merge_keys, p.key_size, &mut key);
+        let do_merge = t.rng.next_u64() % 100 < p.mergereadpercent;
+        if do_merge {
+            sh.engine.merge(&key, values.generate()).map_err(|e| format!("merge error: {e}"))?;
+            merges += 1;
+            t.stats.finished_ops(sh.engine, 1, OpType::Merge);
+        } else {
+            match sh.engine.get(&key) {
+                Ok(Some(len)) => {
+                    max_length = max_length.max(len);
+                    hits += 1;
+                }
+                Ok(None) => {}
+                // RocksDB's db_bench reports the error and goes on.
+                Err(e) => eprintln!("get error: {e}"),
+            }
+            gets += 1;
+            t.stats.finished_ops(sh.engine, 1, OpType::Read);
+        }
+    }
+    t.stats.add_message(&format!(
+        "(reads:{gets} merges:{merges} total:{} hits:{hits} maxlength:{max_length})",
+        p.readwrites
+    ));
     Ok(())
 }

@@ -111,6 +111,14 @@ impl Ctx<'_> {
     fn open(&mut self, tweak: impl FnOnce(&mut Options)) -> Result<Db, Fail> {
         let path = self.db_path()?;
         let mut opts = crate::options::engine_options(&self.args, Options::default(), &[])?;
+        if !self.args.has("merge_operator") && !self.args.has("options_file") {
+            // As the database was written: its newest OPTIONS file names its merge operator
+            // (`get` and `scan` show merged values; a built-in only, else reads of operands fail
+            // saying there is no operator).
+            if let Some(v) = options_file_merge_operator(&path) {
+                let _ = crate::options::engine::set(&mut opts, "merge_operator", &v);
+            }
+        }
         tweak(&mut opts);
         let db =
             if self.read_only { Db::open_read_only(&path, opts)? } else { Db::open(&path, opts)? };
@@ -129,6 +137,20 @@ impl Ctx<'_> {
         }
         Ok(db)
     }
+}
+
+/// The `merge_operator=` value of the newest `OPTIONS-NNNNNN` file in `dir`, if any.
+fn options_file_merge_operator(dir: &std::path::Path) -> Option<String> {
+    let newest = std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(|e| {
+            let name = e.ok()?.file_name().into_string().ok()?;
+            let n: u64 = name.strip_prefix("OPTIONS-")?.parse().ok()?;
+            Some((n, name))
+        })
+        .max()?;
+    let text = std::fs::read_to_string(dir.join(newest.1)).ok()?;
+    text.lines().find_map(|l| l.trim().strip_prefix("merge_operator=").map(str::to_string))
 }
 
 /// One `ldb` command.

@@ -42,6 +42,9 @@ pub struct Config {
     pub verify_only: bool,
     /// Writes use `sync=true`.
     pub sync: bool,
+    /// Puts are written as merge operands (db_stress's `--use_merge`), merged by the `put`
+    /// operator the database always has.
+    pub use_merge: bool,
     /// Writes use `disable_wal=true`.
     pub disable_wal: bool,
     /// After a `sync=0` run, require every acknowledged write (a process crash loses none);
@@ -144,6 +147,7 @@ impl Config {
             seed: 1,
             verify_only: false,
             sync: true,
+            use_merge: false,
             disable_wal: false,
             strict_unsynced: true,
             value_size_max: 100,
@@ -202,6 +206,7 @@ impl Config {
         c.seed = num("seed", c.seed)?;
         c.verify_only = p.flag("verify_only");
         c.sync = p.flag_or("sync", c.sync);
+        c.use_merge = p.flag_or("use_merge", c.use_merge);
         c.disable_wal = p.flag_or("disable_wal", c.disable_wal);
         c.strict_unsynced = p.flag_or("strict_unsynced", c.strict_unsynced);
         c.value_size_max = small("value_size_max", c.value_size_max)?.min(1 << 20);
@@ -304,6 +309,8 @@ impl Config {
             partition_filters: self.partition_filters,
             metadata_block_size: self.metadata_block_size,
             checksum: self.checksum,
+            // Always: operands written by an earlier run with --use_merge stay readable.
+            merge_operator: talus::merge::builtin_by_name("put"),
             ..base
         };
         for (name, value) in self.extra.iter().filter(|(n, _)| !layer(n)) {
@@ -324,6 +331,7 @@ impl Config {
             format!("--duration={}", self.duration),
             format!("--seed={}", self.seed),
             format!("--sync={}", b(self.sync)),
+            format!("--use_merge={}", b(self.use_merge)),
             format!("--disable_wal={}", b(self.disable_wal)),
             format!("--strict_unsynced={}", b(self.strict_unsynced)),
             format!("--value_size_max={}", self.value_size_max),
@@ -395,11 +403,12 @@ impl Config {
     /// The options a person reading a cycle line wants to see.
     pub fn brief(&self) -> String {
         format!(
-            "sync={} disable_wal={} compression={} block_size={} write_buffer_size={} \
+            "sync={} use_merge={} disable_wal={} compression={} block_size={} write_buffer_size={} \
              bloom_bits={} cache_size={} cache_type={:?} max_open_files={} jobs={} \
              subcompactions={} intra_l0={} style={:?} wal_recovery={} direct_reads={} \
              direct_writes={} index={} partition_filters={} metadata_block_size={} checksum={}",
             u8::from(self.sync),
+            u8::from(self.use_merge),
             u8::from(self.disable_wal),
             self.compression.name(),
             self.block_size,

@@ -303,7 +303,7 @@ fn drive(p: &Parsed) -> Result<Totals, String> {
 }
 
 /// Sets back the options the command line names (engine options by any of their names, and
-/// `--sync`, `--disable_wal`) after [`randomize`] drew them: those are fixed for every cycle.
+/// `--sync`, `--disable_wal`, `--use_merge`) after [`randomize`] drew them: those are fixed for every cycle.
 fn keep_given(cfg: &mut Config, template: &Config, p: &Parsed) -> Result<(), String> {
     let mut o = cfg.db_options()?;
     for name in p.names().iter().filter(|n| crate::options::engine::find(n).is_some()) {
@@ -315,6 +315,9 @@ fn keep_given(cfg: &mut Config, template: &Config, p: &Parsed) -> Result<(), Str
     }
     if p.has("disable_wal") {
         cfg.disable_wal = template.disable_wal;
+    }
+    if p.has("use_merge") {
+        cfg.use_merge = template.use_merge;
     }
     Ok(())
 }
@@ -349,6 +352,9 @@ fn randomize(c: &mut Config, rng: &mut StdRng) {
     };
     c.intra_l0_compaction = rng.gen_bool(0.7);
     c.sync = rng.gen_bool(0.8);
+    // Puts as merge operands in half the cycles: operands and values of one key meet across
+    // kills, flushes and compactions.
+    c.use_merge = rng.gen_bool(0.5);
     c.disable_wal = rng.gen_bool(0.05);
     c.wal_recovery_mode = if rng.gen_bool(0.8) {
         WalRecoveryMode::PointInTimeRecovery

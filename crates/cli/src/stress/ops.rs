@@ -1,4 +1,5 @@
-//! The workload threads of `talus stress`: random puts, deletes, delete_ranges, batches, gets,
+//! The workload threads of `talus stress`: random puts (merge operands with `--use_merge`),
+//! deletes, delete_ranges, batches, gets,
 //! iterators (forward, backward, zigzag; bounded or not), snapshot reads, flushes, range
 //! compactions and ingestions of external SSTs (`ingest.rs`) over keys `0..max_key`, each read
 //! checked against the expected state.
@@ -240,7 +241,11 @@ impl Worker<'_> {
                     if put {
                         let v = self.exp.get(k).version().wrapping_add(1);
                         make_value(k, v, self.exp.value_size_max(), &mut self.buf);
-                        batch.put(key_bytes(k), &self.buf);
+                        if self.cfg.use_merge {
+                            batch.merge(key_bytes(k), &self.buf);
+                        } else {
+                            batch.put(key_bytes(k), &self.buf);
+                        }
                     } else {
                         batch.delete(key_bytes(k));
                     }

@@ -1,11 +1,12 @@
-//! The merge of a compaction: reads the inputs in internal-key order, drops what no reader can
-//! see, and writes output files of about `Compaction::target_file_size` bytes at the output level.
+//! The merge of a compaction: reads the inputs in internal-key order through a
+//! [`CompactionIter`] (which drops what no reader can see, merges operands and applies the
+//! compaction filter: `iterator.rs` has the rules) and writes output files of about
+//! `Compaction::target_file_size` bytes at the output level.
 //!
 //! Visibility rules (snapshot stripes): the live snapshots cut the sequence space into stripes;
 //! within a stripe only the newest entry of a user key can be read, so older ones are dropped.
-//! An entry covered by a range tombstone of the same stripe is dropped. A point tombstone, and a
-//! range tombstone, in the oldest stripe is dropped at the bottommost level, where nothing older
-//! lies beneath.
+//! A range tombstone in the oldest stripe is dropped at the bottommost level, where nothing
+//! older lies beneath.
 //!
 //! Range tombstones are clipped to each output file's key partition `[first key, next file's
 //! first key)`, so output files never overlap; a file's largest key may be the sentinel
@@ -15,19 +16,18 @@
 //! are deleted and the error returned; nothing is installed.
 
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
+use super::iterator::{CompactionIter, CompactionPolicy};
 use super::Compaction;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::filename::{table_name, table_path};
 use crate::fs::rate_limiter::{IoPriority, RateLimitedFile, RateLimiter};
 use crate::fs::Fs;
 use crate::iter::range_del::{FragmentedTombstones, RangeTombstone};
 use crate::iter::InternalIterator;
-use crate::key::{
-    append_internal_key, parse_internal_key, SequenceNumber, ValueKind, MAX_SEQUENCE,
-};
+use crate::key::{SequenceNumber, MAX_SEQUENCE};
 use crate::options::Options;
 use crate::sst::TableBuilder;
 use crate::version::FileMetaData;
@@ -137,12 +137,6 @@ impl Writer<'_, '_> {
     }
 }
 
-/// The snapshot stripe of `seq`: how many live snapshots (ascending) lie below it. Two versions
-/// of a key in the same stripe are read by the same snapshots, so only the newer is needed.
-pub(crate) fn stripe(snapshots: &[SequenceNumber], seq: SequenceNumber) -> usize {
-    snapshots.partition_point(|&s| s < seq)
-}
-
 /// Runs the merge of `c` over `input` (all input files merged) with the inputs' range
 /// tombstones `tombstones`.
 pub fn run(
@@ -160,6 +154,7 @@ pub fn run(
         .filter(|t| !(c.bottommost && t.seq <= earliest_stripe_bound))
         .collect();
     let target = c.target_file_size;
+    let (opts, shutting_down) = (ctx.opts, ctx.shutting_down);
     let mut w = Writer {
         ctx,
         c,
@@ -170,70 +165,38 @@ pub fn run(
         next_lower: None,
     };
     let result = (|| -> Result<()> {
-        let mut cur_key: Vec<u8> = Vec::new();
-        let mut has_cur = false;
-        let mut last_stripe = usize::MAX;
-        // Never in L0, whose files are ordered by their largest sequence number.
-        let zero_seqs = c.bottommost && c.output_level > 0;
-        let mut zeroed: Vec<u8> = Vec::new();
         input.seek_to_first();
-        while input.valid() {
-            if w.ctx.shutting_down.load(Ordering::Relaxed) {
-                return Err(Error::Busy("compaction stopped: the database is closing".into()));
-            }
-            let ikey = input.key();
-            let Some(p) = parse_internal_key(ikey) else {
-                return Err(Error::corruption("compaction input", 0, "unparsable internal key"));
-            };
-            w.out.keys_in += 1;
-            let new_key = !has_cur || p.user_key != cur_key.as_slice();
-            if new_key {
+        let policy = CompactionPolicy {
+            snapshots: &snapshots,
+            tombstones: Some(tombstones),
+            bottommost: c.bottommost,
+            // Never in L0, whose files are ordered by their largest sequence number.
+            zero_seqs: c.bottommost && c.output_level > 0,
+            merge: opts.merge_operator.as_deref(),
+            filter: opts.compaction_filter.as_deref().map(|f| (f, c.level)),
+            shutting_down: Some(shutting_down),
+        };
+        let mut it = CompactionIter::new(input.as_mut(), policy);
+        let done = (|| -> Result<()> {
+            while let Some((ikey, value, new_user_key)) = it.next()? {
                 // Cut the output only between user keys.
-                let full = w.cur.as_ref().is_some_and(|o| o.builder.file_size_estimate() >= target);
-                if full {
-                    w.finish(Some(p.user_key))?;
+                if new_user_key
+                    && w.cur.as_ref().is_some_and(|o| o.builder.file_size_estimate() >= target)
+                {
+                    w.finish(Some(crate::key::user_key(ikey)))?;
                 }
-                cur_key.clear();
-                cur_key.extend_from_slice(p.user_key);
-                has_cur = true;
-                last_stripe = usize::MAX;
-            }
-            let s = stripe(&snapshots, p.seq);
-            let mut drop = s == last_stripe;
-            last_stripe = s;
-            if !drop {
-                let bound = snapshots.get(s).copied().unwrap_or(MAX_SEQUENCE);
-                let t = tombstones.max_covering_seq(p.user_key, bound);
-                if t > p.seq && stripe(&snapshots, t) == s {
-                    drop = true;
-                }
-            }
-            if !drop && p.kind == ValueKind::Delete && c.bottommost && s == 0 {
-                drop = true;
-            }
-            if drop {
-                w.out.keys_dropped += 1;
-            } else {
                 if w.cur.is_none() {
                     w.open()?;
                 }
-                // At the bottom, the newest version below every snapshot gets sequence 0 (as
-                // RocksDB does): nothing older can exist beneath it, and an all-zero trailer
-                // compresses far better.
-                let out_key = if zero_seqs && s == 0 && p.kind == ValueKind::Put && p.seq != 0 {
-                    zeroed.clear();
-                    append_internal_key(&mut zeroed, p.user_key, 0, ValueKind::Put);
-                    zeroed.as_slice()
-                } else {
-                    ikey
-                };
                 if let Some(o) = w.cur.as_mut() {
-                    o.builder.add(out_key, input.value())?;
+                    o.builder.add(ikey, value)?;
                 }
             }
-            input.next();
-        }
-        input.status()?;
+            Ok(())
+        })();
+        w.out.keys_in = it.keys_in;
+        w.out.keys_dropped = it.keys_dropped();
+        done?;
         if w.cur.is_none() && !w.tombstones.is_empty() {
             w.open()?;
         }
@@ -253,7 +216,7 @@ pub fn run(
 
 #[cfg(test)]
 mod tests {
-    use super::stripe;
+    use crate::compaction::iterator::stripe;
 
     #[test]
     fn stripes() {

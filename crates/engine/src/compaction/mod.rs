@@ -12,6 +12,7 @@ use std::sync::Arc;
 use crate::options::{CompactionStyle, Options};
 use crate::version::FileMetaData;
 
+pub(crate) mod iterator;
 pub mod job;
 pub mod leveled;
 pub mod picker;

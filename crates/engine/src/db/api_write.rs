@@ -41,6 +41,48 @@ impl Db {
         self.write(b, opts)
     }
 
+    /// Merges the operand `value` into `key` (RocksDB's `Merge`; default [`WriteOptions`]):
+    /// reads see the key's value combined with its operands by
+    /// [`crate::Options::merge_operator`]. Without an operator: [`crate::Error::NotSupported`].
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let opts = talus::Options {
+    ///     create_if_missing: true,
+    ///     merge_operator: talus::merge::builtin_by_name("uint64add"),
+    ///     ..Default::default()
+    /// };
+    /// let db = talus::Db::open(dir.path(), opts).unwrap();
+    /// db.merge(b"hits", 1u64.to_le_bytes()).unwrap();
+    /// db.merge(b"hits", 2u64.to_le_bytes()).unwrap();
+    /// assert_eq!(db.get(b"hits").unwrap(), Some(3u64.to_le_bytes().to_vec()));
+    /// ```
+    pub fn merge(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
+        self.merge_opt(key, value, &WriteOptions::default())
+    }
+
+    /// [`Db::merge`] under `opts`.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let opts = talus::Options { create_if_missing: true, merge_operator: talus::merge::builtin_by_name("stringappend"), ..Default::default() };
+    /// # let db = talus::Db::open(dir.path(), opts).unwrap();
+    /// let synced = talus::WriteOptions { sync: true, ..Default::default() };
+    /// db.put(b"k", b"a").unwrap();
+    /// db.merge_opt(b"k", b"b", &synced).unwrap();
+    /// assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"a,b"[..]));
+    /// ```
+    pub fn merge_opt(
+        &self,
+        key: impl AsRef<[u8]>,
+        value: impl AsRef<[u8]>,
+        opts: &WriteOptions,
+    ) -> Result<()> {
+        let mut b = WriteBatch::new();
+        b.merge(key, value);
+        self.write(b, opts)
+    }
+
     /// Deletes `key` (default [`WriteOptions`]).
     ///
     /// ```

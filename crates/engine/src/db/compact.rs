@@ -336,6 +336,50 @@ impl DbInner {
             r?;
             self.delete_obsolete_files();
         }
+        if self.opts.compaction_filter.is_some() {
+            // RocksDB's default `BottommostLevelCompaction::kIfHaveCompactionFilter`: with a
+            // filter the last level's files in the range are rewritten too, so that the filter
+            // sees every key of the range.
+            self.compact_last_level(target, begin, end)?;
+        }
+        Ok(())
+    }
+
+    /// Rewrites the files of `level` overlapping `[begin, end]` in place (one compaction of
+    /// the level into itself).
+    fn compact_last_level(
+        &self,
+        level: usize,
+        begin: Option<&[u8]>,
+        end: Option<&[u8]>,
+    ) -> Result<()> {
+        let v = self.state.lock().current.clone();
+        let files: Vec<_> = v
+            .level_files(level)
+            .iter()
+            .filter(|f| {
+                let (s, l) = (f.smallest.user_key(), f.largest.user_key());
+                begin.is_none_or(|b| l >= b) && end.is_none_or(|e| s <= e)
+            })
+            .cloned()
+            .collect();
+        if files.is_empty() {
+            return Ok(());
+        }
+        let c = leveled::build(&self.opts, &v, level, level, files, &|_| false, "ManualCompaction");
+        drop(v);
+        let Some(mut c) = c else { return Ok(()) };
+        c.trivial_move = false;
+        let running = {
+            let mut st = self.state.lock();
+            DbInner::check_bg_error(&st)?;
+            self.begin_compaction(&mut st, &c)
+        };
+        let r = self.run_compaction(&c);
+        drop(running);
+        drop(c);
+        r?;
+        self.delete_obsolete_files();
         Ok(())
     }
 }

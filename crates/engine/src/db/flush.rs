@@ -8,12 +8,11 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::core::DbInner;
-use crate::compaction::job::stripe;
+use crate::compaction::iterator::{CompactionIter, CompactionPolicy};
 use crate::error::{Error, Result};
 use crate::filename::table_path;
 use crate::fs::rate_limiter::{IoPriority, RateLimitedFile};
 use crate::iter::range_del::{FragmentedTombstones, RangeTombstone};
-use crate::key::{parse_internal_key, MAX_SEQUENCE};
 use crate::kill_point::kill_point;
 use crate::memtable::MemTable;
 use crate::sst::TableBuilder;
@@ -26,7 +25,8 @@ impl DbInner {
     /// Drops what no reader can see, as RocksDB's flush does: of the versions of a key in one
     /// snapshot stripe (between two live snapshots, see `compaction::job`) only the newest is
     /// written, and a version covered by a range tombstone of its own stripe is not written.
-    /// Deletions are kept (older data may lie below L0). Safe for readers without a snapshot:
+    /// Deletions are kept (older data may lie below L0). Merge operands of a stripe are merged
+    /// with a base the memtable holds, else partially (`compaction::iterator` has the rules). Safe for readers without a snapshot:
     /// they load their SuperVersion before their sequence number, so a version this drops is
     /// shadowed by one at or below any sequence a reader of the new file can hold.
     pub(crate) fn write_level0_table(
@@ -61,34 +61,21 @@ impl DbInner {
             (!tombstones.is_empty()).then(|| FragmentedTombstones::new(tombstones.iter().cloned()));
         let mut it = mem.iter();
         it.seek_to_first();
-        let mut cur_key: Vec<u8> = Vec::new();
-        let mut last_stripe = usize::MAX;
-        while it.valid() {
-            let ikey = it.key();
-            let Some(p) = parse_internal_key(ikey) else {
-                return Err(Error::corruption("memtable", 0, "unparsable internal key"));
-            };
-            if p.user_key != cur_key.as_slice() {
-                cur_key.clear();
-                cur_key.extend_from_slice(p.user_key);
-                last_stripe = usize::MAX;
-            }
-            let s = stripe(&snapshots, p.seq);
-            let mut keep = s != last_stripe;
-            last_stripe = s;
-            if keep {
-                if let Some(t) = &covering {
-                    let bound = snapshots.get(s).copied().unwrap_or(MAX_SEQUENCE);
-                    let by = t.max_covering_seq(p.user_key, bound);
-                    keep = !(by > p.seq && stripe(&snapshots, by) == s);
-                }
-            }
-            if keep {
-                b.add(ikey, it.value())?;
-            }
-            it.next();
+        let policy = CompactionPolicy {
+            snapshots: &snapshots,
+            tombstones: covering.as_ref(),
+            // Deletions are kept: older data may lie below L0.
+            bottommost: false,
+            zero_seqs: false,
+            merge: self.opts.merge_operator.as_deref(),
+            // RocksDB's default: filters run in compactions only.
+            filter: None,
+            shutting_down: None,
+        };
+        let mut entries = CompactionIter::new(it.as_mut(), policy);
+        while let Some((ikey, value, _)) = entries.next()? {
+            b.add(ikey, value)?;
         }
-        it.status()?;
         let live: Vec<RangeTombstone> =
             tombstones.into_iter().filter(|t| t.start < t.end).collect();
         for t in &live {

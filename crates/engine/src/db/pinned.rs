@@ -3,7 +3,8 @@
 //! A point lookup finds its value either in a memtable's arena or in an SST data block. The
 //! slice refers to it in place and holds what keeps it valid: a reference on the memtable, or a
 //! handle on the data block (which pins the block-cache entry, so the cache does not evict it
-//! while the slice lives). Holding many slices for long therefore holds memory: a pinned block
+//! while the slice lives). A value merged from operands (see [`crate::MergeOperator`]) exists
+//! nowhere else and is owned by the slice. Holding many slices for long therefore holds memory: a pinned block
 //! counts against the cache's capacity, a pinned memtable stays in memory after its flush.
 
 use std::fmt;
@@ -18,6 +19,7 @@ pub struct PinnedSlice(Pinned);
 enum Pinned {
     Mem(MemValue),
     Block(BlockSlice),
+    Owned(Vec<u8>),
 }
 
 impl PinnedSlice {
@@ -27,6 +29,10 @@ impl PinnedSlice {
 
     pub(crate) fn block(v: BlockSlice) -> PinnedSlice {
         PinnedSlice(Pinned::Block(v))
+    }
+
+    pub(crate) fn owned(v: Vec<u8>) -> PinnedSlice {
+        PinnedSlice(Pinned::Owned(v))
     }
 }
 
@@ -38,6 +44,7 @@ impl Deref for PinnedSlice {
         match &self.0 {
             Pinned::Mem(v) => v,
             Pinned::Block(v) => v,
+            Pinned::Owned(v) => v,
         }
     }
 }
@@ -65,6 +72,7 @@ impl fmt::Debug for PinnedSlice {
         let where_ = match self.0 {
             Pinned::Mem(_) => "memtable",
             Pinned::Block(_) => "block",
+            Pinned::Owned(_) => "merged",
         };
         write!(f, "PinnedSlice({where_}, {:?})", &**self)
     }

@@ -22,6 +22,7 @@ use crate::perf;
 use crate::sst::BlockSlice;
 use crate::version::level_iter::{LevelFiles, LevelIterator};
 
+mod merge;
 mod multi_get;
 
 impl DbInner {
@@ -53,6 +54,7 @@ impl DbInner {
             fill_cache,
             |mem| mem.get(key, read_seq).map(|(k, s, v)| (k, s, v.to_vec())),
             |b| b.to_vec(),
+            |v| v,
         )
     }
 
@@ -71,11 +73,14 @@ impl DbInner {
             fill_cache,
             |mem| mem.get_pinned(key, read_seq).map(|(k, s, v)| (k, s, PinnedSlice::mem(v))),
             PinnedSlice::block,
+            PinnedSlice::owned,
         )
     }
 
     /// The point lookup: memtables, then the files of `sv`; `from_mem` looks `key` up in one
-    /// memtable, `from_block` turns a value found in a data block into the result.
+    /// memtable, `from_block` turns a value found in a data block into the result, `from_merge`
+    /// a merged value (a key whose newest entry is a merge operand takes `get_merged`).
+    #[allow(clippy::too_many_arguments)]
     fn lookup<T>(
         &self,
         sv: &SuperVersion,
@@ -84,7 +89,10 @@ impl DbInner {
         fill_cache: bool,
         from_mem: impl Fn(&Arc<MemTable>) -> Option<(ValueKind, SequenceNumber, T)>,
         from_block: impl FnOnce(BlockSlice) -> T,
+        from_merge: impl FnOnce(Vec<u8>) -> T,
     ) -> Result<Option<T>> {
+        let merged =
+            |this: &Self| this.get_merged(sv, key, read_seq, fill_cache).map(|v| v.map(from_merge));
         let mut max_tomb = 0;
         if sv.mem.has_range_tombstones() {
             let t = FragmentedTombstones::new(sv.mem.range_tombstones());
@@ -93,6 +101,9 @@ impl DbInner {
         let found = from_mem(&sv.mem);
         perf::memtable_get(found.is_some());
         if let Some((kind, seq, v)) = found {
+            if is_merge(kind, seq, max_tomb) {
+                return merged(self);
+            }
             return Ok(is_live(kind, seq, max_tomb).then_some(v));
         }
         for (imm, tombs) in &sv.imms {
@@ -100,10 +111,14 @@ impl DbInner {
             let found = from_mem(imm);
             perf::memtable_get(found.is_some());
             if let Some((kind, seq, v)) = found {
+                if is_merge(kind, seq, max_tomb) {
+                    return merged(self);
+                }
                 return Ok(is_live(kind, seq, max_tomb).then_some(v));
             }
         }
         let mut result: Result<Option<BlockSlice>> = Ok(None);
+        let mut merge = false;
         sv.version.for_each_file_for_key(key, |level, f| {
             let reader = match self.table_cache.reader(f, Some(level)) {
                 Ok(r) => r,
@@ -115,6 +130,7 @@ impl DbInner {
             max_tomb = max_tomb.max(reader.range_tombstones().max_covering_seq(key, read_seq));
             match reader.get_pinned(key, read_seq, fill_cache) {
                 Ok(Some((kind, seq, v))) => {
+                    merge = is_merge(kind, seq, max_tomb);
                     result = Ok(is_live(kind, seq, max_tomb).then_some(v));
                     false
                 }
@@ -125,6 +141,9 @@ impl DbInner {
                 }
             }
         });
+        if merge {
+            return merged(self);
+        }
         Ok(result?.map(from_block))
     }
 
@@ -188,7 +207,14 @@ impl DbInner {
             opts.iterate_lower_bound.clone(),
             opts.iterate_upper_bound.clone(),
         )
+        .with_merge_operator(self.opts.merge_operator.clone())
     }
+}
+
+/// True if the newest entry found (`kind` at `seq`) is a merge operand that no range tombstone
+/// met so far deletes: the value is its operands merged (`merge.rs`).
+fn is_merge(kind: ValueKind, seq: SequenceNumber, max_tomb: SequenceNumber) -> bool {
+    kind == ValueKind::Merge && seq >= max_tomb
 }
 
 /// True if the newest entry found (`kind` at `seq`) is a value that no range tombstone met so

@@ -3,13 +3,17 @@
 //!
 //! LevelDB's `DBIter` is the model. For each user key only the newest entry with
 //! `seq <= read_seq` counts; the key is visible if that entry is a `Put` not covered by a range
-//! tombstone with a higher sequence (visible at `read_seq`). Any other kind (`Delete`,
-//! `SingleDelete`, and the reserved `Merge`/`BlobIndex`, which this engine does not produce)
-//! hides the key. `RangeDelete` entries are never expected in the point stream and are skipped.
+//! tombstone with a higher sequence (visible at `read_seq`). A `Merge` operand so visible makes
+//! the key's value its operands merged (newest first down to the key's base: a put, a delete, an
+//! entry covered by a range tombstone, or the end of its entries) by the merge operator
+//! (`merge::resolve::full_merge`; a failure makes the cursor invalid with the error in
+//! `status()`). Any other kind (`Delete`, `SingleDelete`, the reserved `BlobIndex`) hides the
+//! key. `RangeDelete` entries are never expected in the point stream and are skipped.
 //!
 //! # Positioning invariant
 //! - Forward: the inner iterator is at the newest visible entry of the current key; `key` and
-//!   `value` read through it.
+//!   `value` read through it. After a merge (`value_saved`) the key and the merged value are in
+//!   `saved_key`/`saved_value` and the inner iterator is past the entries the merge read.
 //! - Backward: the inner iterator is before every entry of the current key (at the last entry of
 //!   some smaller user key, or invalid); `key`/`value` are copies in reusable buffers
 //!   (`saved_key`, `saved_value`), so stepping does not allocate once they have grown.
@@ -27,6 +31,8 @@ use crate::key::{
     pack_trailer, parse_internal_key, user_key, SequenceNumber, ValueKind, KIND_FOR_SEEK,
     MAX_SEQUENCE,
 };
+use crate::merge::resolve::{full_merge, Operands};
+use crate::merge::MergeOperator;
 use smallvec::SmallVec;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -51,8 +57,14 @@ pub struct DbIterator {
     saved_value: Vec<u8>,
     /// Scratch for building seek targets.
     seek_buf: SmallVec<[u8; 64]>,
-    /// A corruption found in the inner stream (sticky).
+    /// A corruption found in the inner stream, or a failed merge (sticky).
     err: Option<Error>,
+    /// Combines merge operands.
+    merge: Option<Arc<dyn MergeOperator>>,
+    /// Forward: the current entry is a merged value held in `saved_key`/`saved_value`.
+    value_saved: bool,
+    /// A merge's operands (forward: newest first; backward: oldest first).
+    operands: Operands,
 }
 
 impl DbIterator {
@@ -77,7 +89,17 @@ impl DbIterator {
             saved_value: Vec::new(),
             seek_buf: SmallVec::new(),
             err: None,
+            merge: None,
+            value_saved: false,
+            operands: Operands::default(),
         }
+    }
+
+    /// Resolves merge operands with `op` (without one, a key with operands makes the cursor
+    /// fail with `InvalidArgument`).
+    pub fn with_merge_operator(mut self, op: Option<Arc<dyn MergeOperator>>) -> Self {
+        self.merge = op;
+        self
     }
 
     /// True if a range tombstone visible at the read sequence covers `user_key` at `seq`.
@@ -94,6 +116,7 @@ impl DbIterator {
     /// Positions at the first visible key (at or after the lower bound).
     pub fn seek_to_first(&mut self) {
         self.dir = Direction::Forward;
+        self.value_saved = false;
         match self.lower.take() {
             Some(lower) => {
                 self.seek_inner(&lower);
@@ -107,6 +130,7 @@ impl DbIterator {
     /// Positions at the last visible key (before the upper bound).
     pub fn seek_to_last(&mut self) {
         self.dir = Direction::Backward;
+        self.value_saved = false;
         match self.upper.take() {
             Some(upper) => {
                 self.seek_for_prev_before(&upper);
@@ -120,6 +144,7 @@ impl DbIterator {
     /// Positions at the first visible key `>= key`.
     pub fn seek(&mut self, key: &[u8]) {
         self.dir = Direction::Forward;
+        self.value_saved = false;
         match self.lower.take() {
             Some(lower) => {
                 self.seek_inner(if key < lower.as_slice() { &lower } else { key });
@@ -133,6 +158,7 @@ impl DbIterator {
     /// Positions at the last visible key `<= key`.
     pub fn seek_for_prev(&mut self, key: &[u8]) {
         self.dir = Direction::Backward;
+        self.value_saved = false;
         match self.upper.take() {
             Some(upper) if key >= upper.as_slice() => {
                 self.seek_for_prev_before(&upper);
@@ -164,6 +190,10 @@ impl DbIterator {
             } else {
                 self.inner.seek_to_first();
             }
+        } else if self.value_saved {
+            // A merge left the inner iterator past what it read; `saved_key` is the key to
+            // skip.
+            self.value_saved = false;
         } else {
             self.saved_key.clear();
             self.saved_key.extend_from_slice(user_key(self.inner.key()));
@@ -177,7 +207,18 @@ impl DbIterator {
         if !self.valid {
             return;
         }
-        if self.dir == Direction::Forward {
+        if self.dir == Direction::Forward && self.value_saved {
+            // A merge left the inner iterator past the key's entries: find their start again
+            // and step before it.
+            self.value_saved = false;
+            self.seek_buf.clear();
+            self.seek_buf.extend_from_slice(&self.saved_key);
+            self.seek_buf
+                .extend_from_slice(&pack_trailer(MAX_SEQUENCE, KIND_FOR_SEEK).to_le_bytes());
+            self.inner.seek(&self.seek_buf);
+            self.inner.prev();
+            self.dir = Direction::Backward;
+        } else if self.dir == Direction::Forward {
             // Step back over every entry of the current key.
             self.saved_key.clear();
             self.saved_key.extend_from_slice(user_key(self.inner.key()));
@@ -198,8 +239,8 @@ impl DbIterator {
             return &[];
         }
         match self.dir {
-            Direction::Forward => user_key(self.inner.key()),
-            Direction::Backward => &self.saved_key,
+            Direction::Forward if !self.value_saved => user_key(self.inner.key()),
+            _ => &self.saved_key,
         }
     }
 
@@ -209,8 +250,8 @@ impl DbIterator {
             return &[];
         }
         match self.dir {
-            Direction::Forward => self.inner.value(),
-            Direction::Backward => &self.saved_value,
+            Direction::Forward if !self.value_saved => self.inner.value(),
+            _ => &self.saved_value,
         }
     }
 
@@ -281,6 +322,12 @@ impl DbIterator {
                         self.valid = true;
                         return;
                     }
+                    ValueKind::Merge if !self.covered(p.user_key, p.seq) => {
+                        self.saved_key.clear();
+                        self.saved_key.extend_from_slice(p.user_key);
+                        self.merge_forward();
+                        return;
+                    }
                     _ => {
                         // Hides every older entry of this user key.
                         self.saved_key.clear();
@@ -301,8 +348,11 @@ impl DbIterator {
             self.valid = false;
             return;
         }
-        // Whether `saved_key`/`saved_value` hold a live candidate.
+        // Whether `saved_key`/`saved_value` hold a live candidate (a value, or with `merging`
+        // the operands gathered so far over the base in `saved_value` if `has_base`).
         let mut live = false;
+        let mut merging = false;
+        let mut has_base = false;
         while self.inner.valid() {
             let Some(p) = parse_internal_key(self.inner.key()) else {
                 self.corrupt();
@@ -315,26 +365,101 @@ impl DbIterator {
             }
             let above_upper = self.upper.as_deref().is_some_and(|u| p.user_key >= u);
             if p.seq <= self.read_seq && !above_upper && p.kind != ValueKind::RangeDelete {
-                if live && p.user_key < self.saved_key.as_slice() {
+                if (live || merging) && p.user_key < self.saved_key.as_slice() {
                     // The candidate's entries are all behind us: it is the answer.
                     break;
                 }
-                let is_live = p.kind == ValueKind::Put && !self.covered(p.user_key, p.seq);
-                if is_live {
-                    self.saved_key.clear();
-                    self.saved_key.extend_from_slice(p.user_key);
-                    self.saved_value.clear();
-                    self.saved_value.extend_from_slice(self.inner.value());
+                let covered = self.covered(p.user_key, p.seq);
+                match p.kind {
+                    ValueKind::Put if !covered => {
+                        self.saved_key.clear();
+                        self.saved_key.extend_from_slice(p.user_key);
+                        self.saved_value.clear();
+                        self.saved_value.extend_from_slice(self.inner.value());
+                        (live, merging) = (true, false);
+                    }
+                    ValueKind::Merge if !covered => {
+                        if !merging {
+                            // A newer operand over this key's value (if `live`), or over none.
+                            has_base = live;
+                            self.operands.clear();
+                            self.saved_key.clear();
+                            self.saved_key.extend_from_slice(p.user_key);
+                        }
+                        self.operands.push(self.inner.value());
+                        (live, merging) = (false, true);
+                    }
+                    _ => (live, merging) = (false, false),
                 }
-                live = is_live;
             }
             self.inner.prev();
         }
-        if !live || (!self.inner.valid() && self.inner.status().is_err()) {
+        if !(live || merging) || (!self.inner.valid() && self.inner.status().is_err()) {
             self.exhausted();
             return;
         }
+        if merging {
+            // Gathered oldest first: the merge takes them newest first.
+            let newest_first = self.operands.reversed();
+            let base = has_base.then_some(self.saved_value.as_slice());
+            match full_merge(self.merge.as_deref(), &self.saved_key, base, &newest_first) {
+                Ok(v) => self.saved_value = v,
+                Err(e) => {
+                    self.err = Some(e);
+                    self.valid = false;
+                    return;
+                }
+            }
+        }
         self.valid = true;
+    }
+
+    /// Forward: the inner iterator is at the newest visible operand of `saved_key`, not covered.
+    /// Gathers the operands down to the key's base, merges them into `saved_value` and leaves
+    /// the inner iterator at the first entry it did not consume.
+    fn merge_forward(&mut self) {
+        self.operands.clear();
+        self.operands.push(self.inner.value());
+        let mut base_put = false;
+        loop {
+            self.inner.next();
+            if !self.inner.valid() {
+                if self.inner.status().is_err() {
+                    // The base may be in what could not be read: no value.
+                    self.exhausted();
+                    return;
+                }
+                break;
+            }
+            let Some(p) = parse_internal_key(self.inner.key()) else {
+                self.corrupt();
+                return;
+            };
+            if p.user_key != self.saved_key.as_slice() || self.covered(p.user_key, p.seq) {
+                break;
+            }
+            match p.kind {
+                ValueKind::Merge => self.operands.push(self.inner.value()),
+                ValueKind::RangeDelete => {}
+                ValueKind::Put => {
+                    base_put = true;
+                    break;
+                }
+                _ => break,
+            }
+        }
+        let base = base_put.then(|| self.inner.value());
+        match full_merge(self.merge.as_deref(), &self.saved_key, base, &self.operands) {
+            Ok(v) => {
+                self.saved_value = v;
+                self.value_saved = true;
+                self.valid = true;
+            }
+            Err(e) => {
+                self.err = Some(e);
+                self.valid = false;
+            }
+        }
     }
 }
 

@@ -110,6 +110,7 @@ impl MemTable {
             match op {
                 BatchOp::Put(k, v) => self.add_with(seq, ValueKind::Put, k, v, concurrent),
                 BatchOp::Delete(k) => self.add_with(seq, ValueKind::Delete, k, &[], concurrent),
+                BatchOp::Merge(k, v) => self.add_with(seq, ValueKind::Merge, k, v, concurrent),
                 BatchOp::DeleteRange(b, e) => {
                     if b < e {
                         self.add_with(seq, ValueKind::RangeDelete, b, e, concurrent)
@@ -199,6 +200,27 @@ impl MemTable {
     ) -> Option<(ValueKind, SequenceNumber, MemValue)> {
         let (kind, seq, node) = self.find(user_key, seq)?;
         Some((kind, seq, MemValue { mem: Arc::clone(self), node }))
+    }
+
+    /// Calls `f(kind, seq, value)` for each point entry of `user_key` with sequence `<= seq`,
+    /// newest first, until `f` returns false (a read gathering merge operands).
+    pub fn for_each_entry(
+        &self,
+        user_key: &[u8],
+        seq: SequenceNumber,
+        mut f: impl FnMut(ValueKind, SequenceNumber, &[u8]) -> bool,
+    ) {
+        let Some((_, _, mut n)) = self.find(user_key, seq) else { return };
+        loop {
+            let Some(p) = parse_internal_key(self.list.key(n)) else { return };
+            if p.user_key != user_key || !f(p.kind, p.seq, self.list.value(n)) {
+                return;
+            }
+            match self.list.next_of(n) {
+                Some(next) => n = next,
+                None => return,
+            }
+        }
     }
 
     fn find(

@@ -118,6 +118,13 @@ impl SstFileWriter {
         self.add(key.as_ref(), &[], ValueKind::Delete)
     }
 
+    /// Adds a merge operand for `key` (RocksDB's `SstFileWriter::Merge`): once ingested it
+    /// combines with older values of `key` through the database's merge operator; `key` must
+    /// be greater than every key added before.
+    pub fn merge(&mut self, key: impl AsRef<[u8]>, operand: impl AsRef<[u8]>) -> Result<()> {
+        self.add(key.as_ref(), operand.as_ref(), ValueKind::Merge)
+    }
+
     /// Entries added so far.
     pub fn entries(&self) -> u64 {
         self.entries

@@ -32,7 +32,7 @@
 //! matter, so a database may hold tables of both kinds.
 //!
 //! `open.rs` opens a table (and places its index and filter), `multi_get.rs` answers batched
-//! lookups, `layout.rs` walks a whole table for tools; this file holds the reader and its
+//! lookups, `entries.rs` visits every entry of one key (merge reads), `layout.rs` walks a whole table for tools; this file holds the reader and its
 //! per-read paths (`get`, the filter probe, the block cache lookups).
 
 use std::sync::Arc;
@@ -53,6 +53,7 @@ use super::index_iter::{IndexIter, IndexSource};
 use super::prefetch::Prefetcher;
 use super::TableProperties;
 
+mod entries;
 mod layout;
 mod multi_get;
 mod open;

@@ -79,6 +79,31 @@ pub enum WriteOp {
     Delete(Bytes),
     /// `delete_range(begin..end)`; `begin >= end` deletes nothing.
     DeleteRange(Bytes, Bytes),
+    /// `merge(key, operand)` under a string-append operator joining with [`MERGE_DELIMITER`]
+    /// (RocksDB's `stringappend`); the database needs one ([`string_append`]).
+    Merge(Bytes, Bytes),
+}
+
+/// What the oracle's merges join operands with.
+pub const MERGE_DELIMITER: &[u8] = b",";
+
+/// `operand` appended to `existing` as the string-append operator does.
+pub fn append_operand(existing: Option<&[u8]>, operand: &[u8]) -> Vec<u8> {
+    match existing {
+        Some(e) => [e, MERGE_DELIMITER, operand].concat(),
+        None => operand.to_vec(),
+    }
+}
+
+/// The merge operator [`WriteOp::Merge`] assumes: RocksDB's string append with
+/// [`MERGE_DELIMITER`], with partial merges or (`partial` false) without.
+pub fn string_append(partial: bool) -> Arc<dyn talus::MergeOperator> {
+    let op = talus::merge::StringAppendOperator::new(MERGE_DELIMITER);
+    if partial {
+        Arc::new(op)
+    } else {
+        Arc::new(talus::merge::StringAppendTestOperator(op))
+    }
 }
 
 impl WriteOp {
@@ -90,6 +115,10 @@ impl WriteOp {
             }
             WriteOp::Delete(k) => {
                 m.remove(&k.0);
+            }
+            WriteOp::Merge(k, v) => {
+                let merged = append_operand(m.get(&k.0).map(Vec::as_slice), v);
+                m.insert(k.0.clone(), merged);
             }
             WriteOp::DeleteRange(b, e) => {
                 if b < e {
@@ -111,6 +140,7 @@ impl WriteOp {
             WriteOp::Put(k, v) => b.put(k, v),
             WriteOp::Delete(k) => b.delete(k),
             WriteOp::DeleteRange(s, e) => b.delete_range(s, e),
+            WriteOp::Merge(k, v) => b.merge(k, v),
         }
     }
 

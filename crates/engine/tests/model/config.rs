@@ -26,6 +26,8 @@ pub(crate) const PROFILES: &[&str] = &[
     "parallel-intra-l0",
     "parallel-no-intra-l0",
     "direct-io-partitioned",
+    "universal",
+    "subcompactions-4",
 ];
 
 /// The profile with direct IO and partitioned index and filters on.

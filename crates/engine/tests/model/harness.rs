@@ -1,6 +1,9 @@
-//! The model test's oracle: the database under test beside a `BTreeMap` model, with
-//! snapshots, reopens, crashes and power losses; [`run`] executes one case, checking every read
-//! against the model.
+//! The model test's harness: the database under test beside its [`Oracle`], with snapshots,
+//! reopens, crashes and power losses; [`run`] executes one case, checking every read against
+//! the oracle. The database runs with a merge operator (string append, with or without partial
+//! merges) and the oracle's deterministic compaction filter, so background compactions may
+//! filter values at any moment: a check that reads the database more than once reads its
+//! scans through one iterator (one SuperVersion) and accepts each point read on its own.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -9,12 +12,15 @@ use talus::fs::fault::{CrashMode, SimFs};
 use talus::fs::Fs;
 use talus::{Db, Options, ReadOptions, Snapshot};
 
-use crate::common;
 use crate::common::{
-    assert_db_eq, model_range, tiny_options, write_ops, Bytes, Model, WriteOp, ALPHABET, SIM_DB,
+    all_keys, string_append, tiny_options, write_ops, Bytes, Model, WriteOp, ALPHABET, SIM_DB,
 };
 use crate::config::{apply_profile, Backend, Config};
 use crate::op::{Op, Start};
+use crate::oracle::{ModelFilter, Oracle};
+
+/// A key and its value.
+type Kv = (Vec<u8>, Vec<u8>);
 
 /// Live snapshots kept at most; taking one more releases the oldest.
 const MAX_SNAPSHOTS: usize = 4;
@@ -26,10 +32,10 @@ struct Harness {
     _tmp: Option<tempfile::TempDir>,
     path: PathBuf,
     db: Option<Db>,
-    model: Model,
-    snaps: Vec<(Snapshot, Model)>,
+    model: Oracle,
+    snaps: Vec<(Snapshot, Oracle)>,
     /// The state as of the last sync write or flush: it survives a power loss.
-    durable: Model,
+    durable: Oracle,
     /// Write groups acknowledged since then (each atomic): a power loss keeps a prefix.
     since: Vec<Vec<WriteOp>>,
 }
@@ -56,9 +62,9 @@ impl Harness {
             _tmp: tmp,
             path,
             db: None,
-            model: Model::new(),
+            model: Oracle::default(),
             snaps: vec![],
-            durable: Model::new(),
+            durable: Oracle::default(),
             since: vec![],
         };
         h.open();
@@ -72,6 +78,9 @@ impl Harness {
         };
         let mut o = tiny_options(fs, self.cfg.write_buffer_size);
         apply_profile(&mut o, self.cfg.profile);
+        // Half the cases with partial merges, half without.
+        o.merge_operator = Some(string_append(self.cfg.write_buffer_size.is_multiple_of(2)));
+        o.compaction_filter = Some(Arc::new(ModelFilter));
         o
     }
 
@@ -91,7 +100,7 @@ impl Harness {
 
     /// Records an acknowledged atomic write group in the oracle.
     fn acked(&mut self, ops: &[WriteOp], sync: bool) {
-        ops.iter().for_each(|w| w.apply(&mut self.model));
+        ops.iter().for_each(|w| self.model.apply(w));
         // An empty batch need not reach the WAL, so its sync promises nothing about earlier
         // writes.
         if sync && !ops.is_empty() {
@@ -110,29 +119,38 @@ impl Harness {
     /// After a power loss: the database must hold the durable state plus a prefix of the later
     /// write groups; that state becomes the oracle.
     fn check_power_loss(&mut self, ctx: &str) {
-        let got = common::read_consistent(self.db()).unwrap_or_else(|e| panic!("{ctx}: {e}"));
+        let got = read_scans(self.db()).unwrap_or_else(|e| panic!("{ctx}: {e}"));
         let mut m = self.durable.clone();
-        let mut ok = m == got;
+        let mut ok = m.check_scan(&got, None, None);
+        let first_err = ok.clone().err();
         for g in &self.since {
-            if ok {
+            if ok.is_ok() {
                 break;
             }
-            g.iter().for_each(|w| w.apply(&mut m));
-            ok = m == got;
+            g.iter().for_each(|w| m.apply(w));
+            ok = m.check_scan(&got, None, None);
         }
         assert!(
-            ok,
+            ok.is_ok(),
             "{ctx}: recovered state is no prefix of the {} writes after the last sync; \
-             against the durable state:\n{}",
+             against the durable state: {first_err:?}",
             self.since.len(),
-            common::diff(&got, &self.durable)
         );
-        self.model = got;
+        check_gets(self.db(), &m, ctx);
+        self.model = Oracle::from_model(&got.into_iter().collect::<Model>());
         self.made_durable();
     }
 
+    /// Checks the whole database against the oracle: scans both ways through one iterator,
+    /// and a point read of every key of the key space.
+    fn check_db(&self, ctx: &str) {
+        let got = read_scans(self.db()).unwrap_or_else(|e| panic!("{ctx}: {e}"));
+        self.model.check_scan(&got, None, None).unwrap_or_else(|e| panic!("{ctx}: {e}"));
+        check_gets(self.db(), &self.model, ctx);
+    }
+
     /// The read options and oracle for snapshot choice `snap`.
-    fn view(&self, snap: Option<usize>) -> (ReadOptions, &Model) {
+    fn view(&self, snap: Option<usize>) -> (ReadOptions, &Oracle) {
         match snap {
             Some(i) if !self.snaps.is_empty() => {
                 let (s, m) = &self.snaps[i % self.snaps.len()];
@@ -170,16 +188,16 @@ impl Harness {
             }
             Op::Get(k) => {
                 let got = self.db().get(k).unwrap_or_else(|e| panic!("{ctx}: {e}"));
-                assert_eq!(got.as_ref(), self.model.get(&k.0), "{ctx}");
+                self.model.check_get(k, got.as_deref(), &ctx);
                 let pinned = self.db().get_pinned(k).unwrap_or_else(|e| panic!("{ctx}: {e}"));
-                assert_eq!(pinned.as_deref(), got.as_deref(), "{ctx}: get_pinned");
+                self.model.check_get(k, pinned.as_deref(), &format!("{ctx}: get_pinned"));
             }
             Op::MultiGet(keys) => {
                 let got = self.db().multi_get(keys, &ReadOptions::default());
                 assert_eq!(got.len(), keys.len(), "{ctx}");
                 for (k, r) in keys.iter().zip(got) {
                     let v = r.unwrap_or_else(|e| panic!("{ctx} key {k:?}: {e}"));
-                    assert_eq!(v.as_ref(), self.model.get(&k.0), "{ctx} key {k:?}");
+                    self.model.check_get(k, v.as_deref(), &format!("{ctx} key {k:?}"));
                 }
             }
             Op::TakeSnapshot => {
@@ -198,10 +216,10 @@ impl Harness {
             Op::GetAt(i, k) => {
                 let (ro, m) = self.view(Some(*i));
                 let got = self.db().get_opt(k, &ro).unwrap_or_else(|e| panic!("{ctx}: {e}"));
-                assert_eq!(got.as_ref(), m.get(&k.0), "{ctx}");
+                m.check_get(k, got.as_deref(), &ctx);
                 let pinned =
                     self.db().get_pinned_opt(k, &ro).unwrap_or_else(|e| panic!("{ctx}: {e}"));
-                assert_eq!(pinned.as_deref(), got.as_deref(), "{ctx}: get_pinned_opt");
+                m.check_get(k, pinned.as_deref(), &format!("{ctx}: get_pinned_opt"));
             }
             Op::Iter { snap, lower, upper, pulls } => {
                 self.check_iter(&ctx, *snap, lower, upper, pulls)
@@ -219,7 +237,7 @@ impl Harness {
             Op::Reopen => {
                 self.close();
                 self.open();
-                assert_db_eq(self.db(), &self.model, &format!("{ctx}: after reopen"));
+                self.check_db(&format!("{ctx}: after reopen"));
             }
             Op::PowerLoss(seed) => {
                 let Some(sim) = &self.sim else { return self.step(i, &Op::Reopen) };
@@ -242,11 +260,14 @@ impl Harness {
                     self.close();
                 }
                 self.open();
-                assert_db_eq(self.db(), &self.model, &format!("{ctx}: after process crash"));
+                self.check_db(&format!("{ctx}: after process crash"));
             }
         }
     }
 
+    /// Pulls from both ends of `Db::iter` (and then of `Db::range_opt`), then drains it: what
+    /// came out, front pulls then the rest then the back pulls reversed, must be one reading of
+    /// the range the oracle allows, and nothing may come out after an end was reached.
     fn check_iter(
         &self,
         ctx: &str,
@@ -258,38 +279,59 @@ impl Harness {
         let (mut ro, m) = self.view(snap);
         ro.iterate_lower_bound = opt(lower).map(<[u8]>::to_vec);
         ro.iterate_upper_bound = opt(upper).map(<[u8]>::to_vec);
-        let mut want: std::collections::VecDeque<_> = model_range(m, opt(lower), opt(upper)).into();
+        let check = |what: &str, pulled: Vec<(bool, Option<Kv>)>, rest: Vec<Kv>| {
+            let (mut front, mut back) = (Vec::new(), Vec::new());
+            let mut ended = false;
+            for (n, (is_front, item)) in pulled.into_iter().enumerate() {
+                match item {
+                    Some(kv) => {
+                        assert!(!ended, "{ctx}: {what} pull {n} returned an item after the end");
+                        if is_front {
+                            front.push(kv)
+                        } else {
+                            back.push(kv)
+                        }
+                    }
+                    None => ended = true,
+                }
+            }
+            assert!(!ended || rest.is_empty(), "{ctx}: {what} drained items after the end");
+            front.extend(rest);
+            front.extend(back.into_iter().rev());
+            m.check_scan(&front, opt(lower), opt(upper))
+                .unwrap_or_else(|e| panic!("{ctx}: {what} (front pulls, rest, back pulls): {e}"));
+        };
         let mut it = self.db().iter(&ro);
+        let mut pulled = Vec::new();
         for (n, &front) in pulls.iter().enumerate() {
             let got = if front { it.next() } else { it.next_back() };
-            let got = got.map(|r| r.unwrap_or_else(|e| panic!("{ctx} pull {n}: {e}")));
-            let exp = if front { want.pop_front() } else { want.pop_back() };
-            assert_eq!(got, exp, "{ctx}: pull {n} (front: {front})");
+            pulled.push((front, got.map(|r| r.unwrap_or_else(|e| panic!("{ctx} pull {n}: {e}")))));
         }
         let rest: Vec<_> = it.map(|r| r.unwrap_or_else(|e| panic!("{ctx} drain: {e}"))).collect();
-        assert_eq!(rest, Vec::from(want), "{ctx}: rest after the pulls");
+        check("iter", pulled, rest);
         {
             // The same pulls through `Db::range_opt` (bounds as a KeyRange, items as KeyValue),
             // at the same snapshot.
             use std::ops::Bound;
             let lo = opt(lower).map_or(Bound::Unbounded, Bound::Included);
             let hi = opt(upper).map_or(Bound::Unbounded, Bound::Excluded);
-            let mut want: std::collections::VecDeque<_> =
-                model_range(m, opt(lower), opt(upper)).into();
             let mut it = self.db().range_opt((lo, hi), &ro);
-            for (n, &front) in pulls.iter().enumerate() {
+            let kv = |r: talus::Result<talus::KeyValue>| {
+                let kv = r.unwrap_or_else(|e| panic!("{ctx} range: {e}"));
+                (kv.key().to_vec(), kv.value().to_vec())
+            };
+            let mut pulled = Vec::new();
+            for &front in pulls {
                 let got = if front { it.next() } else { it.next_back() };
-                let got = got.map(|r| {
-                    let kv = r.unwrap_or_else(|e| panic!("{ctx} range pull {n}: {e}"));
-                    (kv.key().to_vec(), kv.value().to_vec())
-                });
-                let exp = if front { want.pop_front() } else { want.pop_back() };
-                assert_eq!(got, exp, "{ctx}: range pull {n} (front: {front})");
+                pulled.push((front, got.map(kv)));
             }
-            assert_eq!(it.count(), want.len(), "{ctx}: range rest after the pulls");
+            let rest: Vec<_> = it.map(kv).collect();
+            check("range", pulled, rest);
         }
     }
 
+    /// Walks a raw iterator: its own forward scan of the range (one SuperVersion, so one
+    /// reading) must be allowed by the oracle, and the walk must agree with that scan.
     fn check_raw(
         &self,
         ctx: &str,
@@ -302,8 +344,15 @@ impl Harness {
         let (mut ro, m) = self.view(snap);
         ro.iterate_lower_bound = opt(lower).map(<[u8]>::to_vec);
         ro.iterate_upper_bound = opt(upper).map(<[u8]>::to_vec);
-        let want = model_range(m, opt(lower), opt(upper));
         let mut it = self.db().raw_iter(&ro);
+        let mut want = Vec::new();
+        it.seek_to_first();
+        while it.valid() {
+            want.push((it.key().to_vec(), it.value().to_vec()));
+            it.next();
+        }
+        it.status().unwrap_or_else(|e| panic!("{ctx}: scan status: {e}"));
+        m.check_scan(&want, opt(lower), opt(upper)).unwrap_or_else(|e| panic!("{ctx}: {e}"));
         let mut pos: Option<usize> = match start {
             Start::First => {
                 it.seek_to_first();
@@ -344,6 +393,41 @@ impl Harness {
     }
 }
 
+/// The database's contents, scanned forward and backward through one raw iterator (one
+/// SuperVersion: a compaction filtering meanwhile changes neither); the scans must agree.
+fn read_scans(db: &Db) -> Result<Vec<Kv>, String> {
+    let mut it = db.raw_iter(&ReadOptions::default());
+    let mut fwd = Vec::new();
+    it.seek_to_first();
+    while it.valid() {
+        fwd.push((it.key().to_vec(), it.value().to_vec()));
+        it.next();
+    }
+    it.status().map_err(|e| format!("forward scan failed: {e}"))?;
+    let mut rev = Vec::new();
+    it.seek_to_last();
+    while it.valid() {
+        rev.push((it.key().to_vec(), it.value().to_vec()));
+        it.prev();
+    }
+    it.status().map_err(|e| format!("backward scan failed: {e}"))?;
+    rev.reverse();
+    if fwd != rev {
+        return Err(format!("forward scan {fwd:?} != reversed backward scan {rev:?}"));
+    }
+    Ok(fwd)
+}
+
+/// A point read (copying and pinned) of every key of the key space, each allowed by `m`.
+fn check_gets(db: &Db, m: &Oracle, ctx: &str) {
+    for k in all_keys() {
+        let got = db.get(&k).unwrap_or_else(|e| panic!("{ctx}: get {k:?}: {e}"));
+        m.check_get(&k, got.as_deref(), &format!("{ctx}: get"));
+        let pinned = db.get_pinned(&k).unwrap_or_else(|e| panic!("{ctx}: get_pinned {k:?}: {e}"));
+        m.check_get(&k, pinned.as_deref(), &format!("{ctx}: get_pinned"));
+    }
+}
+
 fn opt(x: &Option<Bytes>) -> Option<&[u8]> {
     x.as_ref().map(|b| &b.0[..])
 }
@@ -354,8 +438,8 @@ pub(crate) fn run(cfg: Config, ops: &[Op]) {
     for (i, op) in ops.iter().enumerate() {
         h.step(i, op);
     }
-    assert_db_eq(h.db(), &h.model, "at the end");
+    h.check_db("at the end");
     h.close();
     h.open();
-    assert_db_eq(h.db(), &h.model, "after the final reopen");
+    h.check_db("after the final reopen");
 }

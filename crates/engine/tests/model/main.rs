@@ -1,5 +1,6 @@
 //! Model test of the public API: random operation sequences over a small key space, checked
-//! against a `BTreeMap` oracle after every read. Snapshots keep a clone of the oracle; reopen
+//! against an oracle (`oracle.rs`: a `BTreeMap` model that knows merges and the test's
+//! compaction filter) after every read. Snapshots keep a clone of the oracle; reopen
 //! and (on `SimFs`) process crashes must keep everything acknowledged. Options are tiny so that
 //! flushes and compactions really happen.
 //!
@@ -13,6 +14,7 @@ mod common;
 mod config;
 mod harness;
 mod op;
+mod oracle;
 mod regressions;
 mod strategy;
 

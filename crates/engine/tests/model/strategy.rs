@@ -5,6 +5,7 @@ use proptest::prelude::*;
 
 use crate::common::{Bytes, WriteOp, ALPHABET};
 use crate::op::{Op, Start};
+use crate::oracle::{CHANGE_MARK, REMOVE_MARK};
 
 fn key() -> impl Strategy<Value = Bytes> {
     prop_oneof![
@@ -17,6 +18,9 @@ fn value() -> impl Strategy<Value = Bytes> {
     prop_oneof![
         4 => prop::collection::vec(any::<u8>(), 0..16).prop_map(Bytes),
         1 => prop::collection::vec(any::<u8>(), 100..600).prop_map(Bytes),
+        // Values the model's compaction filter removes or changes (`oracle.rs`).
+        1 => (prop::sample::select(vec![REMOVE_MARK, CHANGE_MARK]), prop::collection::vec(any::<u8>(), 0..8))
+            .prop_map(|(mark, rest)| Bytes([vec![mark], rest].concat())),
     ]
 }
 
@@ -24,6 +28,7 @@ fn write_op() -> impl Strategy<Value = WriteOp> {
     prop_oneof![
         6 => (key(), value()).prop_map(|(k, v)| WriteOp::Put(k, v)),
         3 => key().prop_map(WriteOp::Delete),
+        4 => (key(), value()).prop_map(|(k, v)| WriteOp::Merge(k, v)),
         1 => (key(), key()).prop_map(|(a, b)| WriteOp::DeleteRange(a.clone().min(b.clone()), a.max(b))),
     ]
 }

@@ -21,6 +21,7 @@ use talus::{ChecksumType, CompactionStyle, CompressionType, IndexType, Options, 
 use super::number::{double, integer};
 use super::values::{bad, parse_bool};
 
+mod merge;
 mod structs;
 #[cfg(test)]
 mod tests;
@@ -254,6 +255,9 @@ const OPTIONS: &[EngineOption] = &[
     opt!("hard_pending_compaction_bytes_limit", int, "Pending compaction bytes that stop writes (0: off)", |o, v| o.hard_pending_compaction_bytes_limit = v),
     opt!("compaction_options_universal", raw, "{size_ratio=..;min_merge_width=..;max_merge_width=..;max_size_amplification_percent=..}", universal),
     opt!("intra_l0_compaction", bool, "Talus: merge L0 files when L0->base cannot start", |o, v| o.intra_l0_compaction = v),
+    opt!("merge_operator", raw, "A built-in merge operator by RocksDB's name or nickname (uint64add, stringappend, stringappendtest, put, max; {id=StringAppendOperator;delimiter=..}) or nullptr", merge::merge_operator),
+    opt!("compaction_filter", raw, "nullptr only (a compaction filter is set in code)", merge::no_filter),
+    opt!("compaction_filter_factory", raw, "nullptr only (a compaction filter is set in code)", merge::no_filter),
     // BlockBasedTableOptions.
     opt!("block_size", int, "Data block size", |o, v| o.block_size = v),
     opt!("block_restart_interval", int, "Keys between restart points", |o, v| o.block_restart_interval = std::cmp::max(v, 1)),

@@ -16,12 +16,19 @@ type Map = BTreeMap<Vec<u8>, Arc<[u8]>>;
 /// The in-memory engine.
 pub struct MemoryEngine {
     map: RwLock<Map>,
+    merge: Option<Arc<dyn talus::MergeOperator>>,
 }
 
 impl MemoryEngine {
     /// An empty store.
     pub fn new() -> Self {
-        MemoryEngine { map: RwLock::new(BTreeMap::new()) }
+        MemoryEngine { map: RwLock::new(BTreeMap::new()), merge: None }
+    }
+
+    /// Merges with `op` (applied at once, under the write lock).
+    pub fn with_merge_operator(mut self, op: Option<Arc<dyn talus::MergeOperator>>) -> Self {
+        self.merge = op;
+        self
     }
 }
 
@@ -41,6 +48,14 @@ impl Engine for MemoryEngine {
                 m.insert(k.to_vec(), v.into());
             }
         }
+        Ok(())
+    }
+
+    fn merge(&self, key: &[u8], value: &[u8]) -> EResult<()> {
+        let op = self.merge.as_ref().ok_or("merge needs --merge_operator")?;
+        let mut m = self.map.write();
+        let v = op.full_merge(key, m.get(key).map(|v| &v[..]), &[value]).map_err(|e| e.message)?;
+        m.insert(key.to_vec(), v.into());
         Ok(())
     }
 

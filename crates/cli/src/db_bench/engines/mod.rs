@@ -90,6 +90,10 @@ pub trait Engine: Send + Sync {
     /// Reads `key` as RocksDB's db_bench does (into a pinnable slice it then resets, no copy):
     /// the value's size, `None` if absent.
     fn get(&self, key: &[u8]) -> EResult<Option<usize>>;
+    /// Merges `value` into `key` (`--merge_operator`).
+    fn merge(&self, _key: &[u8], _value: &[u8]) -> EResult<()> {
+        Err("merge is not supported by this engine".into())
+    }
     /// Reads several keys; `sizes[i]` is the value size of `keys[i]`, or None if absent.
     fn multi_get(&self, keys: &[Vec<u8>], sizes: &mut Vec<Option<usize>>) -> EResult<()>;
     /// A new iterator over the current state.
@@ -136,7 +140,10 @@ pub fn open(flags: &Flags, path: &Path) -> EResult<Box<dyn Engine>> {
     // Process-wide, so it reaches the worker threads; only Talus fills the perf context.
     talus::set_perf_level(talus::PerfLevel::from_rocksdb(flags.perf_level));
     match flags.engine.as_str() {
-        "memory" => Ok(Box::new(memory::MemoryEngine::new())),
+        "memory" => Ok(Box::new(
+            memory::MemoryEngine::new()
+                .with_merge_operator(talus::merge::builtin_by_name(&flags.merge_operator)),
+        )),
         "talus" => Ok(Box::new(talus_engine::TalusEngine::open(flags, path)?)),
         #[cfg(feature = "rocksdb")]
         "rocksdb" => Ok(Box::new(rocksdb_engine::RocksEngine::open(flags, path)?)),

@@ -174,6 +174,7 @@ fn flag_options(f: &Flags) -> EResult<Options> {
         } else {
             d.max_merge_width
         },
+        merge_operator: talus::merge::builtin_by_name(&f.merge_operator),
         max_size_amplification_percent: if f.universal_max_size_amplification_percent > 0 {
             f.universal_max_size_amplification_percent as u32
         } else {
@@ -223,6 +224,12 @@ impl Engine for TalusEngine {
                 b.put(k, v);
             }
         }
+        self.db.write(b, &self.wo).map_err(|e| e.to_string())
+    }
+
+    fn merge(&self, key: &[u8], value: &[u8]) -> EResult<()> {
+        let mut b = WriteBatch::new();
+        b.merge(key, value);
         self.db.write(b, &self.wo).map_err(|e| e.to_string())
     }
 

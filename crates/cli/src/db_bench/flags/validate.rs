@@ -25,6 +25,20 @@ pub fn validate(f: &Flags) -> Result<(), String> {
     range("batch_size", f.batch_size, 1, 1 << 20)?;
     range("seek_nexts", f.seek_nexts, 0, i64::MAX)?;
     range("readwritepercent", f.readwritepercent, 0, 100)?;
+    range("mergereadpercent", f.mergereadpercent, 0, 100)?;
+    range("merge_keys", f.merge_keys, -1, i64::MAX / 2)?;
+    if f.merge_keys == 0 {
+        return Err("invalid value 0 for flag --merge_keys: -1 (--num) or at least 1".into());
+    }
+    if !f.merge_operator.is_empty() && talus::merge::builtin_by_name(&f.merge_operator).is_none() {
+        let names: Vec<String> =
+            talus::merge::BUILTIN_NAMES.iter().map(|(n, nick)| format!("{nick} ({n})")).collect();
+        return Err(format!(
+            "invalid value {:?} for flag --merge_operator: one of {}",
+            f.merge_operator,
+            names.join(", ")
+        ));
+    }
     range("cache_size", f.cache_size, -1, i64::MAX)?;
     talus::ChecksumType::from_rocksdb_id(f.checksum_type).ok_or_else(|| {
         format!(

@@ -48,6 +48,7 @@ pub const SPEC: Spec<'static> = Spec {
         "sync",
         "disable_wal",
         "strict_unsynced",
+        "use_merge",
     ],
     engine: true,
 };
@@ -89,6 +90,9 @@ worker: --expected_state=FILE (none: kept in memory for this run, as db_stress w
   --expected_values_dir)  --destroy_db_initially (default 1 without --expected_state, as
   db_stress; 0 with one)  --threads=8 --max_key=100000 --ops_per_thread=1000000000
   --duration=60 --seed=N --verify_only  --sync=1 --disable_wal=0 --strict_unsynced=1 --value_size_max=100
+  --use_merge=0 (db_stress's: every put is written as a merge operand; the database always has
+                 the merge operator `put`, RocksDB's PutOperator, so a put and a merge mean the
+                 same and the expected state is unchanged; the crash driver draws it per cycle)
   op mix (percent, sum 100): --readpercent=25 --writepercent=30 --delpercent=10
   --delrangepercent=5 --batchpercent=10 --iterpercent=15 --snapshotpercent=5
   --max_delrange=10 --verify_every=2000 --flush_one_in=2000 --compact_range_one_in=10000

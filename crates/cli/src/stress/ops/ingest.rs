@@ -67,7 +67,11 @@ impl Worker<'_> {
             let r = if put {
                 let v = self.exp.get(k).version().wrapping_add(1);
                 make_value(k, v, self.exp.value_size_max(), &mut self.buf);
-                w.put(key_bytes(k), &self.buf)
+                if self.cfg.use_merge {
+                    w.merge(key_bytes(k), &self.buf)
+                } else {
+                    w.put(key_bytes(k), &self.buf)
+                }
             } else {
                 w.delete(key_bytes(k))
             };

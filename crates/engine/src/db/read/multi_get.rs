@@ -15,7 +15,7 @@ use crate::sst::filter::filter_hash;
 use crate::sst::reader::MultiGetKey;
 use crate::version::FileMetaData;
 
-use super::{is_live, visible};
+use super::{is_live, is_merge, visible};
 
 /// A key looking for its newest entry.
 struct Pending<'k> {
@@ -58,7 +58,11 @@ impl DbInner {
             let found = sv.mem.get(key, read_seq);
             perf::memtable_get(found.is_some());
             if let Some((kind, seq, v)) = found {
-                answers[pos] = Some(Ok(visible(kind, seq, max_tomb, v)));
+                answers[pos] = Some(if is_merge(kind, seq, max_tomb) {
+                    self.get_merged(sv, key, read_seq, fill_cache)
+                } else {
+                    Ok(visible(kind, seq, max_tomb, v))
+                });
                 continue;
             }
             for (imm, tombs) in &sv.imms {
@@ -66,7 +70,11 @@ impl DbInner {
                 let found = imm.get(key, read_seq);
                 perf::memtable_get(found.is_some());
                 if let Some((kind, seq, v)) = found {
-                    answers[pos] = Some(Ok(visible(kind, seq, max_tomb, v)));
+                    answers[pos] = Some(if is_merge(kind, seq, max_tomb) {
+                        self.get_merged(sv, key, read_seq, fill_cache)
+                    } else {
+                        Ok(visible(kind, seq, max_tomb, v))
+                    });
                     continue 'keys;
                 }
             }
@@ -85,7 +93,8 @@ impl DbInner {
                 let p = &pending[i];
                 !p.done && f.smallest.user_key() <= p.key && p.key <= f.largest.user_key()
             }));
-            left -= self.probe_file(f, 0, &mut pending, &batch, read_seq, fill_cache, &mut answers);
+            left -=
+                self.probe_file(sv, f, 0, &mut pending, &batch, read_seq, fill_cache, &mut answers);
         }
         // Deeper levels: at most one file per key; sorted keys meet the files in order.
         for level in 1..sv.version.num_levels() {
@@ -113,6 +122,7 @@ impl DbInner {
                 if batch_file != Some(fi) {
                     if let Some(f) = batch_file.and_then(|b| files.get(b)) {
                         left -= self.probe_file(
+                            sv,
                             f,
                             level,
                             &mut pending,
@@ -129,6 +139,7 @@ impl DbInner {
             }
             if let Some(f) = batch_file.and_then(|b| files.get(b)) {
                 left -= self.probe_file(
+                    sv,
                     f,
                     level,
                     &mut pending,
@@ -147,6 +158,7 @@ impl DbInner {
     #[allow(clippy::too_many_arguments)]
     fn probe_file(
         &self,
+        sv: &SuperVersion,
         f: &FileMetaData,
         level: usize,
         pending: &mut [Pending<'_>],
@@ -178,6 +190,9 @@ impl DbInner {
             let Some(p) = pending.get_mut(i) else { continue };
             let answer = match (k.error, k.found) {
                 (Some(e), _) => Err(e),
+                (None, Some((kind, seq, _))) if is_merge(kind, seq, p.max_tomb) => {
+                    self.get_merged(sv, p.key, read_seq, fill_cache)
+                }
                 (None, Some((kind, seq, v))) => Ok(is_live(kind, seq, p.max_tomb).then_some(v)),
                 (None, None) => continue,
             };
