@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Talus's own regression tracking: CPU per operation across revisions, profiles and allocators.
 
-usage: bench/regress.py --variants SPEC,SPEC[,...] [--variant SPEC]... [--suite cached|cache]
+usage: bench/regress.py --variants SPEC,SPEC[,...] [--variant SPEC]... [--suite cached|cache|sysbench]
                         [--num N] [--rounds R] [--count auto|perf|callgrind|none]
-                        [--count-num N] [--work DIR] [--out DIR] [--build-only] [--no-sysbench]
+                        [--count-num N] [--work DIR] [--out DIR] [--build-only] [--sysbench]
 
 SPEC is `[label=]rev:profile:features:rustflags` (empty parts take defaults: the working tree
 `.`, profile `release`, no features, no RUSTFLAGS; features joined by `+`), or `[label=]@PATH` for
@@ -66,12 +66,18 @@ def header_build_info(output):
     return ""
 
 
-def variant_steps(v, suite, num, use_sysbench):
+def variant_steps(v, suite, num, use_sysbench, not_applicable):
+    """The steps of `suite` for variant `v`; what the variant cannot run (a revision too old
+    for a tool) is appended to `not_applicable`, never silently dropped."""
     steps = regress_suites.SUITES[suite](num)
-    if suite == "cached" and use_sysbench:
-        text = regress_suites.sysbench_help(v.binary)
-        if text:
-            steps += regress_suites.sysbench_steps(num, text)
+    if suite == "sysbench" or suite == "cached" and use_sysbench:
+        try:
+            found, why = regress_suites.sysbench_plugin(v.binary, num)
+        except regress_suites.PluginError as e:
+            raise SystemExit(f"regress: {v.label}: {e}")
+        if why:
+            not_applicable.append(f"{v.label}: sysbench: {why}")
+        steps += found
     return steps
 
 
@@ -234,24 +240,29 @@ def fmt(x, spec):
     return format(x, spec) if x is not None else "-"
 
 
+def name_width(benches):
+    return max([22] + [len(b) + 2 for b, _ in benches])
+
+
 def print_measure(m, labels, benches, against, flag):
     base = "the first variant" if against == "first" else "the previous variant"
     better = "higher" if m["higher_is_better"] else "lower"
     print(f"\n{m['title']}: value of {labels[0]}, then each variant relative to {base} "
           f"({better} is better)")
     w = max(14, *(len(l) + 2 for l in labels))
-    print(f"{'benchmark':<22}{'group':<7}{labels[0]:>{w}}" + "".join(
+    bw = name_width(benches)
+    print(f"{'benchmark':<{bw}}{'group':<7}{labels[0]:>{w}}" + "".join(
         f"{l:>{w}}" for l in labels[1:]))
     for b, g in benches:
         v0 = m["values"][labels[0]][b]
-        row = f"{b:<22}{g:<7}{fmt(v0, ',.3f' if v0 is not None and v0 < 100 else ',.0f'):>{w}}"
+        row = f"{b:<{bw}}{g:<7}{fmt(v0, ',.3f' if v0 is not None and v0 < 100 else ',.0f'):>{w}}"
         for l in labels[1:]:
             r = m["ratios"][l][b]
             worse = r is not None and (r < 1 - flag / 100 if m["higher_is_better"]
                                        else r > 1 + flag / 100)
             row += f"{fmt(r, '.3f') + ('*' if worse else ''):>{w}}"
         print(row)
-    print(f"{'geomean':<29}{'':>{w}}" + "".join(
+    print(f"{'geomean':<{bw + 7}}{'':>{w}}" + "".join(
         f"{fmt(m['geomean'][l], '.3f'):>{w}}" for l in labels[1:]))
     print(f"\nSummary statistics of those ratios{' (* = more than ' + str(flag) + '% worse)'}")
     print(f"{'':<22}" + "".join(f"{l:>{w}}" for l in labels[1:]))
@@ -283,10 +294,11 @@ def flagged(summary, labels, benches, flag):
 
 def print_memory(labels, benches, results):
     w = max(14, *(len(l) + 2 for l in labels))
+    bw = name_width(benches)
     print("\nPeak RSS / peak VSZ in MB (median over rounds)")
-    print(f"{'benchmark':<22}" + "".join(f"{l:>{w + 6}}" for l in labels))
+    print(f"{'benchmark':<{bw}}" + "".join(f"{l:>{w + 6}}" for l in labels))
     for b, _ in benches:
-        row = f"{b:<22}"
+        row = f"{b:<{bw}}"
         for l in labels:
             rss, vsz = kb_to_mb(med(results, l, b, "maxrss_kb")), kb_to_mb(med(results, l, b,
                                                                                 "vmpeak_kb"))
@@ -313,7 +325,10 @@ def main():
                     "more than this percent worse")
     ap.add_argument("--build-only", action="store_true")
     ap.add_argument("--rebuild", action="store_true", help="rebuild fixed revisions too")
-    ap.add_argument("--no-sysbench", action="store_true")
+    ap.add_argument("--sysbench", action="store_true", help="suite cached: append the "
+                    "sysbench steps (--suite=sysbench runs them alone)")
+    ap.add_argument("--no-sysbench", action="store_true", help="the default (kept for old "
+                    "command lines)")
     ap.add_argument("--worktree-target", help="cargo target dir for `.` variants without "
                     "features or RUSTFLAGS (CI: the checkout's own, already built)")
     a = ap.parse_args()
@@ -337,7 +352,12 @@ def main():
     os.makedirs(work, exist_ok=True)
     run_dir = tempfile.mkdtemp(prefix="run-", dir=work)
     log_dir = os.path.join(out_dir, "logs") if out_dir else os.path.join(run_dir, "logs")
-    steps_of = {v.label: variant_steps(v, a.suite, a.num, not a.no_sysbench) for v in variants}
+    not_applicable = []
+    steps_of = {v.label: variant_steps(v, a.suite, a.num, a.sysbench and not a.no_sysbench, not_applicable)
+                for v in variants}
+    if not any(s.group for steps in steps_of.values() for s in steps):
+        raise SystemExit(f"regress: suite {a.suite} has no step to run on any variant: "
+                         + "; ".join(not_applicable or ["(empty suite)"]))
     results, errors = {}, []
     # A suite that only reads after its setup (the cache suite) loads one database for all
     # variants when they are builds of one commit (same files, so any of them can read it).
@@ -347,7 +367,7 @@ def main():
         timed_rounds(variants, steps_of, a.rounds, run_dir, log_dir, results, errors, shared)
         if counter.kind != "none":
             cdir = os.path.join(run_dir, "count")
-            csteps = {v.label: variant_steps(v, a.suite, count_num, not a.no_sysbench)
+            csteps = {v.label: variant_steps(v, a.suite, count_num, a.sysbench and not a.no_sysbench, [])
                       for v in variants}
             counted_pass(variants, csteps, counter, cdir, log_dir, results, errors, shared)
     finally:
@@ -392,6 +412,10 @@ def main():
         for b in bad:
             print(f"  {b}")
     print_memory(labels, benches, results)
+    if not_applicable:
+        print("\nNot applicable (not run, not counted):")
+        for n in not_applicable:
+            print(f"  {n}")
     if errors:
         print(f"\n{len(errors)} failure(s):")
         for e in errors:
@@ -410,6 +434,7 @@ def main():
                          for v in variants],
             "benchmarks": [{"name": b, "group": g} for b, g in benches],
             "results": results, "summary": summary, "errors": errors,
+            "not_applicable": not_applicable,
         }
         with open(os.path.join(out_dir, "regress.json"), "w") as f:
             json.dump(doc, f, indent=1)

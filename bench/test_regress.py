@@ -111,16 +111,51 @@ class Parsers(unittest.TestCase):
         self.assertIn("--writes=250", fill.argv("t", "/db", 0.25))
 
     def test_sysbench_steps_follow_its_help(self):
+        names = regress_suites.sysbench_test_names(
+            "usage\n--events=N\ntests: all, point\n  point-query (oltp_point_select)\n"
+            "  insert (oltp_insert)\n  NAME.pre (a point or range test)\n")
+        self.assertEqual(names, {"point-query", "insert"})
         steps = regress_suites.sysbench_steps(
-            10000, "--events=N --time=0\ntests: oltp_point_select oltp_insert")
+            10000, [("point-query.pre", "point", 1), ("insert", "write", 1)])
         self.assertEqual([(s.name, s.group) for s in steps],
-                         [("sb_prepare", None), ("sb_oltp_point_select", "point"),
-                          ("sb_oltp_insert", "write")])
+                         [("sb_prepare", None), ("sb_point-query.pre", "point"),
+                          ("sb_insert", "write")])
+        run = steps[1].argv("t", "/db")
+        self.assertEqual(run[-3:], ["--events=500", "point-query.pre", "run"])
+        self.assertIn("--time=0", run)
+        self.assertIn("--events=125", steps[1].argv("t", "/db", 0.25))
+        self.assertEqual(steps[0].argv("t", "/db")[-1], "prepare")
         out = "SQL statistics:\n    transactions:                        1234   (123.40 per sec.)\n"
         self.assertEqual(steps[1].parse(out), (1234, 123.4))
-        self.assertEqual(regress_suites.sysbench_steps(10000, "usage: nothing"), [])
-        # Without --events a run has no fixed amount of work to count: left out.
-        self.assertEqual(regress_suites.sysbench_steps(10000, "tests: oltp_point_select"), [])
+        self.assertIsNone(steps[1].parse("no summary"))
+
+    def test_sysbench_plugin_not_applicable_or_an_error(self):
+        with tempfile.TemporaryDirectory() as d:
+            def fake(help_text, rc=0):
+                path = os.path.join(d, "talus")
+                with open(path, "w") as f:
+                    f.write(f"#!/bin/sh\ncat <<'EOF'\n{help_text}\nEOF\nexit {rc}\n")
+                os.chmod(path, 0o755)
+                return path
+            # No sysbench at all, or one without fixed-work mode: not applicable, named.
+            self.assertEqual(regress_suites.sysbench_plugin(fake("no", 2), 1000),
+                             ([], "the binary has no `talus sysbench`"))
+            steps, why = regress_suites.sysbench_plugin(fake("tests:\n  point-query"), 1000)
+            self.assertEqual(steps, [])
+            self.assertIn("--events", why)
+            # The tool, but none of the tests: an error naming what it looked for.
+            with self.assertRaises(regress_suites.PluginError) as e:
+                regress_suites.sysbench_plugin(fake("--events=N\ntests:\n  nothing-here"),
+                                               1000)
+            self.assertIn("points-covered-pk", str(e.exception))
+            self.assertIn("nothing-here", str(e.exception))
+            # Some tests: those run, the rest are named.
+            steps, why = regress_suites.sysbench_plugin(
+                fake("--events=N\ntests:\n  point-query (oltp_point_select)\n  update-one"),
+                1000)
+            self.assertEqual([s.name for s in steps],
+                             ["sb_prepare", "sb_update-one", "sb_point-query"])
+            self.assertIn("points-covered-si", why)
 
 
 if __name__ == "__main__":
