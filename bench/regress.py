@@ -23,8 +23,9 @@ seconds of that process from wait4's rusage divided by the step's operations, pe
 --count-num under `perf stat -e instructions:u` (where the kernel allows it) or callgrind; each
 measured step runs twice, at its full operation count and at a quarter of it, and instructions
 per operation is the difference over the difference of operations, so process start, database
-open and cache warm-up cancel out. Before each measured step on an existing database a `flush`
-process settles it, so no step pays for the WAL an earlier process left unflushed.
+open and cache warm-up cancel out. Under callgrind the same is done for the instructions of the
+table layer and of the engine (callgrind_layers.py), printed as their own measures. Before each
+measured step on an existing database a `flush` process settles it, so no step pays for the WAL an earlier process left unflushed.
 
 Printed, as post 004 does: per microbenchmark the ratio to the first variant (throughput: higher
 is better; CPU/op and instructions/op: lower is better), per group (point / range / write) the
@@ -56,6 +57,12 @@ MEASURES = [
     ("ops_sec", "Throughput (ops/sec)", True),
     ("cpu_us_op", "CPU µs per operation (user+sys, getrusage)", False),
     ("instr_op", "Instructions per operation", False),
+    # callgrind only (callgrind_layers.py): the same, split by layer, so a regression above the
+    # storage engine (table layer) can be told from one in it.
+    ("instr_table_op", "Instructions per operation in the table layer (crates/table, callgrind)",
+     False),
+    ("instr_engine_op", "Instructions per operation in the engine (crates/engine, callgrind)",
+     False),
 ]
 
 
@@ -177,16 +184,24 @@ def counted_pass(variants, steps_of, counter, run_dir, log_dir, results, errors,
                     errors.append(f"{v.label} {step.name} {tag} ({counter.kind}): exit "
                                   f"{p.returncode}, no count: {log}")
                     break
-                got.append((parsed[0], p.instructions))
+                got.append((parsed[0], p.instructions, p.layers))
             if len(got) != 2:
                 continue
-            per_op = marginal(got)
+            per_op = marginal([(ops, ir) for ops, ir, _ in got])
             rec = results.setdefault(v.label, {}).setdefault(step.name, {})
             rec["instr_op"] = [per_op]
-            rec["instr_total"] = [ir for _, ir in got]
-            rec["instr_ops"] = [ops for ops, _ in got]
+            if all(layers for _, _, layers in got):
+                for layer in ("table", "engine"):
+                    rec[f"instr_{layer}_op"] = [marginal([(ops, ls[layer])
+                                                          for ops, _, ls in got])]
+            rec["instr_total"] = [ir for _, ir, _ in got]
+            rec["instr_ops"] = [ops for ops, _, _ in got]
+            split = ""
+            if "instr_table_op" in rec:
+                split = (f", table {rec['instr_table_op'][0]:,.0f}, engine "
+                         f"{rec['instr_engine_op'][0]:,.0f}")
             print(f"count {step.name:<20} {v.label:<14} {per_op:12,.0f} instructions/op "
-                  f"({counter.kind})", file=sys.stderr, flush=True)
+                  f"({counter.kind}{split})", file=sys.stderr, flush=True)
 
 
 def med(results, label, bench, key):

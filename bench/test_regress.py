@@ -10,6 +10,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import regress  # noqa: E402
 import regress_build  # noqa: E402
 import regress_suites  # noqa: E402
+import callgrind_layers  # noqa: E402
 
 
 class Variants(unittest.TestCase):
@@ -156,6 +157,59 @@ class Parsers(unittest.TestCase):
             self.assertEqual([s.name for s in steps],
                              ["sb_prepare", "sb_update-one", "sb_point-query"])
             self.assertIn("points-covered-si", why)
+
+
+class CallgrindLayers(unittest.TestCase):
+    # main (cli) calls table::get (inclusive 600), which calls engine::get (inclusive 450),
+    # which calls malloc (100); main also calls engine::open directly (inclusive 300).
+    # Names are compressed as callgrind writes them: defined once, then referred to by id.
+    PROFILE = """# callgrind format
+events: Ir
+fl=(1) /w/crates/cli/src/main.rs
+fn=(1) talus::main
+1 50
+cfl=(2) /w/crates/table/src/read.rs
+cfn=(2) talus_table::get
+calls=1 0
+2 600
+cfi=(3) /w/crates/engine/src/db.rs
+cfn=(3) talus::db::open
+calls=1 0
+3 300
+
+fl=(2)
+fn=(2)
+5 150
+cfl=(3)
+cfn=(4) talus::db::get
+calls=1 0
+6 450
+
+fl=(3)
+fn=(4)
+fi=(4) /w/crates/engine/src/inline.rs
+7 350
+fe=(3)
+cfl=(5) ./malloc/malloc.c
+cfn=(5) malloc
+calls=1 0
+8 100
+
+fn=(3)
+9 300
+
+fl=(5)
+fn=(5)
+10 100
+"""
+
+    def test_inclusive_split_by_crossing_calls(self):
+        s = callgrind_layers.split(self.PROFILE)
+        self.assertEqual(s["total"], 50 + 150 + 350 + 300 + 100)
+        self.assertEqual(s["engine"], 450 + 300)  # what the engine runs, its malloc included
+        self.assertEqual(s["table"], 600 - 450)
+        self.assertEqual(s["rest"], 50)
+        self.assertEqual(callgrind_layers.layer_of("./malloc/malloc.c"), "rest")
 
 
 if __name__ == "__main__":
