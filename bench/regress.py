@@ -355,12 +355,23 @@ def main():
     work = os.path.abspath(a.work)
     started = time.time()
     load_start = regress_run.loadavg()
-    for v in variants:
-        regress_build.build(repo, work, v, a.rebuild, a.worktree_target)
+    build_failed = []
+    for v in list(variants):
+        try:
+            regress_build.build(repo, work, v, a.rebuild, a.worktree_target)
+        except regress_build.BuildFailed as e:
+            # Reported (here, at the end and in regress.json) and skipped, never dropped unseen.
+            print(f"regress: {e}\nregress: {v.label} is skipped", file=sys.stderr, flush=True)
+            build_failed.append(f"{v.label} ({v.spec}): {str(e).splitlines()[0]}")
+            variants.remove(v)
+    if not variants:
+        raise SystemExit("regress: no variant built: " + "; ".join(build_failed))
     if a.build_only:
         for v in variants:
             print(f"{v.label}\t{v.binary}")
-        return
+        for b in build_failed:
+            print(f"build failed (skipped): {b}")
+        sys.exit(1 if build_failed else 0)
     counter = regress_run.Counter(a.count)
     count_num = a.count_num or min(a.num, 50_000)
     out_dir = os.path.abspath(a.out) if a.out else None
@@ -427,6 +438,10 @@ def main():
         for b in bad:
             print(f"  {b}")
     print_memory(labels, benches, results)
+    if build_failed:
+        print("\nBuild failed (skipped):")
+        for b in build_failed:
+            print(f"  {b}")
     if not_applicable:
         print("\nNot applicable (not run, not counted):")
         for n in not_applicable:
@@ -449,12 +464,12 @@ def main():
                          for v in variants],
             "benchmarks": [{"name": b, "group": g} for b, g in benches],
             "results": results, "summary": summary, "errors": errors,
-            "not_applicable": not_applicable,
+            "not_applicable": not_applicable, "build_failed": build_failed,
         }
         with open(os.path.join(out_dir, "regress.json"), "w") as f:
             json.dump(doc, f, indent=1)
         print(f"\nregress: wrote {os.path.join(out_dir, 'regress.json')}")
-    sys.exit(1 if errors else 0)
+    sys.exit(1 if errors or build_failed else 0)
 
 
 if __name__ == "__main__":

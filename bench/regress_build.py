@@ -163,8 +163,13 @@ def touch_tree(src):
             os.utime(os.path.join(root, f), (now, now), follow_symlinks=False)
 
 
+class BuildFailed(Exception):
+    """A variant that did not build: regress.py reports it and goes on without it."""
+
+
 def build(repo, work, v, rebuild=False, worktree_target=None, log=sys.stderr):
-    """Builds `v` if needed; sets v.binary. Exits with cargo's output if the build fails.
+    """Builds `v` if needed; sets v.binary. Raises BuildFailed (with cargo's last output) if
+    the build fails.
     `worktree_target`: the cargo target dir for working-tree variants (CI passes the
     checkout's own `target`, which its tests have just built), instead of one under `work`."""
     if v.binary:
@@ -200,7 +205,7 @@ def build(repo, work, v, rebuild=False, worktree_target=None, log=sys.stderr):
     p = subprocess.run(cmd, cwd=src, env=env, capture_output=True, text=True)
     v.build_secs = time.monotonic() - t0
     if p.returncode != 0:
-        sys.exit(f"regress: building {v.label} failed:\n{p.stderr[-4000:]}")
+        raise BuildFailed(f"building {v.label} ({v.spec}) failed:\n{p.stderr[-4000:]}")
     built = os.path.join(target, profile_dir(v.profile), "talus")
     os.makedirs(os.path.dirname(out_bin), exist_ok=True)
     shutil.copy2(built, out_bin + ".tmp")

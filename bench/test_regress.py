@@ -55,6 +55,27 @@ class Variants(unittest.TestCase):
             self.assertGreater(os.stat(f).st_mtime, 1_700_000_000)
 
 
+class BuildFailure(unittest.TestCase):
+    def test_a_variant_that_does_not_build_is_reported_and_skipped(self):
+        # cargo refuses an unknown feature before compiling anything: a fast failing build.
+        repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        bin_ = os.path.join(repo, "target", "release", "talus")
+        with tempfile.TemporaryDirectory() as work:
+            (v,) = regress_build.parse_variants([".:release:no-such-feature"], None)
+            with self.assertRaises(regress_build.BuildFailed) as e:
+                regress_build.build(repo, work, v, log=open(os.devnull, "w"))
+            self.assertIn("no-such-feature", str(e.exception))
+            if not os.access(bin_, os.X_OK):
+                return  # the end-to-end half needs a built talus (cargo test builds it)
+            p = subprocess.run(
+                [sys.executable, os.path.join(repo, "bench", "regress.py"),
+                 f"--variants=ok=@{bin_},bad=.:release:no-such-feature", "--build-only",
+                 f"--work={work}"], capture_output=True, text=True)
+            self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+            self.assertIn(f"ok\t{bin_}", p.stdout)
+            self.assertIn("build failed (skipped): bad", p.stdout)
+
+
 class Summary(unittest.TestCase):
     def test_ratios_and_group_stats(self):
         results = {
