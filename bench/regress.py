@@ -11,7 +11,12 @@ a `talus` binary built elsewhere. Examples:
   bench/regress.py --variants main~10:release,main:release --num=50000
   bench/regress.py --variants .:release,.:release-lto,.:release:jemalloc,.:release:mimalloc
   bench/regress.py --variant .:release --variant 'native=.:release::-C target-cpu=native'
-(`--variant` takes one spec, for RUSTFLAGS that contain commas.)
+  bench/regress.py --variants rel=.:release,o2=.:release/opt-level=2,thin=.:release/lto=thin
+  bench/regress.py --study=builds --suite=sysbench --count=callgrind
+(`--variant` takes one spec, for RUSTFLAGS that contain commas. A profile's settings follow it
+after `/`: opt-level, lto, codegen-units; see regress_build.py. `--study=builds` is post 004's
+build study: opt-level 2 vs 3, no/thin/fat LTO, codegen-units 1/4/16, target-cpu x86-64-v2,
+v3, native, the three allocators.)
 
 Each variant is built into a target dir under --work (see regress_build.py), then the suite
 (regress_suites.py) runs on every variant, one process per step, each variant on its own
@@ -326,6 +331,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--variants", action="append", help="comma-separated variant specs")
     ap.add_argument("--variant", action="append", help="one variant spec")
+    ap.add_argument("--study", choices=["builds"], help="builds: post 004's build study of "
+                    "the working tree (opt-level, LTO, codegen-units, target-cpu, allocators; "
+                    "regress_build.BUILD_STUDY), before any --variants")
     ap.add_argument("--suite", default="cached", choices=sorted(regress_suites.SUITES))
     ap.add_argument("--num", type=int, default=200_000)
     ap.add_argument("--rounds", type=int, default=3)
@@ -347,7 +355,8 @@ def main():
     ap.add_argument("--worktree-target", help="cargo target dir for `.` variants without "
                     "features or RUSTFLAGS (CI: the checkout's own, already built)")
     a = ap.parse_args()
-    variants = regress_build.parse_variants(a.variants, a.variant)
+    study = [",".join(regress_build.BUILD_STUDY)] if a.study == "builds" else []
+    variants = regress_build.parse_variants(study + (a.variants or []), a.variant)
     if not variants:
         ap.error("give at least one variant (--variants or --variant)")
     repo = regress_build.git(os.path.dirname(os.path.abspath(__file__)), "rev-parse",

@@ -28,6 +28,23 @@ class Variants(unittest.TestCase):
         with self.assertRaises(SystemExit):
             regress_build.parse_variants([".:release,.:release"], None)
 
+    def test_profile_settings_and_the_build_study(self):
+        (v,) = regress_build.parse_variants(None, ["o2=.:release/opt-level=2/lto=thin::-C x=1"])
+        self.assertEqual((v.profile, v.settings, v.rustflags),
+                         ("release", [("opt-level", 2), ("lto", "thin")], "-C x=1"))
+        self.assertEqual(v.config_slug(), "release_opt-level-2_lto-thin_C-x-1")
+        (c,) = regress_build.parse_variants([".:release-lto/codegen-units=16"], None)
+        self.assertEqual(c.settings, [("codegen-units", 16)])
+        for bad in ["opt-level=4", "lto=maybe", "codegen-units=0", "panic=abort"]:
+            with self.assertRaises(SystemExit) as e:
+                regress_build.parse_variants(None, [f".:release/{bad}"])
+            self.assertIn(bad, str(e.exception))
+        study = regress_build.parse_variants(regress_build.BUILD_STUDY, None)
+        slugs = [v.config_slug() for v in study]
+        self.assertEqual(len(set(slugs)), len(slugs), "each build its own target dir")
+        self.assertEqual(study[0].label, "rel")
+        self.assertIn(("lto", "fat"), [s for v in study for s in v.settings])
+
     def test_profile_defined_for_old_trees(self):
         repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         with tempfile.TemporaryDirectory() as old:
