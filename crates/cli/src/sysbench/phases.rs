@@ -1,5 +1,6 @@
 //! The commands on one engine: `prepare` (create, load, index), `run` (each test for `--time`
-//! seconds through [`crate::oltp::driver`]) and `check` (every table against its index).
+//! seconds or `--events` events through [`crate::oltp::driver`], with the process's CPU taken
+//! around it by getrusage) and `check` (every table against its index).
 //! Called by [`super::run`] with the engine type chosen by `--engine`.
 
 use std::sync::atomic::AtomicI64;
