@@ -194,12 +194,15 @@ def sysbench_plugin(binary, num):
             + ", ".join(t for t, _, _ in SYSBENCH if not t.endswith(".pre"))
             + f" (it lists: {', '.join(sorted(names)) or 'nothing'})")
     missing = sorted({t for t, _, _ in SYSBENCH} - {t for t, _, _ in have})
-    return sysbench_steps(num, have), (f"tests not in this binary: {', '.join(missing)}"
+    commands = ("flush",) if "flush" in text.split("tests:", 1)[0] else ()
+    return sysbench_steps(num, have, commands), (f"tests not in this binary: {', '.join(missing)}"
                                        if missing else None)
 
 
-def sysbench_steps(num, tests):
-    """A `prepare` step (fresh database) and one step per `(test, group, weight)` of `tests`."""
+def sysbench_steps(num, tests, commands=("flush",)):
+    """A `prepare` step (fresh database) and one step per `(test, group, weight)` of `tests`;
+    where the binary has `talus sysbench flush` (`commands`), each step's database is flushed
+    first by its own process, so no counted run replays the log an earlier process left."""
     size = max(1000, num // 10)
     events = max(100, num // 20)
     common = ["--engine=talus", "--tables=1", f"--table_size={size}", "--threads=1",
@@ -214,6 +217,10 @@ def sysbench_steps(num, tests):
         m = SB_TXN.findall(out)
         return (int(m[-1][0]), float(m[-1][1])) if m else None
 
+    def settle(binary, db):
+        # The previous process's log replayed by neither the short nor the full counted run.
+        return [binary, "sysbench", f"--db={db}", *common, "flush"]
+
     def step(test, group, weight):
         def argv(binary, db, scale=1.0):
             a = [binary, "sysbench", f"--db={db}", *common]
@@ -221,7 +228,8 @@ def sysbench_steps(num, tests):
                 return a + ["prepare"]
             return a + [f"--events={n_events(weight, scale)}", test, "run"]
         return Step(f"sb_{test}" if group else "sb_prepare", group, argv, parse,
-                    fresh=group is None, db="sysbench")
+                    fresh=group is None, db="sysbench",
+                    settle=settle if "flush" in commands else None)
 
     return [step("prepare", None, 0)] + [step(t, g, w) for t, g, w in tests]
 

@@ -164,6 +164,9 @@ class Parsers(unittest.TestCase):
         self.assertIn("--time=0", run)
         self.assertIn("--events=125", steps[1].argv("t", "/db", 0.25))
         self.assertEqual(steps[0].argv("t", "/db")[-1], "prepare")
+        self.assertEqual(steps[1].settle("t", "/db")[-1], "flush")
+        no_flush = regress_suites.sysbench_steps(10000, [("insert", "write", 1)], ())
+        self.assertIsNone(no_flush[1].settle)
         out = "SQL statistics:\n    transactions:                        1234   (123.40 per sec.)\n"
         self.assertEqual(steps[1].parse(out), (1234, 123.4))
         self.assertIsNone(steps[1].parse("no summary"))

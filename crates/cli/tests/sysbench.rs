@@ -166,6 +166,8 @@ fn fixed_work_post004_tests_and_cpu_per_query_on_both_engines() {
                 assert!(n("thread_cpu_us_per_query") >= 0.0, "{row}");
             }
         }
+        let f = ok(&talus(&sb(engine, &db, &["flush"])), "flush");
+        assert!(f.contains("flushed"), "{f}");
         ok(&check(engine, &db, ROWS), "check");
     }
     let o = talus(&[

@@ -23,6 +23,10 @@ pub enum Command {
     Run,
     /// Check every table against its secondary index (and the engine's own check).
     Check,
+    /// Make everything written durable in the engine's files and compact them (Talus: flush
+    /// the memtable, compact every level; SQLite: checkpoint the WAL), so the next process
+    /// replays no log and finds no compaction pending.
+    Flush,
     /// Print the relative summary of the runs under `--results`.
     Summary,
 }
@@ -140,11 +144,13 @@ const FLAGS: &[&str] = &["range_selects", "skip_trx", "prewarm", "help"];
 
 /// The `--help` text.
 pub const HELP: &str = "\
-usage: talus sysbench [options] [TEST[,TEST...]] prepare|run|check|summary
+usage: talus sysbench [options] [TEST[,TEST...]] prepare|run|check|flush|summary
 
   prepare   create sbtest1..N, load --table_size rows each (sysbench's contents), index k
   run       run each TEST for --time seconds (sysbench's interval lines and summary block)
   check     every table against its secondary index (and the engine's own check)
+  flush     flush the memtable and compact (SQLite: checkpoint the WAL): the next open
+            replays no log and has no compaction pending
   summary   throughput of each run under --results relative to --base, by group
             (point, range, write: avg, median, min, max, stddev of the ratios)
 
@@ -193,16 +199,17 @@ pub fn parse(args: &[String]) -> Result<Option<Config>, String> {
                 "prepare" => Command::Prepare,
                 "run" => Command::Run,
                 "check" => Command::Check,
+                "flush" => Command::Flush,
                 "summary" => Command::Summary,
                 other => {
                     return Err(format!(
-                        "unknown command {other:?}: expected prepare, run, check or summary"
+                        "unknown command {other:?}: expected prepare, run, check, flush or summary"
                     ))
                 }
             };
             (cmd, rest)
         }
-        None => return Err("no command: expected prepare, run, check or summary".into()),
+        None => return Err("no command: expected prepare, run, check, flush or summary".into()),
     };
     let mut tests = Vec::new();
     for n in names.iter().flat_map(|n| n.split(',')).filter(|n| !n.is_empty()) {
@@ -211,9 +218,9 @@ pub fn parse(args: &[String]) -> Result<Option<Config>, String> {
     if command == Command::Run && tests.is_empty() {
         return Err("run needs test names (e.g. `talus sysbench point-query run`)".into());
     }
-    if p.has("results") && matches!(command, Command::Prepare | Command::Check) {
-        return Err("--results applies to run and summary: prepare and check write no results \
-                    (nothing was created)"
+    if p.has("results") && matches!(command, Command::Prepare | Command::Check | Command::Flush) {
+        return Err("--results applies to run and summary: prepare, check and flush write no \
+                    results (nothing was created)"
             .into());
     }
     let engine = EngineKind::parse(p.value("engine"))?;

@@ -81,6 +81,7 @@ fn on<E: Engine>(cfg: &config::Config, args: &[String]) -> Result<(), String> {
         Command::Prepare => phases::prepare::<E>(cfg),
         Command::Run => phases::run::<E>(cfg, args),
         Command::Check => phases::check::<E>(cfg),
+        Command::Flush => phases::flush::<E>(cfg),
         Command::Summary => print_summary(cfg),
     }
 }
