@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Talus's own regression tracking: CPU per operation across revisions, profiles and allocators.
 
-usage: bench/regress.py --variants SPEC,SPEC[,...] [--variant SPEC]... [--suite cached|cache]
+usage: bench/regress.py --variants SPEC,SPEC[,...] [--variant SPEC]... [--suite cached|cache|sysbench]
                         [--num N] [--rounds R] [--count auto|perf|callgrind|none]
-                        [--count-num N] [--work DIR] [--out DIR] [--build-only] [--no-sysbench]
+                        [--count-num N] [--work DIR] [--out DIR] [--build-only] [--sysbench]
 
 SPEC is `[label=]rev:profile:features:rustflags` (empty parts take defaults: the working tree
 `.`, profile `release`, no features, no RUSTFLAGS; features joined by `+`), or `[label=]@PATH` for
@@ -11,7 +11,12 @@ a `talus` binary built elsewhere. Examples:
   bench/regress.py --variants main~10:release,main:release --num=50000
   bench/regress.py --variants .:release,.:release-lto,.:release:jemalloc,.:release:mimalloc
   bench/regress.py --variant .:release --variant 'native=.:release::-C target-cpu=native'
-(`--variant` takes one spec, for RUSTFLAGS that contain commas.)
+  bench/regress.py --variants rel=.:release,o2=.:release/opt-level=2,thin=.:release/lto=thin
+  bench/regress.py --study=builds --suite=sysbench --count=callgrind
+(`--variant` takes one spec, for RUSTFLAGS that contain commas. A profile's settings follow it
+after `/`: opt-level, lto, codegen-units; see regress_build.py. `--study=builds` is post 004's
+build study: opt-level 2 vs 3, no/thin/fat LTO, codegen-units 1/4/16, target-cpu x86-64-v2,
+v3, native, the three allocators.)
 
 Each variant is built into a target dir under --work (see regress_build.py), then the suite
 (regress_suites.py) runs on every variant, one process per step, each variant on its own
@@ -23,8 +28,9 @@ seconds of that process from wait4's rusage divided by the step's operations, pe
 --count-num under `perf stat -e instructions:u` (where the kernel allows it) or callgrind; each
 measured step runs twice, at its full operation count and at a quarter of it, and instructions
 per operation is the difference over the difference of operations, so process start, database
-open and cache warm-up cancel out. Before each measured step on an existing database a `flush`
-process settles it, so no step pays for the WAL an earlier process left unflushed.
+open and cache warm-up cancel out. Under callgrind the same is done for the instructions of the
+table layer and of the engine (callgrind_layers.py), printed as their own measures. Before each
+measured step on an existing database a `flush` process settles it, so no step pays for the WAL an earlier process left unflushed.
 
 Printed, as post 004 does: per microbenchmark the ratio to the first variant (throughput: higher
 is better; CPU/op and instructions/op: lower is better), per group (point / range / write) the
@@ -56,6 +62,12 @@ MEASURES = [
     ("ops_sec", "Throughput (ops/sec)", True),
     ("cpu_us_op", "CPU µs per operation (user+sys, getrusage)", False),
     ("instr_op", "Instructions per operation", False),
+    # callgrind only (callgrind_layers.py): the same, split by layer, so a regression above the
+    # storage engine (table layer) can be told from one in it.
+    ("instr_table_op", "Instructions per operation in the table layer (crates/table, callgrind)",
+     False),
+    ("instr_engine_op", "Instructions per operation in the engine (crates/engine, callgrind)",
+     False),
 ]
 
 
@@ -66,12 +78,18 @@ def header_build_info(output):
     return ""
 
 
-def variant_steps(v, suite, num, use_sysbench):
+def variant_steps(v, suite, num, use_sysbench, not_applicable):
+    """The steps of `suite` for variant `v`; what the variant cannot run (a revision too old
+    for a tool) is appended to `not_applicable`, never silently dropped."""
     steps = regress_suites.SUITES[suite](num)
-    if suite == "cached" and use_sysbench:
-        text = regress_suites.sysbench_help(v.binary)
-        if text:
-            steps += regress_suites.sysbench_steps(num, text)
+    if suite == "sysbench" or suite == "cached" and use_sysbench:
+        try:
+            found, why = regress_suites.sysbench_plugin(v.binary, num)
+        except regress_suites.PluginError as e:
+            raise SystemExit(f"regress: {v.label}: {e}")
+        if why:
+            not_applicable.append(f"{v.label}: sysbench: {why}")
+        steps += found
     return steps
 
 
@@ -171,16 +189,24 @@ def counted_pass(variants, steps_of, counter, run_dir, log_dir, results, errors,
                     errors.append(f"{v.label} {step.name} {tag} ({counter.kind}): exit "
                                   f"{p.returncode}, no count: {log}")
                     break
-                got.append((parsed[0], p.instructions))
+                got.append((parsed[0], p.instructions, p.layers))
             if len(got) != 2:
                 continue
-            per_op = marginal(got)
+            per_op = marginal([(ops, ir) for ops, ir, _ in got])
             rec = results.setdefault(v.label, {}).setdefault(step.name, {})
             rec["instr_op"] = [per_op]
-            rec["instr_total"] = [ir for _, ir in got]
-            rec["instr_ops"] = [ops for ops, _ in got]
+            if all(layers for _, _, layers in got):
+                for layer in ("table", "engine"):
+                    rec[f"instr_{layer}_op"] = [marginal([(ops, ls[layer])
+                                                          for ops, _, ls in got])]
+            rec["instr_total"] = [ir for _, ir, _ in got]
+            rec["instr_ops"] = [ops for ops, _, _ in got]
+            split = ""
+            if "instr_table_op" in rec:
+                split = (f", table {rec['instr_table_op'][0]:,.0f}, engine "
+                         f"{rec['instr_engine_op'][0]:,.0f}")
             print(f"count {step.name:<20} {v.label:<14} {per_op:12,.0f} instructions/op "
-                  f"({counter.kind})", file=sys.stderr, flush=True)
+                  f"({counter.kind}{split})", file=sys.stderr, flush=True)
 
 
 def med(results, label, bench, key):
@@ -234,24 +260,29 @@ def fmt(x, spec):
     return format(x, spec) if x is not None else "-"
 
 
+def name_width(benches):
+    return max([22] + [len(b) + 2 for b, _ in benches])
+
+
 def print_measure(m, labels, benches, against, flag):
     base = "the first variant" if against == "first" else "the previous variant"
     better = "higher" if m["higher_is_better"] else "lower"
     print(f"\n{m['title']}: value of {labels[0]}, then each variant relative to {base} "
           f"({better} is better)")
     w = max(14, *(len(l) + 2 for l in labels))
-    print(f"{'benchmark':<22}{'group':<7}{labels[0]:>{w}}" + "".join(
+    bw = name_width(benches)
+    print(f"{'benchmark':<{bw}}{'group':<7}{labels[0]:>{w}}" + "".join(
         f"{l:>{w}}" for l in labels[1:]))
     for b, g in benches:
         v0 = m["values"][labels[0]][b]
-        row = f"{b:<22}{g:<7}{fmt(v0, ',.3f' if v0 is not None and v0 < 100 else ',.0f'):>{w}}"
+        row = f"{b:<{bw}}{g:<7}{fmt(v0, ',.3f' if v0 is not None and v0 < 100 else ',.0f'):>{w}}"
         for l in labels[1:]:
             r = m["ratios"][l][b]
             worse = r is not None and (r < 1 - flag / 100 if m["higher_is_better"]
                                        else r > 1 + flag / 100)
             row += f"{fmt(r, '.3f') + ('*' if worse else ''):>{w}}"
         print(row)
-    print(f"{'geomean':<29}{'':>{w}}" + "".join(
+    print(f"{'geomean':<{bw + 7}}{'':>{w}}" + "".join(
         f"{fmt(m['geomean'][l], '.3f'):>{w}}" for l in labels[1:]))
     print(f"\nSummary statistics of those ratios{' (* = more than ' + str(flag) + '% worse)'}")
     print(f"{'':<22}" + "".join(f"{l:>{w}}" for l in labels[1:]))
@@ -283,10 +314,11 @@ def flagged(summary, labels, benches, flag):
 
 def print_memory(labels, benches, results):
     w = max(14, *(len(l) + 2 for l in labels))
+    bw = name_width(benches)
     print("\nPeak RSS / peak VSZ in MB (median over rounds)")
-    print(f"{'benchmark':<22}" + "".join(f"{l:>{w + 6}}" for l in labels))
+    print(f"{'benchmark':<{bw}}" + "".join(f"{l:>{w + 6}}" for l in labels))
     for b, _ in benches:
-        row = f"{b:<22}"
+        row = f"{b:<{bw}}"
         for l in labels:
             rss, vsz = kb_to_mb(med(results, l, b, "maxrss_kb")), kb_to_mb(med(results, l, b,
                                                                                 "vmpeak_kb"))
@@ -299,6 +331,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--variants", action="append", help="comma-separated variant specs")
     ap.add_argument("--variant", action="append", help="one variant spec")
+    ap.add_argument("--study", choices=["builds"], help="builds: post 004's build study of "
+                    "the working tree (opt-level, LTO, codegen-units, target-cpu, allocators; "
+                    "regress_build.BUILD_STUDY), before any --variants")
     ap.add_argument("--suite", default="cached", choices=sorted(regress_suites.SUITES))
     ap.add_argument("--num", type=int, default=200_000)
     ap.add_argument("--rounds", type=int, default=3)
@@ -313,11 +348,15 @@ def main():
                     "more than this percent worse")
     ap.add_argument("--build-only", action="store_true")
     ap.add_argument("--rebuild", action="store_true", help="rebuild fixed revisions too")
-    ap.add_argument("--no-sysbench", action="store_true")
+    ap.add_argument("--sysbench", action="store_true", help="suite cached: append the "
+                    "sysbench steps (--suite=sysbench runs them alone)")
+    ap.add_argument("--no-sysbench", action="store_true", help="the default (kept for old "
+                    "command lines)")
     ap.add_argument("--worktree-target", help="cargo target dir for `.` variants without "
                     "features or RUSTFLAGS (CI: the checkout's own, already built)")
     a = ap.parse_args()
-    variants = regress_build.parse_variants(a.variants, a.variant)
+    study = [",".join(regress_build.BUILD_STUDY)] if a.study == "builds" else []
+    variants = regress_build.parse_variants(study + (a.variants or []), a.variant)
     if not variants:
         ap.error("give at least one variant (--variants or --variant)")
     repo = regress_build.git(os.path.dirname(os.path.abspath(__file__)), "rev-parse",
@@ -325,19 +364,35 @@ def main():
     work = os.path.abspath(a.work)
     started = time.time()
     load_start = regress_run.loadavg()
-    for v in variants:
-        regress_build.build(repo, work, v, a.rebuild, a.worktree_target)
+    build_failed = []
+    for v in list(variants):
+        try:
+            regress_build.build(repo, work, v, a.rebuild, a.worktree_target)
+        except regress_build.BuildFailed as e:
+            # Reported (here, at the end and in regress.json) and skipped, never dropped unseen.
+            print(f"regress: {e}\nregress: {v.label} is skipped", file=sys.stderr, flush=True)
+            build_failed.append(f"{v.label} ({v.spec}): {str(e).splitlines()[0]}")
+            variants.remove(v)
+    if not variants:
+        raise SystemExit("regress: no variant built: " + "; ".join(build_failed))
     if a.build_only:
         for v in variants:
             print(f"{v.label}\t{v.binary}")
-        return
+        for b in build_failed:
+            print(f"build failed (skipped): {b}")
+        sys.exit(1 if build_failed else 0)
     counter = regress_run.Counter(a.count)
     count_num = a.count_num or min(a.num, 50_000)
     out_dir = os.path.abspath(a.out) if a.out else None
     os.makedirs(work, exist_ok=True)
     run_dir = tempfile.mkdtemp(prefix="run-", dir=work)
     log_dir = os.path.join(out_dir, "logs") if out_dir else os.path.join(run_dir, "logs")
-    steps_of = {v.label: variant_steps(v, a.suite, a.num, not a.no_sysbench) for v in variants}
+    not_applicable = []
+    steps_of = {v.label: variant_steps(v, a.suite, a.num, a.sysbench and not a.no_sysbench, not_applicable)
+                for v in variants}
+    if not any(s.group for steps in steps_of.values() for s in steps):
+        raise SystemExit(f"regress: suite {a.suite} has no step to run on any variant: "
+                         + "; ".join(not_applicable or ["(empty suite)"]))
     results, errors = {}, []
     # A suite that only reads after its setup (the cache suite) loads one database for all
     # variants when they are builds of one commit (same files, so any of them can read it).
@@ -347,7 +402,7 @@ def main():
         timed_rounds(variants, steps_of, a.rounds, run_dir, log_dir, results, errors, shared)
         if counter.kind != "none":
             cdir = os.path.join(run_dir, "count")
-            csteps = {v.label: variant_steps(v, a.suite, count_num, not a.no_sysbench)
+            csteps = {v.label: variant_steps(v, a.suite, count_num, a.sysbench and not a.no_sysbench, [])
                       for v in variants}
             counted_pass(variants, csteps, counter, cdir, log_dir, results, errors, shared)
     finally:
@@ -392,6 +447,14 @@ def main():
         for b in bad:
             print(f"  {b}")
     print_memory(labels, benches, results)
+    if build_failed:
+        print("\nBuild failed (skipped):")
+        for b in build_failed:
+            print(f"  {b}")
+    if not_applicable:
+        print("\nNot applicable (not run, not counted):")
+        for n in not_applicable:
+            print(f"  {n}")
     if errors:
         print(f"\n{len(errors)} failure(s):")
         for e in errors:
@@ -410,11 +473,12 @@ def main():
                          for v in variants],
             "benchmarks": [{"name": b, "group": g} for b, g in benches],
             "results": results, "summary": summary, "errors": errors,
+            "not_applicable": not_applicable, "build_failed": build_failed,
         }
         with open(os.path.join(out_dir, "regress.json"), "w") as f:
             json.dump(doc, f, indent=1)
         print(f"\nregress: wrote {os.path.join(out_dir, 'regress.json')}")
-    sys.exit(1 if errors else 0)
+    sys.exit(1 if errors or build_failed else 0)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,10 @@
 """Build variants for bench/regress.py: `[label=]rev:profile:features:rustflags` or `[label=]@PATH`.
 
 A variant names a git revision (`.` is the working tree as it is, uncommitted edits included), a
-cargo profile (`release`, `release-lto`, ...; default `release`), talus-cli features joined by `+`
+cargo profile (`release`, `release-lto`, ...; default `release`) with optional settings after `/`
+(`release/opt-level=2/lto=thin/codegen-units=16`: `opt-level` 0-3, s, z; `lto` off, thin,
+fat; `codegen-units` N; each passed as `cargo --config profile.P.KEY=VALUE`, so no Cargo.toml
+edit is needed), talus-cli features joined by `+`
 (`jemalloc`, `mimalloc`; default none) and RUSTFLAGS (default none, whatever the caller's
 environment says). `@PATH` is a `talus` binary built elsewhere (not rebuilt, not labelled by rev).
 
@@ -43,6 +46,7 @@ class Variant:
     profile: str = "release"
     features: list = field(default_factory=list)
     rustflags: str = ""
+    settings: list = field(default_factory=list)  # [(key, value)] profile overrides
     binary: str = ""          # set by build(), or given with @PATH
     sha: str = ""             # the commit built ("" for @PATH; HEAD's for ".")
     subject: str = ""         # the commit's subject line
@@ -50,7 +54,7 @@ class Variant:
     build_info: str = ""      # db_bench's header: "profile X, target-cpu Y, allocator Z"
 
     def config_slug(self):
-        parts = [self.profile]
+        parts = [self.profile] + [slug(f"{k}-{v}") for k, v in self.settings]
         if self.features:
             parts.append(slug("+".join(self.features)))
         if self.rustflags:
@@ -81,13 +85,50 @@ def parse_variants(lists, singles):
             continue
         parts = s.split(":", 3) + [""] * 3
         rev, profile, feats, flags = parts[0] or ".", parts[1] or "release", parts[2], parts[3]
+        profile, *sets = profile.split("/")
         features = [f for f in re.split(r"[+ ]", feats) if f]
-        out.append(Variant(label or s, s, rev=rev, profile=profile, features=features,
-                           rustflags=flags))
+        out.append(Variant(label or s, s, rev=rev, profile=profile or "release",
+                           features=features, rustflags=flags,
+                           settings=[profile_setting(x) for x in sets if x]))
     labels = [v.label for v in out]
     if len(set(labels)) != len(labels):
         sys.exit(f"regress: variant labels must differ: {labels} (name them: label=spec)")
     return out
+
+
+PROFILE_SETTINGS = {
+    "opt-level": {"0": 0, "1": 1, "2": 2, "3": 3, "s": "s", "z": "z"},
+    "lto": {"off": "off", "false": False, "thin": "thin", "fat": "fat", "true": True},
+}
+
+
+def profile_setting(text):
+    """`key=value` of a profile setting, checked: `(key, toml value)`; exits naming a bad one."""
+    key, _, value = text.partition("=")
+    if key in PROFILE_SETTINGS and value in PROFILE_SETTINGS[key]:
+        return key, PROFILE_SETTINGS[key][value]
+    if key == "codegen-units" and value.isdigit() and int(value) > 0:
+        return key, int(value)
+    sys.exit(f"regress: profile setting {text!r}: expected opt-level=0|1|2|3|s|z, "
+             f"lto=off|thin|fat or codegen-units=N")
+
+
+# Post 004's build study (issue 38 item 5) for the working tree: `--study=builds` runs these.
+# The base is the release profile as Cargo.toml has it (opt-level 3, codegen-units 4, no LTO).
+BUILD_STUDY = [
+    "rel=.:release",
+    "o2=.:release/opt-level=2",
+    "thin=.:release/lto=thin",
+    "fat=.:release/lto=fat",
+    "cgu1=.:release/codegen-units=1",
+    "cgu16=.:release/codegen-units=16",
+    "x86-64-v2=.:release::-C target-cpu=x86-64-v2",
+    "x86-64-v3=.:release::-C target-cpu=x86-64-v3",
+    "native=.:release::-C target-cpu=native",
+    "jemalloc=.:release:jemalloc",
+    "mimalloc=.:release:mimalloc",
+    "fat_native=.:release-lto::-C target-cpu=native",
+]
 
 
 def git(repo, *args):
@@ -163,8 +204,13 @@ def touch_tree(src):
             os.utime(os.path.join(root, f), (now, now), follow_symlinks=False)
 
 
+class BuildFailed(Exception):
+    """A variant that did not build: regress.py reports it and goes on without it."""
+
+
 def build(repo, work, v, rebuild=False, worktree_target=None, log=sys.stderr):
-    """Builds `v` if needed; sets v.binary. Exits with cargo's output if the build fails.
+    """Builds `v` if needed; sets v.binary. Raises BuildFailed (with cargo's last output) if
+    the build fails.
     `worktree_target`: the cargo target dir for working-tree variants (CI passes the
     checkout's own `target`, which its tests have just built), instead of one under `work`."""
     if v.binary:
@@ -182,14 +228,17 @@ def build(repo, work, v, rebuild=False, worktree_target=None, log=sys.stderr):
     if v.rev != ".":
         touch_tree(src)
     if v.rev == "." and worktree_target:
-        if v.rustflags or v.features:
+        if v.rustflags or v.features or v.settings:
             sys.exit(f"regress: --worktree-target is for plain profiles (it would rebuild "
-                     f"{worktree_target} with other flags); {v.label} has features or RUSTFLAGS")
+                     f"{worktree_target} with other flags); {v.label} has features, RUSTFLAGS "
+                     f"or profile settings")
         target = os.path.abspath(worktree_target)
     cmd = ["cargo", "build", "--profile", v.profile, "-p", "talus-cli", "--bin", "talus"]
     if v.features:
         cmd += ["--features", ",".join(v.features)]
     cmd += profile_overrides(repo, src, v.profile)
+    for k, val in v.settings:
+        cmd += ["--config", f"profile.{v.profile}.{k}={toml_value(val)}"]
     env = dict(os.environ, CARGO_TARGET_DIR=target, RUSTFLAGS=v.rustflags,
                CARGO_TERM_COLOR="never")
     env.pop("CARGO_ENCODED_RUSTFLAGS", None)
@@ -200,7 +249,7 @@ def build(repo, work, v, rebuild=False, worktree_target=None, log=sys.stderr):
     p = subprocess.run(cmd, cwd=src, env=env, capture_output=True, text=True)
     v.build_secs = time.monotonic() - t0
     if p.returncode != 0:
-        sys.exit(f"regress: building {v.label} failed:\n{p.stderr[-4000:]}")
+        raise BuildFailed(f"building {v.label} ({v.spec}) failed:\n{p.stderr[-4000:]}")
     built = os.path.join(target, profile_dir(v.profile), "talus")
     os.makedirs(os.path.dirname(out_bin), exist_ok=True)
     shutil.copy2(built, out_bin + ".tmp")

@@ -6,7 +6,8 @@ system CPU seconds and peak RSS (ru_maxrss) of that process alone (threads inclu
 
 Instruction counters (`Counter`): `perf stat -e instructions:u` where the kernel exposes the
 counter (`perf stat -e instructions true` prints a number), else valgrind's callgrind (a 20-50x
-slower run, so regress.py counts on a short run), or none.
+slower run, so regress.py counts on a short run), or none. Callgrind also splits the count
+between the table layer, the engine and the rest (callgrind_layers.py).
 """
 import os
 import re
@@ -14,6 +15,8 @@ import shutil
 import subprocess
 import time
 from dataclasses import dataclass
+
+import callgrind_layers
 
 
 @dataclass
@@ -26,6 +29,8 @@ class Proc:
     vmpeak_kb: int
     wall_s: float
     instructions: int | None = None
+    # callgrind only: instructions by layer (callgrind_layers.split: table, engine, rest).
+    layers: dict | None = None
 
 
 def _vmpeak(pid):
@@ -84,10 +89,16 @@ class Counter:
                     log_path, env)
             p.instructions = _perf_count(stat)
             return p
-        p = run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"] + argv,
+        profile = log_path + ".callgrind"
+        p = run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={profile}"] + argv,
                 log_path, env)
         m = re.findall(r"^==\d+== Collected : (\d+)\s*$", p.output, re.M)
         p.instructions = int(m[-1]) if m else None
+        p.layers = callgrind_layers.split_file(profile)
+        try:
+            os.remove(profile)
+        except OSError:
+            pass
         return p
 
 

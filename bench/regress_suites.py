@@ -11,8 +11,13 @@ Suites:
 - `cached`: the db_bench suite "cached" of bench/compare.py (16-byte keys, 100-byte values, lz4,
   1 GiB LRU cache, bloom 10, WAL on, sync off, one thread unless named `_t2`), with compare.py's
   compaction before the reads as its own setup process (so compaction CPU is not charged to
-  readrandom), plus readseq, seekrandom over 100 keys and multireadrandom; then, where the
-  variant's binary has `talus sysbench`, sysbench's microbenchmarks (see `sysbench_steps`).
+  readrandom), plus readseq, seekrandom over 100 keys and multireadrandom; with `--sysbench`,
+  then the `sysbench` suite's steps.
+- `sysbench`: post 004's sysbench microbenchmarks alone (`SYSBENCH`: reads as `.pre`, writes,
+  reads again), each a fixed number of events on a table of --num/10 rows, so instruction
+  counts are deterministic. The steps come from the variant's binary (`sysbench_plugin`): one
+  without the tool or without `--events` is "not applicable" (listed, not counted); one with
+  the tool but none of the tests is an error naming the tests looked for.
 - `cache`: the allocator study: readrandom (--num/8 reads) on one compacted database of --num
   keys with the LRU and the hyper clock cache at 1, 8, 64 MiB and 1 GiB (groups `lru` and
   `clock`), for peak RSS and VSZ. Builds of one commit share the database (SHARED_DB).
@@ -119,17 +124,33 @@ def cache(num):
     return steps
 
 
-# sysbench's microbenchmarks by group, as post 004 groups them. Written against sysbench's own
-# command line (`<test> [options] prepare|run`, final `transactions: N (X per sec.)`), which
-# `talus sysbench` (issue 15) follows; tests its --help does not name are left out.
-SYSBENCH = [
-    ("oltp_point_select", "point"), ("random_points", "point"), ("hot_points", "point"),
-    ("range_covered_pk", "range"), ("range_pk", "range"), ("scan", "range"),
-    ("oltp_read_only", "range"),
-    ("oltp_update_index", "write"), ("oltp_update_non_index", "write"), ("oltp_insert", "write"),
-    ("oltp_delete", "write"), ("oltp_write_only", "write"), ("oltp_read_write", "write"),
+# sysbench's microbenchmarks by post 004's names and groups, in its order: the point and range
+# tests first (as `NAME.pre`), then the write tests, then the point and range tests again.
+# Written against `talus sysbench`'s command line (`[options] TEST run`, fixed work with
+# `--time=0 --events=N`, final `transactions: N (X per sec.)`); each test's events are
+# `--num`/20 divided by its weight (a range of 1000 rows costs more than a point query).
+SYSBENCH_READS = [
+    ("point-query", "point", 1), ("random-points-pk", "point", 2),
+    ("random-points-si", "point", 2), ("hot-points", "point", 2),
+    ("points-covered-pk", "point", 2), ("points-covered-si", "point", 2),
+    ("points-notcovered-pk", "point", 2), ("points-notcovered-si", "point", 2),
+    ("range-covered-pk.range100", "range", 4), ("range-pk.range100", "range", 4),
+    ("range-covered-si.range100", "range", 4), ("range-notcovered-si.range100", "range", 8),
+    ("scan", "range", 0), ("read-only", "range", 8),
 ]
+SYSBENCH_WRITES = [
+    ("update-index", "write", 1), ("update-nonindex", "write", 1),
+    ("update-inlist", "write", 4), ("update-one", "write", 1), ("update-zipf", "write", 1),
+    ("write-only", "write", 2), ("read-write", "write", 8), ("insert", "write", 1),
+    ("delete", "write", 1),
+]
+SYSBENCH = ([(f"{t}.pre", g, w) for t, g, w in SYSBENCH_READS] + SYSBENCH_WRITES
+            + SYSBENCH_READS)
 SB_TXN = re.compile(r"^\s*transactions:\s+(\d+)\s+\(([0-9.]+) per sec\.\)", re.M)
+
+
+class PluginError(Exception):
+    """The plugin found the tool but none of the tests it looks for: never an empty suite."""
 
 
 def sysbench_help(binary):
@@ -142,33 +163,82 @@ def sysbench_help(binary):
     return p.stdout + p.stderr if p.returncode == 0 else None
 
 
-def sysbench_steps(num, help_text):
+def sysbench_test_names(help_text):
+    """The test names `talus sysbench --help` lists (`  name (alias)` lines after `tests:`)."""
+    names = set()
+    if "tests:" not in help_text:
+        return names
+    for line in help_text.split("tests:", 1)[1].splitlines():
+        m = re.match(r"^  ([a-z][a-z0-9._-]*)(\s|$)", line)
+        if m:
+            names.add(m.group(1))
+    return names
+
+
+def sysbench_plugin(binary, num):
+    """`(steps, why_not)`: the sysbench steps for `binary`, and why none or some are left out.
+    A binary without `talus sysbench`, or whose sysbench has no fixed-work mode (`--events`),
+    is not applicable (a revision too old for the experiment, listed, never counted). One that
+    has both but none of the tests raises PluginError naming what was looked for."""
+    text = sysbench_help(binary)
+    if text is None:
+        return [], "the binary has no `talus sysbench`"
+    if "--events" not in text:
+        return [], "its `talus sysbench` has no --events (fixed-work mode)"
+    names = sysbench_test_names(text)
+    have = [(t, g, w) for t, g, w in SYSBENCH
+            if t in names or t.endswith(".pre") and t[:-4] in names and ".pre" in text]
+    if not have:
+        raise PluginError(
+            f"{binary} sysbench --help names none of the tests looked for: "
+            + ", ".join(t for t, _, _ in SYSBENCH if not t.endswith(".pre"))
+            + f" (it lists: {', '.join(sorted(names)) or 'nothing'})")
+    missing = sorted({t for t, _, _ in SYSBENCH} - {t for t, _, _ in have})
+    commands = ("flush",) if "flush" in text.split("tests:", 1)[0] else ()
+    return sysbench_steps(num, have, commands), (f"tests not in this binary: {', '.join(missing)}"
+                                       if missing else None)
+
+
+def sysbench_steps(num, tests, commands=("flush",)):
+    """A `prepare` step (fresh database) and one step per `(test, group, weight)` of `tests`;
+    where the binary has `talus sysbench flush` (`commands`), each step's database is flushed
+    first by its own process, so no counted run replays the log an earlier process left."""
     size = max(1000, num // 10)
     events = max(100, num // 20)
-    common = ["--engine=talus", "--tables=1", f"--table_size={size}", "--threads=1"]
+    common = ["--engine=talus", "--tables=1", f"--table_size={size}", "--threads=1",
+              "--rand_seed=1", "--time=0"]
 
-    def step(test, group, phase):
+    def n_events(weight, scale):
+        # scan reads the whole table per event: a few events, whatever --num.
+        n = max(4, events * 50 // size) if weight == 0 else max(10, events // weight)
+        return n if scale == 1.0 else max(1, int(n * scale))
+
+    def parse(out):
+        m = SB_TXN.findall(out)
+        return (int(m[-1][0]), float(m[-1][1])) if m else None
+
+    def settle(binary, db):
+        # The previous process's log replayed by neither the short nor the full counted run.
+        return [binary, "sysbench", f"--db={db}", *common, "flush"]
+
+    def step(test, group, weight):
         def argv(binary, db, scale=1.0):
-            n = events if scale == 1.0 else max(1, int(events * scale))
-            return [binary, "sysbench", test, f"--db={db}", *common, "--time=0", f"--events={n}",
-                    phase]
+            a = [binary, "sysbench", f"--db={db}", *common]
+            if group is None:
+                return a + ["prepare"]
+            return a + [f"--events={n_events(weight, scale)}", test, "run"]
+        return Step(f"sb_{test}" if group else "sb_prepare", group, argv, parse,
+                    fresh=group is None, db="sysbench",
+                    settle=settle if "flush" in commands else None)
 
-        def parse(out):
-            m = SB_TXN.findall(out)
-            return (int(m[-1][0]), float(m[-1][1])) if m else None
-        return Step(f"sb_{test}" if phase == "run" else "sb_prepare", group if phase == "run"
-                    else None, argv, parse, fresh=phase == "prepare", db="sysbench")
-
-    # Counted runs need a fixed amount of work (sysbench's --events with --time=0); a talus
-    # sysbench without --events (it runs for --time seconds only) is left out, not run timed.
-    if "--events" not in help_text:
-        return []
-    tests = [(t, g) for t, g in SYSBENCH if t in help_text]
-    if not tests:
-        return []
-    return [step(tests[0][0], None, "prepare")] + [step(t, g, "run") for t, g in tests]
+    return [step("prepare", None, 0)] + [step(t, g, w) for t, g, w in tests]
 
 
-SUITES = {"cached": cached, "cache": cache}
+def sysbench(num):
+    """The sysbench suite: its steps come from the binary (`sysbench_plugin`, in regress.py)."""
+    return []
+
+
+SUITES = {"cached": cached, "cache": cache, "sysbench": sysbench}
 # Suites whose measured steps only read: variants built from one commit share one database.
 SHARED_DB = {"cache"}

@@ -10,6 +10,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import regress  # noqa: E402
 import regress_build  # noqa: E402
 import regress_suites  # noqa: E402
+import callgrind_layers  # noqa: E402
 
 
 class Variants(unittest.TestCase):
@@ -26,6 +27,23 @@ class Variants(unittest.TestCase):
         self.assertEqual(vs[3].config_slug(), "release_C-target-cpu-native-Ctarget-feature-+avx2")
         with self.assertRaises(SystemExit):
             regress_build.parse_variants([".:release,.:release"], None)
+
+    def test_profile_settings_and_the_build_study(self):
+        (v,) = regress_build.parse_variants(None, ["o2=.:release/opt-level=2/lto=thin::-C x=1"])
+        self.assertEqual((v.profile, v.settings, v.rustflags),
+                         ("release", [("opt-level", 2), ("lto", "thin")], "-C x=1"))
+        self.assertEqual(v.config_slug(), "release_opt-level-2_lto-thin_C-x-1")
+        (c,) = regress_build.parse_variants([".:release-lto/codegen-units=16"], None)
+        self.assertEqual(c.settings, [("codegen-units", 16)])
+        for bad in ["opt-level=4", "lto=maybe", "codegen-units=0", "panic=abort"]:
+            with self.assertRaises(SystemExit) as e:
+                regress_build.parse_variants(None, [f".:release/{bad}"])
+            self.assertIn(bad, str(e.exception))
+        study = regress_build.parse_variants(regress_build.BUILD_STUDY, None)
+        slugs = [v.config_slug() for v in study]
+        self.assertEqual(len(set(slugs)), len(slugs), "each build its own target dir")
+        self.assertEqual(study[0].label, "rel")
+        self.assertIn(("lto", "fat"), [s for v in study for s in v.settings])
 
     def test_profile_defined_for_old_trees(self):
         repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -52,6 +70,27 @@ class Variants(unittest.TestCase):
             os.utime(f, (1_000_000_000, 1_000_000_000))
             regress_build.touch_tree(src)
             self.assertGreater(os.stat(f).st_mtime, 1_700_000_000)
+
+
+class BuildFailure(unittest.TestCase):
+    def test_a_variant_that_does_not_build_is_reported_and_skipped(self):
+        # cargo refuses an unknown feature before compiling anything: a fast failing build.
+        repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        bin_ = os.path.join(repo, "target", "release", "talus")
+        with tempfile.TemporaryDirectory() as work:
+            (v,) = regress_build.parse_variants([".:release:no-such-feature"], None)
+            with self.assertRaises(regress_build.BuildFailed) as e:
+                regress_build.build(repo, work, v, log=open(os.devnull, "w"))
+            self.assertIn("no-such-feature", str(e.exception))
+            if not os.access(bin_, os.X_OK):
+                return  # the end-to-end half needs a built talus (cargo test builds it)
+            p = subprocess.run(
+                [sys.executable, os.path.join(repo, "bench", "regress.py"),
+                 f"--variants=ok=@{bin_},bad=.:release:no-such-feature", "--build-only",
+                 f"--work={work}"], capture_output=True, text=True)
+            self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+            self.assertIn(f"ok\t{bin_}", p.stdout)
+            self.assertIn("build failed (skipped): bad", p.stdout)
 
 
 class Summary(unittest.TestCase):
@@ -111,16 +150,107 @@ class Parsers(unittest.TestCase):
         self.assertIn("--writes=250", fill.argv("t", "/db", 0.25))
 
     def test_sysbench_steps_follow_its_help(self):
+        names = regress_suites.sysbench_test_names(
+            "usage\n--events=N\ntests: all, point\n  point-query (oltp_point_select)\n"
+            "  insert (oltp_insert)\n  NAME.pre (a point or range test)\n")
+        self.assertEqual(names, {"point-query", "insert"})
         steps = regress_suites.sysbench_steps(
-            10000, "--events=N --time=0\ntests: oltp_point_select oltp_insert")
+            10000, [("point-query.pre", "point", 1), ("insert", "write", 1)])
         self.assertEqual([(s.name, s.group) for s in steps],
-                         [("sb_prepare", None), ("sb_oltp_point_select", "point"),
-                          ("sb_oltp_insert", "write")])
+                         [("sb_prepare", None), ("sb_point-query.pre", "point"),
+                          ("sb_insert", "write")])
+        run = steps[1].argv("t", "/db")
+        self.assertEqual(run[-3:], ["--events=500", "point-query.pre", "run"])
+        self.assertIn("--time=0", run)
+        self.assertIn("--events=125", steps[1].argv("t", "/db", 0.25))
+        self.assertEqual(steps[0].argv("t", "/db")[-1], "prepare")
+        self.assertEqual(steps[1].settle("t", "/db")[-1], "flush")
+        no_flush = regress_suites.sysbench_steps(10000, [("insert", "write", 1)], ())
+        self.assertIsNone(no_flush[1].settle)
         out = "SQL statistics:\n    transactions:                        1234   (123.40 per sec.)\n"
         self.assertEqual(steps[1].parse(out), (1234, 123.4))
-        self.assertEqual(regress_suites.sysbench_steps(10000, "usage: nothing"), [])
-        # Without --events a run has no fixed amount of work to count: left out.
-        self.assertEqual(regress_suites.sysbench_steps(10000, "tests: oltp_point_select"), [])
+        self.assertIsNone(steps[1].parse("no summary"))
+
+    def test_sysbench_plugin_not_applicable_or_an_error(self):
+        with tempfile.TemporaryDirectory() as d:
+            def fake(help_text, rc=0):
+                path = os.path.join(d, "talus")
+                with open(path, "w") as f:
+                    f.write(f"#!/bin/sh\ncat <<'EOF'\n{help_text}\nEOF\nexit {rc}\n")
+                os.chmod(path, 0o755)
+                return path
+            # No sysbench at all, or one without fixed-work mode: not applicable, named.
+            self.assertEqual(regress_suites.sysbench_plugin(fake("no", 2), 1000),
+                             ([], "the binary has no `talus sysbench`"))
+            steps, why = regress_suites.sysbench_plugin(fake("tests:\n  point-query"), 1000)
+            self.assertEqual(steps, [])
+            self.assertIn("--events", why)
+            # The tool, but none of the tests: an error naming what it looked for.
+            with self.assertRaises(regress_suites.PluginError) as e:
+                regress_suites.sysbench_plugin(fake("--events=N\ntests:\n  nothing-here"),
+                                               1000)
+            self.assertIn("points-covered-pk", str(e.exception))
+            self.assertIn("nothing-here", str(e.exception))
+            # Some tests: those run, the rest are named.
+            steps, why = regress_suites.sysbench_plugin(
+                fake("--events=N\ntests:\n  point-query (oltp_point_select)\n  update-one"),
+                1000)
+            self.assertEqual([s.name for s in steps],
+                             ["sb_prepare", "sb_update-one", "sb_point-query"])
+            self.assertIn("points-covered-si", why)
+
+
+class CallgrindLayers(unittest.TestCase):
+    # main (cli) calls table::get (inclusive 600), which calls engine::get (inclusive 450),
+    # which calls malloc (100); main also calls engine::open directly (inclusive 300).
+    # Names are compressed as callgrind writes them: defined once, then referred to by id.
+    PROFILE = """# callgrind format
+events: Ir
+fl=(1) /w/crates/cli/src/main.rs
+fn=(1) talus::main
+1 50
+cfl=(2) /w/crates/table/src/read.rs
+cfn=(2) talus_table::get
+calls=1 0
+2 600
+cfi=(3) /w/crates/engine/src/db.rs
+cfn=(3) talus::db::open
+calls=1 0
+3 300
+
+fl=(2)
+fn=(2)
+5 150
+cfl=(3)
+cfn=(4) talus::db::get
+calls=1 0
+6 450
+
+fl=(3)
+fn=(4)
+fi=(4) /w/crates/engine/src/inline.rs
+7 350
+fe=(3)
+cfl=(5) ./malloc/malloc.c
+cfn=(5) malloc
+calls=1 0
+8 100
+
+fn=(3)
+9 300
+
+fl=(5)
+fn=(5)
+10 100
+"""
+
+    def test_inclusive_split_by_crossing_calls(self):
+        s = callgrind_layers.split(self.PROFILE)
+        self.assertEqual(s["total"], 50 + 150 + 350 + 300 + 100)
+        self.assertEqual(s["engine"], 450 + 300)  # what the engine runs, its malloc included
+        self.assertEqual(s["table"], 600 - 450)
+        self.assertEqual(s["rest"], 50)
+        self.assertEqual(callgrind_layers.layer_of("./malloc/malloc.c"), "rest")
 
 
 if __name__ == "__main__":

@@ -99,3 +99,52 @@ fn regress_two_variants_and_its_report() {
     assert!(blue > 300 && red > 300, "bars on screen: blue {blue}, red {red}");
     assert!(non_white(&px) * 50 > px.len() / 4, "page nearly blank ({width} wide)");
 }
+
+/// `bench/regress.py --suite=sysbench` runs the real `talus sysbench` steps (fixed work: an
+/// event count), reports each of post 004's microbenchmarks by group, and lists nothing as not
+/// applicable for a build that has them all.
+#[test]
+fn regress_runs_the_sysbench_suite() {
+    if !have("python3") {
+        assert!(std::env::var_os("CI").is_none(), "CI needs python3");
+        eprintln!("regress test: no python3, skipped");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/regress.py");
+    let bin = env!("CARGO_BIN_EXE_talus");
+    let res = dir.path().join("res");
+    let o = Command::new("python3")
+        .arg(&script)
+        .arg(format!("--variants=a=@{bin},b=@{bin}"))
+        .args(["--suite=sysbench", "--num=2000", "--rounds=1", "--count=none"])
+        .arg(format!("--work={}", dir.path().join("work").display()))
+        .arg(format!("--out={}", res.display()))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(o.status.success(), "{text}\n{}", String::from_utf8_lossy(&o.stderr));
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(res.join("regress.json")).unwrap()).unwrap();
+    let benches: Vec<(String, String)> = json["benchmarks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| (b["name"].as_str().unwrap().into(), b["group"].as_str().unwrap().into()))
+        .collect();
+    for (want, group) in [
+        ("sb_points-covered-pk.pre", "point"),
+        ("sb_update-zipf", "write"),
+        ("sb_range-covered-pk.range100", "range"),
+        ("sb_scan", "range"),
+    ] {
+        assert!(benches.contains(&(want.into(), group.into())), "{want}: {benches:?}");
+    }
+    assert_eq!(benches.len(), 37, "14 reads twice (.pre and after the writes), 9 writes");
+    for (b, _) in &benches {
+        let ops = &json["results"]["a"][b]["ops"][0];
+        assert!(ops.as_f64().is_some_and(|n| n >= 4.0), "{b}: {ops}");
+    }
+    assert_eq!(json["not_applicable"].as_array().map(Vec::len), Some(0), "{text}");
+    assert!(text.contains("Write: median") && text.contains("sb_update-one"), "{text}");
+}

@@ -105,6 +105,88 @@ fn consistent_after_read_write(engine: &str) {
     assert!(std::fs::read_to_string(res.join("run.json")).unwrap().contains("\"talus sysbench\""));
 }
 
+/// `--time=0 --events=N` (fixed work): post 004's added tests run on both engines, their
+/// events plus ignored errors are exactly N, the tables stay consistent, summary.csv has the
+/// CPU columns, and `summary` prints CPU per query relative to the base as well as throughput.
+#[test]
+fn fixed_work_post004_tests_and_cpu_per_query_on_both_engines() {
+    let dir = tempfile::tempdir().unwrap();
+    let tests = [
+        "points-covered-pk",
+        "points-covered-si.pre",
+        "points-notcovered-pk",
+        "points-notcovered-si",
+        "range-covered-pk.range10",
+        "update-inlist",
+        "update-one",
+        "update-zipf",
+    ];
+    for engine in ["talus", "sqlite"] {
+        let db = dir.path().join(engine);
+        prepare(engine, &db);
+        let res = dir.path().join("res").join(engine);
+        let o = talus(&sb(engine, &db, &["--time=0", "--events=0", "point-query", "run"]));
+        assert_eq!(o.status.code(), Some(2), "nothing to do is refused");
+        assert!(text(&o.stderr).contains("--events=0"), "{}", text(&o.stderr));
+        let out = ok(
+            &talus(&sb(
+                engine,
+                &db,
+                &[
+                    "--threads=2",
+                    "--time=0",
+                    "--events=40",
+                    "--rand_type=pareto",
+                    &format!("--results={}", res.display()),
+                    &tests.join(","),
+                    "run",
+                ],
+            )),
+            "run",
+        );
+        for want in ["CPU (getrusage, over the test):", "client threads:", "µs/query"] {
+            assert!(out.contains(want), "{engine}: {want} missing:\n{out}");
+        }
+        let summary = std::fs::read_to_string(res.join("summary.csv")).unwrap();
+        let lines: Vec<&str> = summary.lines().collect();
+        let header: Vec<&str> = lines[0].split(',').collect();
+        let cell = |row: &str, name: &str| -> String {
+            let i = header.iter().position(|h| *h == name).unwrap_or_else(|| panic!("{name}"));
+            row.split(',').nth(i).unwrap().to_string()
+        };
+        let names: Vec<String> = lines[1..].iter().map(|r| cell(r, "test")).collect();
+        assert_eq!(names, tests, "{summary}");
+        for row in &lines[1..] {
+            let n = |c: &str| cell(row, c).parse::<f64>().unwrap_or_else(|_| panic!("{c}: {row}"));
+            assert_eq!(n("events") + n("errors"), 40.0, "{engine}: {row}");
+            for c in ["cpu_user_s", "cpu_sys_s", "cpu_us_per_query", "cs_per_query"] {
+                assert!(n(c) >= 0.0, "{c}: {row}");
+            }
+            if cfg!(target_os = "linux") {
+                assert!(n("thread_cpu_us_per_query") >= 0.0, "{row}");
+            }
+        }
+        let f = ok(&talus(&sb(engine, &db, &["flush"])), "flush");
+        assert!(f.contains("flushed"), "{f}");
+        ok(&check(engine, &db, ROWS), "check");
+    }
+    let o = talus(&[
+        "sysbench".into(),
+        format!("--results={}", dir.path().join("res").display()),
+        "--base=sqlite".into(),
+        "summary".into(),
+    ]);
+    let s = ok(&o, "summary");
+    for want in [
+        "Throughput relative to the base",
+        "CPU per query relative to the base",
+        "Point: median",
+        "points-covered-si.pre",
+    ] {
+        assert!(s.contains(want), "{want} missing:\n{s}");
+    }
+}
+
 #[test]
 fn talus_read_write_keeps_tables_consistent() {
     consistent_after_read_write("talus");

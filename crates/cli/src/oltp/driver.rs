@@ -2,18 +2,22 @@
 //! `talus tpcc`.
 //!
 //! [`run_timed`] starts `threads` workers (scoped threads); each builds its worker state (its
-//! session) and then calls it in a loop until the time is up or any worker fails. A worker
+//! session) and then calls it in a loop until the time is up, the plan's event count is done
+//! (sysbench's `--events`: a shared ticket counter, so exactly that many events start), or any
+//! worker fails. Each worker thread's own CPU (`RUSAGE_THREAD`, [`super::cpu`]) from its first
+//! event to its last is summed into [`Totals::worker_cpu`]. A worker
 //! records each event's latency by kind and any counters (queries, retries, ...) in its own
 //! [`Recorder`], behind a mutex that only it and the reporter take: the reporter (the calling
 //! thread) takes each one once per interval to move the interval's part out, so recording is
 //! an uncontended lock and a few adds. Latencies go into db_bench's RocksDB-style
 //! [`Histogram`] (microseconds), whose percentiles the reports print.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
+use super::cpu::{self, Cpu};
 use crate::db_bench::histogram::Histogram;
 
 /// One thread's latencies and counters: the current interval's and the whole run's.
@@ -24,6 +28,10 @@ pub struct Recorder {
     tcount: Vec<u64>,
     /// Microseconds spent inside events.
     busy_us: u64,
+    /// The thread's CPU over its loop (None: not measurable here).
+    cpu: Option<Cpu>,
+    /// When the thread's loop ended.
+    ended: Option<Instant>,
 }
 
 impl Recorder {
@@ -34,6 +42,8 @@ impl Recorder {
             icount: vec![0; counters],
             tcount: vec![0; counters],
             busy_us: 0,
+            cpu: None,
+            ended: None,
         }
     }
 
@@ -113,6 +123,8 @@ pub struct Totals {
     pub stats: Stats,
     /// Per thread: events and seconds spent in them (sysbench's "threads fairness").
     pub per_thread: Vec<(u64, f64)>,
+    /// The worker threads' CPU, summed (None where a thread's CPU cannot be read).
+    pub worker_cpu: Option<Cpu>,
 }
 
 /// The shape of a run.
@@ -120,8 +132,10 @@ pub struct Totals {
 pub struct Plan {
     /// Worker threads.
     pub threads: usize,
-    /// Seconds to run.
+    /// Seconds to run (0: no time limit; then `events` must be set).
     pub secs: f64,
+    /// Events to run, over all threads (0: no limit; then `secs` must be set).
+    pub events: u64,
     /// Seconds between interval reports (0: none).
     pub interval: f64,
     /// Event kinds (histograms).
@@ -130,7 +144,7 @@ pub struct Plan {
     pub counters: usize,
 }
 
-/// Runs the workers for `plan.secs` seconds. `make(i)` builds thread `i`'s worker; a worker
+/// Runs the workers for `plan.secs` seconds or `plan.events` events, whichever ends first. `make(i)` builds thread `i`'s worker; a worker
 /// call does one event and records it in the recorder it is given. `on_interval` is called on
 /// the calling thread after each full interval. The first error (building or running a
 /// worker) stops every thread and is returned.
@@ -145,26 +159,39 @@ where
     let recs: Vec<Mutex<Recorder>> =
         (0..plan.threads).map(|_| Mutex::new(Recorder::new(plan.kinds, plan.counters))).collect();
     let stop = AtomicBool::new(false);
+    let tickets = AtomicU64::new(0);
     let error: Mutex<Option<String>> = Mutex::new(None);
     let fail = |e: String| {
         error.lock().get_or_insert(e);
         stop.store(true, Ordering::Relaxed);
     };
     let start = Instant::now();
-    let deadline = start + Duration::from_secs_f64(plan.secs);
-    let secs = std::thread::scope(|s| {
+    // No time limit: a deadline far enough away never to come (an event count ends the run).
+    let limit = if plan.secs > 0.0 { plan.secs } else { 1e9 };
+    let deadline = start + Duration::from_secs_f64(limit);
+    std::thread::scope(|s| {
         for (i, rec) in recs.iter().enumerate() {
-            let (make, stop, fail) = (&make, &stop, &fail);
+            let (make, stop, fail, tickets) = (&make, &stop, &fail, &tickets);
             s.spawn(move || {
                 let mut w = match make(i) {
                     Ok(w) => w,
                     Err(e) => return fail(e),
                 };
+                let c0 = cpu::thread();
                 while !stop.load(Ordering::Relaxed) {
+                    if plan.events > 0 && tickets.fetch_add(1, Ordering::Relaxed) >= plan.events {
+                        // The last ticket is taken: the run ends when the events in flight do.
+                        stop.store(true, Ordering::Relaxed);
+                        break;
+                    }
                     if let Err(e) = w(rec) {
                         return fail(e);
                     }
                 }
+                let cpu = c0.zip(cpu::thread()).map(|(a, b)| b.since(&a));
+                let mut r = rec.lock();
+                r.cpu = cpu;
+                r.ended = Some(Instant::now());
             });
         }
         let mut last = start;
@@ -199,15 +226,20 @@ where
             }
         }
         stop.store(true, Ordering::Relaxed);
-        start.elapsed().as_secs_f64()
     });
+    // From the start to the last worker's end (the events in flight at the stop included; not
+    // the reporter's wake-up after it).
+    let end = recs.iter().filter_map(|r| r.lock().ended).max().unwrap_or_else(Instant::now);
+    let secs = (end - start).as_secs_f64();
     if let Some(e) = error.lock().take() {
         return Err(e);
     }
     let mut stats = Stats::new(plan.kinds, plan.counters);
     let mut per_thread = Vec::new();
+    let mut worker_cpu = Some(Cpu::default());
     for r in recs {
         let r = r.into_inner();
+        worker_cpu = worker_cpu.zip(r.cpu).map(|(a, b)| a.plus(&b));
         let mut ev = 0;
         for (a, b) in stats.hists.iter_mut().zip(&r.total) {
             a.merge(b);
@@ -218,7 +250,7 @@ where
         }
         per_thread.push((ev, r.busy_us as f64 / 1e6));
     }
-    Ok(Totals { secs, stats, per_thread })
+    Ok(Totals { secs, stats, per_thread, worker_cpu })
 }
 
 /// Times `f` in microseconds.
@@ -234,7 +266,7 @@ mod tests {
 
     #[test]
     fn intervals_and_totals_add_up() {
-        let plan = Plan { threads: 2, secs: 0.5, interval: 0.1, kinds: 2, counters: 1 };
+        let plan = Plan { threads: 2, secs: 0.5, events: 0, interval: 0.1, kinds: 2, counters: 1 };
         let mut seen = Vec::new();
         let t = run_timed(
             plan,
@@ -260,8 +292,49 @@ mod tests {
     }
 
     #[test]
+    fn an_event_count_runs_exactly_that_many_events() {
+        for threads in [1, 3] {
+            let plan =
+                Plan { threads, secs: 0.0, events: 1000, interval: 0.0, kinds: 1, counters: 0 };
+            let t = run_timed(
+                plan,
+                |_| {
+                    Ok(move |r: &Mutex<Recorder>| {
+                        r.lock().event(0, 1);
+                        Ok(())
+                    })
+                },
+                |_| {},
+            )
+            .unwrap();
+            assert_eq!(t.stats.events(), 1000, "{threads} thread(s)");
+            assert!(t.secs < 5.0, "no time limit, but the events ran out: {}", t.secs);
+            if cfg!(target_os = "linux") {
+                assert!(t.worker_cpu.is_some(), "RUSAGE_THREAD on Linux");
+            }
+        }
+        // With a time limit too, whichever comes first ends the run.
+        let plan =
+            Plan { threads: 1, secs: 0.2, events: u64::MAX, interval: 0.0, kinds: 1, counters: 0 };
+        let t0 = Instant::now();
+        let t = run_timed(
+            plan,
+            |_| {
+                Ok(|r: &Mutex<Recorder>| {
+                    std::thread::sleep(Duration::from_millis(1));
+                    r.lock().event(0, 1000);
+                    Ok(())
+                })
+            },
+            |_| {},
+        )
+        .unwrap();
+        assert!(t0.elapsed() < Duration::from_secs(5) && t.stats.events() > 0);
+    }
+
+    #[test]
     fn the_first_error_stops_the_run() {
-        let plan = Plan { threads: 2, secs: 30.0, interval: 0.0, kinds: 1, counters: 0 };
+        let plan = Plan { threads: 2, secs: 30.0, events: 0, interval: 0.0, kinds: 1, counters: 0 };
         let t0 = Instant::now();
         let r = run_timed(
             plan,

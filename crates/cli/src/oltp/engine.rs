@@ -106,6 +106,11 @@ pub trait Engine: Send + Sync + Sized {
     /// Makes everything written durable in the engine's files (Talus: flush the memtable;
     /// SQLite: checkpoint the WAL).
     fn flush(&self) -> OResult<()>;
+    /// [`Engine::flush`], then compacts everything (Talus and RocksDB: every level, waiting for
+    /// it), so the next process starts with no background work pending; SQLite: the flush.
+    fn compact(&self) -> OResult<()> {
+        self.flush()
+    }
 }
 
 /// One thread's handle; see the module doc for transactions.

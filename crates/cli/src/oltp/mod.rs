@@ -9,10 +9,12 @@
 //!   the same table definitions.
 //! - `engine_opts`: engine options by RocksDB's names, parsed in one place for both tools.
 //! - `checksum`: content checksums of every table and index, equal across engines.
+//! - `cpu`: user/system CPU and context switches of the process and of a thread (getrusage).
 //! - `driver`: threads, timing, per-interval and total latency histograms and counters.
 //! - `results`: `run.json` and CSV files for `talus report`.
 
 pub mod checksum;
+pub mod cpu;
 pub mod driver;
 pub mod engine;
 pub mod engine_opts;

@@ -140,6 +140,11 @@ impl<S: OpenStorage> Engine for TableEngine<S> {
     fn flush(&self) -> OResult<()> {
         self.catalog.db().flush_all().map_err(|e| failed(&format!("{}: flush", S::NAME), e))
     }
+
+    fn compact(&self) -> OResult<()> {
+        self.flush()?;
+        self.catalog.db().compact_all().map_err(|e| failed(&format!("{}: compact", S::NAME), e))
+    }
 }
 
 /// One thread's tables and its open transaction.

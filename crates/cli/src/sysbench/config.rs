@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use crate::oltp::engine_opts::EngineOpts;
 use crate::options::{Parsed, Spec};
 
+use super::dist::Dist;
 use super::workloads::{resolve, Test};
 
 pub use crate::oltp::EngineKind;
@@ -22,6 +23,10 @@ pub enum Command {
     Run,
     /// Check every table against its secondary index (and the engine's own check).
     Check,
+    /// Make everything written durable in the engine's files and compact them (Talus: flush
+    /// the memtable, compact every level; SQLite: checkpoint the WAL), so the next process
+    /// replays no log and finds no compaction pending.
+    Flush,
     /// Print the relative summary of the runs under `--results`.
     Summary,
 }
@@ -50,8 +55,14 @@ pub struct Config {
     pub table_size: u64,
     /// Client threads.
     pub threads: usize,
-    /// Seconds per test.
+    /// Seconds per test (0: no time limit; `events` ends each test).
     pub time: f64,
+    /// Events per test over all threads (0: no limit; `time` ends each test).
+    pub events: u64,
+    /// `--rand_type`: the distribution of ids, range starts and `k` values.
+    pub dist: Dist,
+    /// The zipfian distribution of `--rand_zipfian_exp` (update-zipf's ids).
+    pub zipf: Dist,
     /// Seconds between interval lines (0: none).
     pub report_interval: f64,
     /// Seconds each test runs unmeasured first (sysbench's `--warmup-time`).
@@ -106,6 +117,9 @@ const VALUES: &[&str] = &[
     "table_size",
     "threads",
     "time",
+    "events",
+    "rand_zipfian_exp",
+    "rand_pareto_h",
     "report_interval",
     "warmup_time",
     "range_size",
@@ -130,22 +144,26 @@ const FLAGS: &[&str] = &["range_selects", "skip_trx", "prewarm", "help"];
 
 /// The `--help` text.
 pub const HELP: &str = "\
-usage: talus sysbench [options] [TEST[,TEST...]] prepare|run|check|summary
+usage: talus sysbench [options] [TEST[,TEST...]] prepare|run|check|flush|summary
 
   prepare   create sbtest1..N, load --table_size rows each (sysbench's contents), index k
   run       run each TEST for --time seconds (sysbench's interval lines and summary block)
   check     every table against its secondary index (and the engine's own check)
+  flush     flush the memtable and compact (SQLite: checkpoint the WAL): the next open
+            replays no log and has no compaction pending
   summary   throughput of each run under --results relative to --base, by group
             (point, range, write: avg, median, min, max, stddev of the ratios)
 
   --engine=talus|rocksdb|sqlite  --db=DIR  --tables=1  --table_size=10000  --threads=1  --time=10
+  --events=0 (events per test over all threads; 0: no limit. --time=0 --events=N: N events each)
   --report_interval=0  --warmup_time=0  --prewarm (run: every thread reads every table first)
   --range_size=100  --point_selects=10  --simple_ranges=1  --sum_ranges=1
   --order_ranges=1  --distinct_ranges=1  --index_updates=1  --non_index_updates=1
   --delete_inserts=1  --range_selects=on  --skip_trx=off  --random_points=10  --hot_points=100
-  --rand_type=uniform  --rand_seed=0  --results=DIR (run.json, summary.csv, TEST.intervals.csv)
+  --rand_type=uniform|zipfian|pareto  --rand_zipfian_exp=0.8  --rand_pareto_h=0.2  --rand_seed=0
+  --results=DIR (run.json, summary.csv, TEST.intervals.csv)
   --expect_rows=N (check: each table must have N rows)  --base=NAME (summary: base runs)
-tests: all, point, range, write, or names (sysbench's oltp_* names work too):
+tests: all, post004, point, range, write, or names (sysbench's oltp_* names work too):
 ";
 
 fn bad(name: &str, v: &str, what: &str) -> String {
@@ -181,16 +199,17 @@ pub fn parse(args: &[String]) -> Result<Option<Config>, String> {
                 "prepare" => Command::Prepare,
                 "run" => Command::Run,
                 "check" => Command::Check,
+                "flush" => Command::Flush,
                 "summary" => Command::Summary,
                 other => {
                     return Err(format!(
-                        "unknown command {other:?}: expected prepare, run, check or summary"
+                        "unknown command {other:?}: expected prepare, run, check, flush or summary"
                     ))
                 }
             };
             (cmd, rest)
         }
-        None => return Err("no command: expected prepare, run, check or summary".into()),
+        None => return Err("no command: expected prepare, run, check, flush or summary".into()),
     };
     let mut tests = Vec::new();
     for n in names.iter().flat_map(|n| n.split(',')).filter(|n| !n.is_empty()) {
@@ -199,9 +218,9 @@ pub fn parse(args: &[String]) -> Result<Option<Config>, String> {
     if command == Command::Run && tests.is_empty() {
         return Err("run needs test names (e.g. `talus sysbench point-query run`)".into());
     }
-    if p.has("results") && matches!(command, Command::Prepare | Command::Check) {
-        return Err("--results applies to run and summary: prepare and check write no results \
-                    (nothing was created)"
+    if p.has("results") && matches!(command, Command::Prepare | Command::Check | Command::Flush) {
+        return Err("--results applies to run and summary: prepare, check and flush write no \
+                    results (nothing was created)"
             .into());
     }
     let engine = EngineKind::parse(p.value("engine"))?;
@@ -228,16 +247,32 @@ pub fn parse(args: &[String]) -> Result<Option<Config>, String> {
     if !(warmup_time.is_finite() && warmup_time >= 0.0) {
         return Err(bad("warmup_time", &warmup_time.to_string(), "seconds >= 0"));
     }
-    if !(time.is_finite() && time > 0.0) {
-        return Err(bad("time", &time.to_string(), "a positive number of seconds"));
+    if !(time.is_finite() && time >= 0.0) {
+        return Err(bad("time", &time.to_string(), "seconds >= 0 (0: no time limit)"));
+    }
+    let events: u64 = num(&p, "events", 0, "a number of events (0: no limit)")?;
+    if time == 0.0 && events == 0 && command == Command::Run {
+        return Err("--time=0 with --events=0: nothing would end a test (give --time=SECONDS \
+                    or --events=N)"
+            .into());
     }
     if !(report_interval.is_finite() && report_interval >= 0.0) {
         return Err(bad("report_interval", &report_interval.to_string(), "seconds >= 0"));
     }
-    match p.value("rand_type") {
-        None | Some("uniform") => {}
-        Some(v) => return Err(bad("rand_type", v, "uniform (the only distribution here)")),
+    let zipf_exp: f64 = num(&p, "rand_zipfian_exp", 0.8, "an exponent")?;
+    if !(zipf_exp.is_finite() && zipf_exp > 0.0) {
+        return Err(bad("rand_zipfian_exp", &zipf_exp.to_string(), "an exponent > 0"));
     }
+    let pareto_h: f64 = num(&p, "rand_pareto_h", 0.2, "a fraction")?;
+    if !(pareto_h > 0.0 && pareto_h < 1.0) {
+        return Err(bad("rand_pareto_h", &pareto_h.to_string(), "a fraction between 0 and 1"));
+    }
+    let dist = match p.value("rand_type") {
+        None | Some("uniform") => Dist::Uniform,
+        Some("zipfian") => Dist::zipfian(zipf_exp),
+        Some("pareto") => Dist::pareto(pareto_h),
+        Some(v) => return Err(bad("rand_type", v, "uniform, zipfian or pareto")),
+    };
     let fault = match p.value("inject_fault") {
         None => None,
         Some("read-write-skips-insert") => Some(Fault::ReadWriteSkipsInsert),
@@ -258,6 +293,9 @@ pub fn parse(args: &[String]) -> Result<Option<Config>, String> {
         table_size,
         threads,
         time,
+        events,
+        dist,
+        zipf: Dist::zipfian(zipf_exp),
         report_interval,
         warmup_time,
         prewarm: flag_or(&p, "prewarm", false),
@@ -286,6 +324,14 @@ pub fn parse(args: &[String]) -> Result<Option<Config>, String> {
     }))
 }
 
+fn dist_name(d: &Dist) -> String {
+    match d {
+        Dist::Uniform => "uniform".into(),
+        Dist::Zipfian { exp, .. } => format!("zipfian(exp={exp})"),
+        Dist::Pareto { power } => format!("pareto(power={power:.4})"),
+    }
+}
+
 /// The options as (name, value) pairs, for run.json.
 pub fn describe(c: &Config) -> Vec<(String, String)> {
     let mut v: Vec<(String, String)> = [
@@ -294,6 +340,8 @@ pub fn describe(c: &Config) -> Vec<(String, String)> {
         ("table_size", c.table_size.to_string()),
         ("threads", c.threads.to_string()),
         ("time", c.time.to_string()),
+        ("events", c.events.to_string()),
+        ("rand_type", dist_name(&c.dist)),
         ("report_interval", c.report_interval.to_string()),
         ("warmup_time", c.warmup_time.to_string()),
         ("prewarm", c.prewarm.to_string()),
@@ -338,12 +386,40 @@ mod tests {
     }
 
     #[test]
+    fn events_and_distributions() {
+        let c = parse(&args(&[
+            "--db=/x",
+            "--time=0",
+            "--events=50",
+            "--rand-type=zipfian",
+            "update-one",
+            "run",
+        ]))
+        .unwrap()
+        .unwrap();
+        assert_eq!((c.time, c.events), (0.0, 50));
+        assert_eq!(c.dist, Dist::zipfian(0.8));
+        let c = parse(&args(&["--db=/x", "--rand_type=pareto", "--rand_pareto_h=0.1", "prepare"]))
+            .unwrap()
+            .unwrap();
+        assert_eq!(c.dist, Dist::pareto(0.1));
+        // Both limits: whichever comes first.
+        let c =
+            parse(&args(&["--db=/x", "--time=5", "--events=9", "scan", "run"])).unwrap().unwrap();
+        assert_eq!((c.time, c.events), (5.0, 9));
+    }
+
+    #[test]
     fn errors_name_the_flag() {
         for (a, want) in [
             ("--tables=0", "--tables"),
             ("--engine=mysql", "--engine"),
             ("--time=-1", "--time"),
-            ("--rand_type=pareto", "--rand_type"),
+            ("--rand_type=gaussian", "--rand_type"),
+            ("--rand_pareto_h=1", "--rand_pareto_h"),
+            ("--rand_zipfian_exp=0", "--rand_zipfian_exp"),
+            ("--events=-1", "--events"),
+            ("--time=0", "--events=0"),
             ("--bogus=1", "bogus"),
             ("--compression_type=gzip", "compression_type"),
         ] {

@@ -63,8 +63,14 @@ impl<'a, S: Session> Worker<'a, S> {
         self.rng.uniform(0, self.cfg.tables as u64 - 1) as usize
     }
 
+    /// `sysbench.rand.default(1, table_size)`: an id (or a `k` value) from `--rand_type`.
     fn id(&mut self) -> i64 {
-        self.rng.uniform(1, self.cfg.table_size) as i64
+        self.rng.default(&self.cfg.dist, 1, self.cfg.table_size) as i64
+    }
+
+    /// `--random_points` ids (or `k` values) for an IN list.
+    fn points(&mut self) -> Vec<i64> {
+        (0..self.cfg.random_points).map(|_| self.id()).collect()
     }
 
     /// Runs one event of `kind`; returns its statement counts. On an error the caller rolls
@@ -80,14 +86,14 @@ impl<'a, S: Session> Worker<'a, S> {
             }
             Kind::RandomPointsPk | Kind::HotPoints => {
                 let t = self.table();
-                let hi = if kind == Kind::HotPoints {
-                    self.cfg.hot_points.min(self.cfg.table_size)
+                let pks: Vec<Vec<Value>> = if kind == Kind::HotPoints {
+                    let hi = self.cfg.hot_points.min(self.cfg.table_size);
+                    (0..self.cfg.random_points)
+                        .map(|_| vec![Value::I64(self.rng.uniform(1, hi) as i64)])
+                        .collect()
                 } else {
-                    self.cfg.table_size
+                    self.points().into_iter().map(|id| vec![Value::I64(id)]).collect()
                 };
-                let pks: Vec<Vec<Value>> = (0..self.cfg.random_points)
-                    .map(|_| vec![Value::I64(self.rng.uniform(1, hi) as i64)])
-                    .collect();
                 for r in self.session.get_many(t, &pks)?.iter().flatten() {
                     self.sink += text_len(r.get(C));
                 }
@@ -95,12 +101,52 @@ impl<'a, S: Session> Worker<'a, S> {
             }
             Kind::RandomPointsSi => {
                 let t = self.table();
-                for _ in 0..self.cfg.random_points {
-                    let k = [Value::I32(self.rng.uniform(1, self.cfg.table_size) as i32)];
+                for k in self.points() {
+                    let k = [Value::I32(k as i32)];
                     let s = Scan { index: &self.k_index(t), from: &k, to: &k, ..Scan::index("") };
                     let sink = &mut self.sink;
                     self.session.scan(t, &s, |r| *sink += text_len(r.get(C)))?;
                 }
+                c[0] = 1;
+            }
+            Kind::PointsPk { covered } => {
+                // The primary key is clustered: both read the row; `covered` decodes only id.
+                let t = self.table();
+                let pks: Vec<Vec<Value>> =
+                    self.points().into_iter().map(|id| vec![Value::I64(id)]).collect();
+                for r in self.session.get_many(t, &pks)?.iter().flatten() {
+                    self.sink += int(r.get(ID)) as u64;
+                    if !covered {
+                        self.sink += text_len(r.get(C));
+                    }
+                }
+                c[0] = 1;
+            }
+            Kind::PointsSi { covered } => {
+                let t = self.table();
+                let ix = self.k_index(t);
+                let cols: &[&str] = if covered { &["k"] } else { &["k", "c"] };
+                for k in self.points() {
+                    let k = [Value::I32(k as i32)];
+                    let s = Scan {
+                        index: &ix,
+                        from: &k,
+                        to: &k,
+                        columns: Some(cols),
+                        ..Scan::index("")
+                    };
+                    let sink = &mut self.sink;
+                    self.session.scan(t, &s, |r| {
+                        *sink += int(r.first()) as u64 + text_len(r.get(1));
+                    })?;
+                }
+                c[0] = 1;
+            }
+            Kind::RangeCoveredPk(n) => {
+                let t = self.table();
+                self.range(t, "PRIMARY", n, &["id"], |rows| {
+                    rows.iter().map(|r| int(r.first()) as u64).sum()
+                })?;
                 c[0] = 1;
             }
             Kind::RangePk(n) => {
@@ -148,6 +194,28 @@ impl<'a, S: Session> Worker<'a, S> {
                 self.session.commit()?;
                 c[1] = 1;
             }
+            Kind::UpdateInlist => {
+                let t = self.table();
+                let ids = self.points();
+                self.session.begin(false)?;
+                for id in ids {
+                    self.update(t, id, false)?;
+                }
+                self.session.commit()?;
+                c[1] = 1;
+            }
+            Kind::UpdateOne | Kind::UpdateZipf => {
+                let t = self.table();
+                let id = if kind == Kind::UpdateOne {
+                    1
+                } else {
+                    self.rng.default(&self.cfg.zipf, 1, self.cfg.table_size) as i64
+                };
+                self.session.begin(false)?;
+                self.update(t, id, false)?;
+                self.session.commit()?;
+                c[1] = 1;
+            }
             Kind::Insert => {
                 let t = self.table();
                 let id = self.next_ids[t].fetch_add(1, Ordering::Relaxed);
@@ -186,7 +254,7 @@ impl<'a, S: Session> Worker<'a, S> {
         cols: &[&str],
         fold: impl FnOnce(&[Row]) -> u64,
     ) -> OResult<()> {
-        let lo = self.rng.uniform(1, self.cfg.table_size) as i64;
+        let lo = self.id();
         let hi = lo + n as i64 - 1;
         let (from, to) = if index == "PRIMARY" {
             ([Value::I64(lo)], [Value::I64(hi)])

@@ -11,9 +11,13 @@
 //! Tests (names and statements: [`workloads`]) run one after another, each for `--time`
 //! seconds on `--threads` threads, printing sysbench's interval lines and final summary block
 //! ([`output`]). Statements go through the handler interface of [`crate::oltp::engine`], so
-//! both engines receive the same row operations ([`events`]). `check` compares every table
-//! with its secondary index and runs the engine's own check. `summary` prints the reference
-//! post's relative throughput tables ([`summary`]); `talus report` draws them.
+//! both engines receive the same row operations ([`events`]). After each test the process's
+//! and the client threads' user/system CPU (getrusage), CPU µs per query and context switches
+//! per query are printed and written to summary.csv ([`output`]). `--time=0 --events=N` runs a
+//! fixed amount of work per test (sysbench's fixed-work mode), for instruction counts.
+//! `check` compares every table with its secondary index and runs the engine's own check.
+//! `summary` prints the reference post's relative throughput and CPU-per-query tables
+//! ([`summary`]); `talus report` draws the throughput ones.
 //!
 //! Exit codes: 0 done, 1 an error (named on stderr; for `check`, the first difference), 2 bad
 //! flags. Flags: [`config::HELP`] and the engine options of [`crate::oltp::engine_opts`].
@@ -23,6 +27,7 @@
 //! nothing behind.
 
 mod config;
+mod dist;
 mod events;
 mod output;
 mod phases;
@@ -76,6 +81,7 @@ fn on<E: Engine>(cfg: &config::Config, args: &[String]) -> Result<(), String> {
         Command::Prepare => phases::prepare::<E>(cfg),
         Command::Run => phases::run::<E>(cfg, args),
         Command::Check => phases::check::<E>(cfg),
+        Command::Flush => phases::flush::<E>(cfg),
         Command::Summary => print_summary(cfg),
     }
 }
@@ -86,7 +92,12 @@ fn print_summary(cfg: &config::Config) -> Result<(), String> {
     if data.sysbench.is_empty() {
         return Err(format!("no sysbench results under {}", dir.display()));
     }
-    let (base, rel) = summary::relative(&data.sysbench, cfg.base.as_deref());
-    print!("{}", summary::text(&base, &rel));
+    for (i, m) in [summary::THROUGHPUT, summary::CPU_PER_QUERY].into_iter().enumerate() {
+        let (base, rel) = summary::relative_by(&data.sysbench, cfg.base.as_deref(), m);
+        if i > 0 {
+            println!();
+        }
+        print!("{}", summary::text_of(m, &base, &rel));
+    }
     Ok(())
 }

@@ -3,10 +3,17 @@
 //!
 //! `summary.csv`, one row per test: `test, group, engine, threads, secs, events, tps, qps,
 //! reads, writes, other, errors, lat_min_ms, lat_avg_ms, lat_p95_ms, lat_p99_ms, lat_max_ms,
-//! db_bytes`. `<test>.intervals.csv`: `elapsed_s, tps, qps, lat_p95_ms, err_s`.
+//! db_bytes, cpu_user_s, cpu_sys_s, cpu_us_per_query, thread_user_s, thread_sys_s,
+//! thread_cpu_us_per_query, cs_per_query`: the CPU columns are getrusage's over the test, of
+//! the whole process (`cpu_*`: every thread, background flush and compaction included) and of
+//! the client threads alone (`thread_*`, RUSAGE_THREAD), per query as sysbench counts queries
+//! (reads + writes + other); `cs_per_query` is the process's context switches (voluntary +
+//! involuntary) per query; empty where the platform cannot measure it.
+//! `<test>.intervals.csv`: `elapsed_s, tps, qps, lat_p95_ms, err_s`.
 
 use std::fmt::Write;
 
+use crate::oltp::cpu::Cpu;
 use crate::oltp::driver::{Interval, Totals};
 use crate::oltp::results::num;
 
@@ -115,7 +122,54 @@ pub const SUMMARY_HEADER: &[&str] = &[
     "lat_p99_ms",
     "lat_max_ms",
     "db_bytes",
+    "cpu_user_s",
+    "cpu_sys_s",
+    "cpu_us_per_query",
+    "thread_user_s",
+    "thread_sys_s",
+    "thread_cpu_us_per_query",
+    "cs_per_query",
 ];
+
+fn queries(t: &Totals) -> u64 {
+    let c = &t.stats.counts;
+    c[READS] + c[WRITES] + c[OTHER]
+}
+
+/// Microseconds of `cpu` per query of `t` (None without queries or a measurement).
+fn us_per_query(t: &Totals, cpu: Option<&Cpu>) -> Option<f64> {
+    let q = queries(t);
+    cpu.filter(|_| q > 0).map(|c| c.total_s() * 1e6 / q as f64)
+}
+
+/// The CPU lines printed after sysbench's block: the process's and the client threads'
+/// user/system seconds, CPU per query and context switches per query.
+pub fn cpu_block(t: &Totals, process: Option<&Cpu>) -> String {
+    let mut s = String::from("CPU (getrusage, over the test):\n");
+    let q = queries(t).max(1) as f64;
+    let line = |s: &mut String, what: &str, c: Option<&Cpu>| match c {
+        Some(c) => {
+            let _ = writeln!(
+                s,
+                "    {what:<34} user {:.3}s sys {:.3}s ({:.0}% sys), {:.2} µs/query, {:.3} \
+                 context switches/query",
+                c.user_s,
+                c.sys_s,
+                100.0 * c.sys_s / c.total_s().max(1e-9),
+                c.total_s() * 1e6 / q,
+                c.switches() as f64 / q
+            );
+        }
+        None => {
+            let _ = writeln!(s, "    {what:<34} not measurable on this platform");
+        }
+    };
+    line(&mut s, "process:", process);
+    line(&mut s, "client threads:", t.worker_cpu.as_ref());
+    let rest = process.zip(t.worker_cpu.as_ref()).map(|(p, w)| p.since(w));
+    line(&mut s, "other threads (engine background):", rest.as_ref());
+    s
+}
 
 /// One `summary.csv` row.
 pub fn summary_row(
@@ -125,7 +179,10 @@ pub fn summary_row(
     threads: usize,
     t: &Totals,
     db_bytes: u64,
+    process: Option<&Cpu>,
 ) -> Vec<String> {
+    let opt = |v: Option<f64>| v.map(num).unwrap_or_default();
+    let w = t.worker_cpu.as_ref();
     let c = &t.stats.counts;
     let h = t.stats.all();
     let secs = t.secs.max(1e-9);
@@ -149,6 +206,13 @@ pub fn summary_row(
         num(h.percentile(99.0) / 1000.0),
         num(h.max() as f64 / 1000.0),
         db_bytes.to_string(),
+        opt(process.map(|c| c.user_s)),
+        opt(process.map(|c| c.sys_s)),
+        opt(us_per_query(t, process)),
+        opt(w.map(|c| c.user_s)),
+        opt(w.map(|c| c.sys_s)),
+        opt(us_per_query(t, w)),
+        opt(process.filter(|_| queries(t) > 0).map(|c| c.switches() as f64 / queries(t) as f64)),
     ]
 }
 

@@ -1,5 +1,6 @@
 //! The commands on one engine: `prepare` (create, load, index), `run` (each test for `--time`
-//! seconds through [`crate::oltp::driver`]) and `check` (every table against its index).
+//! seconds or `--events` events through [`crate::oltp::driver`], with the process's CPU taken
+//! around it by getrusage) and `check` (every table against its index).
 //! Called by [`super::run`] with the engine type chosen by `--engine`.
 
 use std::sync::atomic::AtomicI64;
@@ -11,10 +12,11 @@ use talus_table::{Row, Scan};
 use super::config::Config;
 use super::events::{max_id, Worker};
 use super::output::{
-    interval_line, interval_row, summary_block, summary_row, COUNTERS, ERRORS, INTERVAL_HEADER,
-    OTHER, READS, SUMMARY_HEADER, WRITES,
+    cpu_block, interval_line, interval_row, summary_block, summary_row, COUNTERS, ERRORS,
+    INTERVAL_HEADER, OTHER, READS, SUMMARY_HEADER, WRITES,
 };
 use super::schema::{all_tables, k_index, table_def, table_name, SbRand};
+use crate::oltp::cpu;
 use crate::oltp::driver::{run_timed, timed, Plan, Recorder};
 use crate::oltp::engine::{Engine, OResult, OltpError, OpenMode, RowExt, Session, SessionPool};
 use crate::oltp::results;
@@ -129,11 +131,13 @@ pub fn run<E: Engine>(cfg: &Config, argv: &[String]) -> Result<(), String> {
                 .collect::<OResult<_>>()
                 .map_err(msg)?
         };
-        println!("== {} ({})\nThreads started!\n", test.name, test.group.name());
+        let label = test.label();
+        println!("== {label} ({})\nThreads started!\n", test.group.name());
         let mut intervals = Vec::new();
         let plan = Plan {
             threads: cfg.threads,
             secs: cfg.time,
+            events: cfg.events,
             interval: cfg.report_interval,
             kinds: 1,
             counters: COUNTERS,
@@ -164,27 +168,31 @@ pub fn run<E: Engine>(cfg: &Config, argv: &[String]) -> Result<(), String> {
             })
         };
         if cfg.warmup_time > 0.0 {
-            let warm = Plan { secs: cfg.warmup_time, interval: 0.0, ..plan };
+            let warm = Plan { secs: cfg.warmup_time, events: 0, interval: 0.0, ..plan };
             run_timed(warm, worker, |_| {})?;
         }
+        let cpu0 = cpu::process();
         let totals = run_timed(plan, worker, |iv| {
             println!("{}", interval_line(cfg.threads, iv));
             intervals.push(interval_row(iv));
         })?;
+        let cpu = cpu0.zip(cpu::process()).map(|(a, b)| b.since(&a));
         println!("\n{}", summary_block(&totals));
+        println!("{}", cpu_block(&totals, cpu.as_ref()));
         if let Some(dir) = &cfg.results {
             let row = summary_row(
-                test.name,
+                &label,
                 test.group.name(),
                 E::NAME,
                 cfg.threads,
                 &totals,
                 engine.disk_size(),
+                cpu.as_ref(),
             );
             results::append_row(dir, "summary.csv", SUMMARY_HEADER, &row)?;
             results::write_csv(
                 dir,
-                &format!("{}.intervals.csv", test.name),
+                &format!("{label}.intervals.csv"),
                 INTERVAL_HEADER,
                 &intervals,
             )?;
@@ -225,6 +233,17 @@ fn prewarm<E: Engine>(
         Ok(n)
     })?;
     println!("prewarm: {rows} rows and index entries read in {:.1}s\n", t0.elapsed().as_secs_f64());
+    Ok(())
+}
+
+/// Opens the database, makes everything written durable in its files and compacts it
+/// ([`Engine::compact`]), so the next process replays no log and finds no compaction pending
+/// (bench/regress.py settles the database with it before each counted step).
+pub fn flush<E: Engine>(cfg: &Config) -> Result<(), String> {
+    let defs = all_tables(cfg.tables);
+    let engine = E::open(&cfg.db, &cfg.engine_opts, &defs, OpenMode::Existing, 1).map_err(msg)?;
+    engine.compact().map_err(msg)?;
+    println!("flush: engine={} db={} flushed and compacted", E::NAME, cfg.db.display());
     Ok(())
 }
 

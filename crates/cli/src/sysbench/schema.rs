@@ -6,6 +6,7 @@
 //! of 11 random digits joined by `-` (119 characters) and `pad` five such groups (59). Ids are
 //! `I64`, `k` is `I32` (MySQL's INT).
 
+use super::dist::Dist;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use talus_table::{ColumnDef, ColumnType, IndexDef, Row, TableDef, Value};
@@ -62,6 +63,14 @@ impl SbRand {
     /// Uniform in `lo..=hi`.
     pub fn uniform(&mut self, lo: u64, hi: u64) -> u64 {
         self.rng.gen_range(lo..=hi)
+    }
+
+    /// `sysbench.rand.default(lo, hi)`: a value in `lo..=hi` from `--rand_type`'s distribution.
+    pub fn default(&mut self, dist: &Dist, lo: u64, hi: u64) -> u64 {
+        match dist {
+            Dist::Uniform => self.uniform(lo, hi),
+            d => d.draw(lo, hi, || self.rng.gen::<f64>()),
+        }
     }
 
     /// `groups` groups of 11 random digits joined by `-` (sysbench's `###########-...`).

@@ -1,6 +1,8 @@
 //! The reference post's summary across runs: for each microbenchmark the throughput of a run
 //! relative to a base run (`tps / base tps`: above 1 is better than the base), and per group
-//! (point, range, write) the average, median, min, max and standard deviation of those ratios.
+//! (point, range, write) the average, median, min, max and standard deviation of those ratios;
+//! the same for CPU per query ([`CPU_PER_QUERY`]: `cpu_us_per_query / base`, below 1 is
+//! better), the measure post 004 explains its regressions with.
 //!
 //! Pure functions of loaded runs ([`OltpRun`], from `--results` folders), used by `talus report`
 //! (HTML) and `talus sysbench summary` (text). The base of a run is the base run (name or
@@ -68,16 +70,38 @@ pub fn stats(v: &[f64]) -> Option<GroupStats> {
     Some(GroupStats { n, avg, median, min: s[0], max: s[n - 1], stddev: var.sqrt() })
 }
 
-fn tps(r: &OltpRun, test: &str) -> Option<f64> {
-    r.num("test", test, "tps")
+/// A `summary.csv` column compared across runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Measure {
+    /// The column.
+    pub column: &'static str,
+    /// The table's title.
+    pub title: &'static str,
 }
+
+/// Throughput (higher is better).
+pub const THROUGHPUT: Measure =
+    Measure { column: "tps", title: "Throughput relative to the base (tps / base tps" };
+/// The whole process's CPU per query (lower is better).
+pub const CPU_PER_QUERY: Measure = Measure {
+    column: "cpu_us_per_query",
+    title: "CPU per query relative to the base (process user+sys µs/query / base; lower is \
+            better",
+};
 
 fn is_base(r: &OltpRun, base: &str) -> bool {
     r.name == base || r.engine == base
 }
 
-/// Every non-base run relative to its base; `base` defaults to the first run's engine.
+/// Every non-base run's throughput relative to its base; `base` defaults to the first run's
+/// engine.
 pub fn relative(runs: &[OltpRun], base: Option<&str>) -> (String, Vec<Relative>) {
+    relative_by(runs, base, THROUGHPUT)
+}
+
+/// Every non-base run's `m` relative to its base (tests without the column in both runs, as
+/// results written before it existed, are left out).
+pub fn relative_by(runs: &[OltpRun], base: Option<&str>, m: Measure) -> (String, Vec<Relative>) {
     let base = base
         .map(str::to_string)
         .unwrap_or_else(|| runs.first().map(|r| r.engine.clone()).unwrap_or_default());
@@ -93,7 +117,9 @@ pub fn relative(runs: &[OltpRun], base: Option<&str>) -> (String, Vec<Relative>)
         for row in &r.rows {
             let Some(test) = row.get("test") else { continue };
             let Some(group) = group_of(test) else { continue };
-            if let (Some(a), Some(bt)) = (tps(r, test), tps(b, test)) {
+            if let (Some(a), Some(bt)) =
+                (r.num("test", test, m.column), b.num("test", test, m.column))
+            {
                 if bt > 0.0 && !ratios.iter().any(|(t, _, _)| t == test) {
                     ratios.push((test.clone(), group, a / bt));
                 }
@@ -111,15 +137,15 @@ pub fn relative(runs: &[OltpRun], base: Option<&str>) -> (String, Vec<Relative>)
     (base, out)
 }
 
-/// The post's tables as text: per group avg/median/min/max/stddev, one column per run, then
-/// each test's ratio.
-pub fn text(base: &str, rel: &[Relative]) -> String {
+/// The post's tables as text for measure `m`: per group avg/median/min/max/stddev, one column
+/// per run, then each test's ratio.
+pub fn text_of(m: Measure, base: &str, rel: &[Relative]) -> String {
     let mut s = String::new();
-    if rel.is_empty() {
-        let _ = writeln!(s, "no runs to compare with base {base:?}");
+    if rel.iter().all(|r| r.ratios.is_empty()) {
+        let _ = writeln!(s, "{}): no runs to compare with base {base:?}", m.title);
         return s;
     }
-    let _ = writeln!(s, "Throughput relative to the base (tps / base tps; base: {base})\n");
+    let _ = writeln!(s, "{}; base: {base})\n", m.title);
     let w = rel.iter().map(|r| r.run.len()).max().unwrap_or(8).max(8);
     let _ = write!(s, "{:<16}", "");
     for r in rel {
@@ -197,9 +223,26 @@ mod tests {
         assert_eq!(rel[0].groups.iter().find(|g| g.0 == Group::Write).unwrap().1.avg, 2.0);
         assert_eq!(rel[1].base, "s2", "same thread count");
         assert_eq!(rel[1].ratios, vec![("point-query".to_string(), Group::Point, 0.5)]);
-        let t = text(&base, &rel);
+        let t = text_of(THROUGHPUT, &base, &rel);
         assert!(t.contains("Point: median") && t.contains("1.50") && t.contains("0.50"), "{t}");
         // Default base: the first run's engine.
         assert_eq!(relative(&runs, None).0, "sqlite");
+    }
+
+    #[test]
+    fn cpu_per_query_is_compared_where_both_runs_have_it() {
+        let mut a = run("a", "talus", 1, &[("point-query", 100.0), ("insert", 10.0)]);
+        let mut b = run("b", "talus", 1, &[("point-query", 100.0), ("insert", 10.0)]);
+        for (r, cpu) in [(&mut a, ["20", "50"]), (&mut b, ["25", ""])] {
+            for (row, c) in r.rows.iter_mut().zip(cpu) {
+                row.insert("cpu_us_per_query".into(), c.into());
+            }
+        }
+        let (base, rel) = relative_by(&[a, b], Some("a"), CPU_PER_QUERY);
+        assert_eq!(rel[0].ratios, vec![("point-query".to_string(), Group::Point, 1.25)]);
+        let t = text_of(CPU_PER_QUERY, &base, &rel);
+        assert!(t.starts_with("CPU per query relative") && t.contains("1.25"), "{t}");
+        let none = text_of(CPU_PER_QUERY, &base, &[]);
+        assert!(none.contains("no runs to compare"), "{none}");
     }
 }

@@ -124,6 +124,7 @@ pub fn run<E: Engine>(cfg: &Config, argv: &[String]) -> Result<(), String> {
     let plan = Plan {
         threads: cfg.threads,
         secs: cfg.time,
+        events: 0,
         interval: cfg.report_interval,
         kinds: KINDS.len(),
         counters: COUNTERS,
