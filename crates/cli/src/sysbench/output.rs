@@ -9,7 +9,8 @@
 //! the client threads alone (`thread_*`, RUSAGE_THREAD), per query as sysbench counts queries
 //! (reads + writes + other); `cs_per_query` is the process's context switches (voluntary +
 //! involuntary) per query; empty where the platform cannot measure it.
-//! `<test>.intervals.csv`: `elapsed_s, tps, qps, lat_p95_ms, err_s`.
+//! `<test>.intervals.csv`: `elapsed_s, tps, qps, lat_p95_ms, err_s`, then the engine's state in
+//! the interval ([`crate::engine_state`]; its ticker columns need `--statistics=1`).
 
 use std::fmt::Write;
 
@@ -216,11 +217,17 @@ pub fn summary_row(
     ]
 }
 
-/// `<test>.intervals.csv`'s header.
-pub const INTERVAL_HEADER: &[&str] = &["elapsed_s", "tps", "qps", "lat_p95_ms", "err_s"];
+/// `<test>.intervals.csv`'s header: the throughput columns, then the engine's state
+/// ([`crate::engine_state::HEADER`]).
+pub fn interval_header() -> Vec<String> {
+    let mut h: Vec<String> =
+        ["elapsed_s", "tps", "qps", "lat_p95_ms", "err_s"].iter().map(|s| s.to_string()).collect();
+    h.extend(crate::engine_state::HEADER.split(',').map(String::from));
+    h
+}
 
-/// One interval row.
-pub fn interval_row(iv: &Interval<'_>) -> Vec<String> {
+/// One interval row; `engine` is the engine's state in it ([`crate::engine_state::between`]).
+pub fn interval_row(iv: &Interval<'_>, engine: &str) -> Vec<String> {
     let d = iv.secs.max(1e-9);
     let c = &iv.stats.counts;
     vec![
@@ -230,4 +237,7 @@ pub fn interval_row(iv: &Interval<'_>) -> Vec<String> {
         num(iv.stats.all().percentile(95.0) / 1000.0),
         num(c[ERRORS] as f64 / d),
     ]
+    .into_iter()
+    .chain(engine.split(',').map(String::from))
+    .collect()
 }

@@ -12,8 +12,8 @@ use talus_table::{Row, Scan};
 use super::config::Config;
 use super::events::{max_id, Worker};
 use super::output::{
-    cpu_block, interval_line, interval_row, summary_block, summary_row, COUNTERS, ERRORS,
-    INTERVAL_HEADER, OTHER, READS, SUMMARY_HEADER, WRITES,
+    cpu_block, interval_header, interval_line, interval_row, summary_block, summary_row, COUNTERS,
+    ERRORS, OTHER, READS, SUMMARY_HEADER, WRITES,
 };
 use super::schema::{all_tables, k_index, table_def, table_name, SbRand};
 use crate::oltp::cpu;
@@ -172,9 +172,14 @@ pub fn run<E: Engine>(cfg: &Config, argv: &[String]) -> Result<(), String> {
             run_timed(warm, worker, |_| {})?;
         }
         let cpu0 = cpu::process();
+        let engine_state = || crate::engine_state::sample(&|name: &str| engine.property(name));
+        let mut last_state = engine_state();
         let totals = run_timed(plan, worker, |iv| {
             println!("{}", interval_line(cfg.threads, iv));
-            intervals.push(interval_row(iv));
+            let now_state = engine_state();
+            intervals
+                .push(interval_row(iv, &crate::engine_state::between(&last_state, &now_state)));
+            last_state = now_state;
         })?;
         let cpu = cpu0.zip(cpu::process()).map(|(a, b)| b.since(&a));
         println!("\n{}", summary_block(&totals));
@@ -190,12 +195,9 @@ pub fn run<E: Engine>(cfg: &Config, argv: &[String]) -> Result<(), String> {
                 cpu.as_ref(),
             );
             results::append_row(dir, "summary.csv", SUMMARY_HEADER, &row)?;
-            results::write_csv(
-                dir,
-                &format!("{label}.intervals.csv"),
-                INTERVAL_HEADER,
-                &intervals,
-            )?;
+            let header = interval_header();
+            let header: Vec<&str> = header.iter().map(String::as_str).collect();
+            results::write_csv(dir, &format!("{label}.intervals.csv"), &header, &intervals)?;
         }
     }
     Ok(())
