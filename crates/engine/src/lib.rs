@@ -14,7 +14,9 @@
 //! reads without a copy ([`PinnedSlice`]) and the iterators ([`Iter`], [`RangeIter`] of
 //! [`KeyValue`], [`RawIter`]), [`Error`], the perf context ([`perf`]), the caches' public types
 //! ([`cache`]), the file-system boundary ([`fs`]: bring your own, or inject faults), and for
-//! bulk loading [`SstFileWriter`] with [`Db::ingest_external_file`] ([`IngestOptions`]).
+//! bulk loading [`SstFileWriter`] with [`Db::ingest_external_file`] ([`IngestOptions`]);
+//! transactions ([`txn`]: [`OptimisticTransactionDb`] and [`TransactionDb`] make
+//! [`Transaction`]s).
 //!
 //! The other modules are the engine's internals. They are public only so that the tools
 //! (`talus ldb`, `talus sst_dump`), the fuzz targets and the tests can reach the formats
@@ -51,6 +53,7 @@ mod prefetch;
 pub mod sst;
 mod statistics;
 mod sync;
+pub mod txn;
 #[doc(hidden)]
 pub mod version;
 #[doc(hidden)]
@@ -69,3 +72,7 @@ pub use options::{
 };
 pub use perf::{perf_context, set_perf_level, PerfContext, PerfLevel};
 pub use sst::{ExternalSstFileInfo, SstFileWriter};
+pub use txn::{
+    OptimisticTransactionDb, OptimisticTransactionDbOptions, OptimisticTransactionOptions,
+    Transaction, TransactionDb, TransactionDbOptions, TransactionIter, TransactionOptions,
+};
