@@ -27,9 +27,11 @@ pub enum OpType {
     Delete = 2,
     /// Seek.
     Seek = 3,
+    /// Anything else (a transaction of randomtransaction): RocksDB's `kOthers`, "op".
+    Others = 4,
 }
 
-const OP_NAMES: [&str; 4] = ["read", "write", "delete", "seek"];
+const OP_NAMES: [&str; 5] = ["read", "write", "delete", "seek", "op"];
 
 /// What the progress reporting needs to know, fixed for a run.
 #[derive(Clone, Copy, Debug, Default)]
@@ -73,7 +75,7 @@ pub struct Stats {
     bytes: u64,
     last_op_finish: u64,
     last_report_finish: u64,
-    hist: [Option<Histogram>; 4],
+    hist: [Option<Histogram>; 5],
     message: String,
     exclude_from_merge: bool,
 }

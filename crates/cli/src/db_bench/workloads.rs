@@ -37,6 +37,8 @@ pub enum Method {
     DeleteRandom,
     /// multireadrandom.
     MultiReadRandom,
+    /// randomtransaction (`random_txn.rs`).
+    RandomTransaction,
     /// compact (one call, timed).
     Compact,
 }
@@ -58,6 +60,7 @@ pub fn run(method: Method, sh: &Shared<'_>, t: &mut ThreadState) -> EResult<()> 
         Method::ReadRandomWriteRandom => read_random_write_random(sh, t),
         Method::DeleteRandom => delete_random(sh, t),
         Method::MultiReadRandom => multi_read_random(sh, t),
+        Method::RandomTransaction => super::random_txn::run(sh, t),
         Method::Compact => sh.engine.compact(),
     }
 }
