@@ -26,6 +26,7 @@ pub(crate) const PROFILES: &[&str] = &[
     "parallel-intra-l0",
     "parallel-no-intra-l0",
     "direct-io-partitioned",
+    "universal",
 ];
 
 /// The profile with direct IO and partitioned index and filters on.

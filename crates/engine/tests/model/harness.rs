@@ -15,6 +15,7 @@ use crate::common::{
 };
 use crate::config::{apply_profile, Backend, Config};
 use crate::op::{Op, Start};
+use crate::txn::Txns;
 
 /// Live snapshots kept at most; taking one more releases the oldest.
 const MAX_SNAPSHOTS: usize = 4;
@@ -32,6 +33,8 @@ struct Harness {
     durable: Model,
     /// Write groups acknowledged since then (each atomic): a power loss keeps a prefix.
     since: Vec<Vec<WriteOp>>,
+    /// The open transactions and their oracle.
+    txns: Txns,
 }
 
 impl Harness {
@@ -60,6 +63,7 @@ impl Harness {
             snaps: vec![],
             durable: Model::new(),
             since: vec![],
+            txns: Txns::default(),
         };
         h.open();
         h
@@ -77,6 +81,7 @@ impl Harness {
 
     fn open(&mut self) {
         let db = Db::open(&self.path, self.options()).unwrap_or_else(|e| panic!("open: {e}"));
+        self.txns.attach(&db);
         self.db = Some(db);
     }
 
@@ -85,6 +90,7 @@ impl Harness {
     }
 
     fn close(&mut self) {
+        self.txns.detach();
         self.snaps.clear();
         self.db = None;
     }
@@ -92,6 +98,7 @@ impl Harness {
     /// Records an acknowledged atomic write group in the oracle.
     fn acked(&mut self, ops: &[WriteOp], sync: bool) {
         ops.iter().for_each(|w| w.apply(&mut self.model));
+        self.txns.record_write(ops);
         // An empty batch need not reach the WAL, so its sync promises nothing about earlier
         // writes.
         if sync && !ops.is_empty() {
@@ -232,6 +239,11 @@ impl Harness {
                 self.sim = Some(next);
                 self.open();
                 self.check_power_loss(&ctx);
+            }
+            Op::Txn(t) => {
+                if let Some((ops, sync)) = self.txns.step(t, &self.model, &ctx) {
+                    self.acked(&ops, sync);
+                }
             }
             Op::ProcessCrash => {
                 if let Some(sim) = &self.sim {

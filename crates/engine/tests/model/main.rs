@@ -15,6 +15,7 @@ mod harness;
 mod op;
 mod regressions;
 mod strategy;
+mod txn;
 
 use config::{Backend, Config, DIRECT_PROFILE, PROFILES};
 use harness::run;
