@@ -317,7 +317,7 @@ class Table:
 
 @final
 class Transaction:
-    """Read committed, optimistic on primary keys; ``with cat.begin() as tx:`` commits on a clean exit."""
+    """Snapshot isolation, optimistic on primary keys (first committer wins; write skew possible); ``with cat.begin() as tx:`` commits on a clean exit."""
 
     def insert(self, table: Table, row: _Row) -> None: ...
     def update(self, table: Table, row: _Row) -> bool: ...

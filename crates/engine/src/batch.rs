@@ -203,6 +203,24 @@ impl WriteBatch {
         self.has_merge = false;
     }
 
+    /// Where the batch ends now: pass it to [`WriteBatch::truncate_to`] to drop what is added
+    /// after (a transaction's savepoint).
+    pub(crate) fn mark(&self) -> (usize, u32) {
+        (self.rep.len(), self.count())
+    }
+
+    /// Drops every operation added after `mark` was taken (from [`WriteBatch::mark`] of this
+    /// batch, with nothing removed since).
+    pub(crate) fn truncate_to(&mut self, mark: (usize, u32)) {
+        let (len, count) = mark;
+        if len < HEADER_LEN {
+            self.rep.clear();
+            return;
+        }
+        self.rep.truncate(len);
+        self.rep[8..12].copy_from_slice(&count.to_le_bytes());
+    }
+
     fn ensure_header(&mut self) {
         if self.rep.len() < HEADER_LEN {
             self.rep.resize(HEADER_LEN, 0);

@@ -46,13 +46,29 @@ pub enum Error {
     /// [`Error::io_kind`].
     #[error("Background error, database is read-only: {0}")]
     BackgroundError(#[source] Box<Error>),
-    /// The operation is not possible right now (e.g. the database is shutting down).
+    /// The operation is not possible right now (e.g. the database is shutting down), or a
+    /// transaction conflicts with a write made since it read or wrote a key (RocksDB's `Busy`):
+    /// an optimistic transaction's commit, or a pessimistic one's lock on a key written after
+    /// its snapshot. A conflicting transaction wrote nothing; retry it from the start.
     #[error("Busy: {0}")]
     Busy(String),
     /// The operation is not supported by this handle (RocksDB's `NotSupported`): a write to a
     /// database opened with [`crate::Db::open_read_only`].
     #[error("Not supported: {0}")]
     NotSupported(String),
+    /// A transaction waited for a row lock longer than its lock timeout (RocksDB's
+    /// `TimedOut`); the operation did nothing and the transaction may go on or roll back.
+    #[error("Operation timed out: {0}")]
+    TimedOut(String),
+    /// A transaction's lock wait would have closed a cycle of waiting transactions (RocksDB's
+    /// `Busy` with the `Deadlock` subcode): the wait was refused, the operation did nothing and
+    /// the cycle is broken; the message names the cycle.
+    #[error("Deadlock: {0}")]
+    Deadlock(String),
+    /// A transaction ran past its expiration and another transaction took one of its locks
+    /// (RocksDB's `Expired`): its commit wrote nothing.
+    #[error("Operation expired: {0}")]
+    Expired(String),
 }
 
 impl Error {
@@ -99,6 +115,9 @@ impl Error {
             Error::BackgroundError(e) => Error::BackgroundError(Box::new(e.duplicate())),
             Error::Busy(s) => Error::Busy(s.clone()),
             Error::NotSupported(s) => Error::NotSupported(s.clone()),
+            Error::TimedOut(s) => Error::TimedOut(s.clone()),
+            Error::Deadlock(s) => Error::Deadlock(s.clone()),
+            Error::Expired(s) => Error::Expired(s.clone()),
         }
     }
 }

@@ -16,7 +16,9 @@
 //! ([`cache`]), the file-system boundary ([`fs`]: bring your own, or inject faults), and for
 //! bulk loading [`SstFileWriter`] with [`Db::ingest_external_file`] ([`IngestOptions`]);
 //! merge operators ([`MergeOperator`], [`merge`]: the built-ins), compaction filters
-//! ([`CompactionFilter`]) and values that expire ([`DbWithTtl`]).
+//! ([`CompactionFilter`]) and values that expire ([`DbWithTtl`]);
+//! transactions ([`txn`]: [`OptimisticTransactionDb`] and [`TransactionDb`] make
+//! [`Transaction`]s).
 //!
 //! The other modules are the engine's internals. They are public only so that the tools
 //! (`talus ldb`, `talus sst_dump`), the fuzz targets and the tests can reach the formats
@@ -56,6 +58,7 @@ pub mod sst;
 mod statistics;
 mod sync;
 pub mod ttl;
+pub mod txn;
 #[doc(hidden)]
 pub mod version;
 #[doc(hidden)]
@@ -77,3 +80,7 @@ pub use options::{
 pub use perf::{perf_context, set_perf_level, PerfContext, PerfLevel};
 pub use sst::{ExternalSstFileInfo, SstFileWriter};
 pub use ttl::DbWithTtl;
+pub use txn::{
+    OptimisticTransactionDb, OptimisticTransactionDbOptions, OptimisticTransactionOptions,
+    Transaction, TransactionDb, TransactionDbOptions, TransactionIter, TransactionOptions,
+};

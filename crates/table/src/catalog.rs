@@ -236,7 +236,8 @@ impl<S: Storage> Catalog<S> {
         Ok(())
     }
 
-    /// Starts a read-committed transaction: reads see its own writes, else the snapshot taken
+    /// Starts a snapshot-isolation transaction (first committer wins on rows written; see
+    /// [`Transaction`]): reads see its own writes, else the snapshot taken
     /// now; writes are buffered and applied as one batch by [`Transaction::commit`].
     pub fn begin(&self) -> Transaction<S> {
         Transaction::begin(self.inner.clone())

@@ -1,5 +1,15 @@
-//! [`Transaction`]: read-committed transactions with optimistic primary-key conflict
-//! detection.
+//! [`Transaction`]: snapshot-isolation transactions with optimistic primary-key conflict
+//! detection (first committer wins).
+//!
+//! # Isolation
+//!
+//! **Snapshot isolation**, not read committed: every read (`get`, `scan_range`, and the checks
+//! of `insert`/`update`/`delete`) sees the snapshot taken at `begin`, plus (except for
+//! `scan_range`) the transaction's own earlier writes; a commit fails with
+//! [`TableError::Conflict`] if another commit wrote one of the rows it writes (same primary key)
+//! after `begin`, and re-checks unique indexes against the latest state. Rows only read are not
+//! checked, so two transactions that each read what the other writes may both commit (write
+//! skew), as under snapshot isolation in PostgreSQL's `REPEATABLE READ`.
 //!
 //! `begin` records the catalog's commit clock, then takes an engine snapshot (so every commit
 //! numbered at or below the clock is in the snapshot). Each op is checked at call time against
@@ -33,7 +43,8 @@ enum OwnedOp {
     Delete(Vec<Value>),
 }
 
-/// A read-committed transaction on storage `S`; see [`crate::Catalog::begin`].
+/// A snapshot-isolation transaction on storage `S` (see the [module documentation](self));
+/// made by [`crate::Catalog::begin`].
 pub struct Transaction<S: Storage = Db> {
     cat: Arc<CatalogInner<S>>,
     /// The snapshot taken at begin, and the read view on it.

@@ -114,7 +114,7 @@ macro_rules! define_flags {
 
 define_flags! {
     benchmarks: String = "fillseq,fillrandom,overwrite,readrandom,readseq".to_string();
-        "Comma-separated benchmarks, run in order: fillseq, fillrandom, filluniquerandom, overwrite, readrandom, readseq, readreverse, seekrandom, readwhilewriting, seekrandomwhilewriting, readrandomwriterandom, deleterandom, multireadrandom, mergerandom, readrandommergerandom, compact, flush, waitforcompaction, stats, levelstats"
+        "Comma-separated benchmarks, run in order: fillseq, fillrandom, filluniquerandom, overwrite, readrandom, readseq, readreverse, seekrandom, readwhilewriting, seekrandomwhilewriting, readrandomwriterandom, deleterandom, multireadrandom, mergerandom, readrandommergerandom, randomtransaction, compact, flush, waitforcompaction, stats, levelstats"
     engine: String = "talus".to_string(); "Engine under test: talus, memory (BTreeMap behind a lock: the ceiling) or rocksdb (needs --features rocksdb)"
     num: i64 = 1000000; "Number of key/values to place in the database"
     reads: i64 = -1; "Number of read operations (-1: --num)"
@@ -201,6 +201,12 @@ define_flags! {
     universal_min_merge_width: u64 = 0; "Universal: min_merge_width (0: engine default, 2)"
     universal_max_merge_width: u64 = 0; "Universal: max_merge_width (0: unbounded)"
     universal_max_size_amplification_percent: u64 = 0; "Universal: max_size_amplification_percent (0: engine default, 200)"
+    optimistic_transaction_db: bool = false; "Open an OptimisticTransactionDb (randomtransaction runs optimistic transactions)"
+    transaction_db: bool = false; "Open a TransactionDb (randomtransaction runs pessimistic transactions)"
+    transaction_sets: u64 = 2; "Keys each randomtransaction transaction increments, one per set of --num keys (1 to 9999)"
+    transaction_set_snapshot: bool = false; "Pessimistic transactions take a snapshot at begin (randomtransaction)"
+    transaction_lock_timeout: u64 = 100; "Milliseconds a pessimistic transaction waits for a row lock"
+    transaction_sleep: i64 = 0; "Accepted for RocksDB's command lines; unused (as in RocksDB 10.4.2's db_bench)"
     statistics: bool = false; "Print the engine's statistics at the end"
     stats_interval: u64 = 0; "Report progress every N operations (0: growing interval)"
     stats_interval_seconds: u64 = 0; "Report interval lines every N seconds (overrides --stats_interval)"
@@ -246,6 +252,7 @@ pub const BENCHMARKS: &[&str] = &[
     "multireadrandom",
     "mergerandom",
     "readrandommergerandom",
+    "randomtransaction",
     "compact",
     "flush",
     "waitforcompaction",

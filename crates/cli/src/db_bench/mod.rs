@@ -19,6 +19,7 @@ pub(crate) mod flags;
 mod header;
 pub(crate) mod histogram;
 pub(crate) mod keygen;
+mod random_txn;
 mod report;
 mod runner;
 mod thread_state;
@@ -168,6 +169,7 @@ impl Bench {
             exp_range: f.read_random_exp_range,
             seed_base: self.seed_base,
             write_rate_limit: f.benchmark_write_rate_limit,
+            transaction_sets: f.transaction_sets,
         }
     }
 
@@ -217,6 +219,7 @@ impl Bench {
             }
             "mergerandom" => Some(Method::MergeRandom),
             "readrandommergerandom" => Some(Method::ReadRandomMergeRandom),
+            "randomtransaction" => Some(Method::RandomTransaction),
             "compact" => Some(Method::Compact),
             "flush" => {
                 self.engine()?.flush().map_err(|e| format!("Flush failed: {e}"))?;
@@ -264,6 +267,11 @@ impl Bench {
             write_limiter: limiter,
         };
         runner::run_benchmark(&shared, self.cfg, &mut self.thread_counter, threads, name, method)?;
+        if method == Method::RandomTransaction {
+            if let Some(line) = random_txn::verify(shared.engine, self.flags.transaction_sets)? {
+                println!("{line}");
+            }
+        }
         Ok(())
     }
 }

@@ -29,9 +29,11 @@ pub enum OpType {
     Seek = 3,
     /// Merge.
     Merge = 4,
+    /// Anything else (a transaction of randomtransaction): RocksDB's `kOthers`, "op".
+    Others = 5,
 }
 
-const OP_NAMES: [&str; 5] = ["read", "write", "delete", "seek", "merge"];
+const OP_NAMES: [&str; 6] = ["read", "write", "delete", "seek", "merge", "op"];
 
 /// What the progress reporting needs to know, fixed for a run.
 #[derive(Clone, Copy, Debug, Default)]
@@ -75,7 +77,7 @@ pub struct Stats {
     bytes: u64,
     last_op_finish: u64,
     last_report_finish: u64,
-    hist: [Option<Histogram>; 5],
+    hist: [Option<Histogram>; 6],
     message: String,
     exclude_from_merge: bool,
 }

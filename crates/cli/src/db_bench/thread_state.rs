@@ -51,6 +51,8 @@ pub struct Params {
     pub seed_base: u64,
     /// Bytes/s for writers, 0 = unlimited.
     pub write_rate_limit: u64,
+    /// Keys per randomtransaction transaction (`--transaction_sets`).
+    pub transaction_sets: u64,
 }
 
 /// State shared by the threads of one benchmark run.

@@ -41,6 +41,8 @@ pub enum Method {
     MergeRandom,
     /// readrandommergerandom.
     ReadRandomMergeRandom,
+    /// randomtransaction (`random_txn.rs`).
+    RandomTransaction,
     /// compact (one call, timed).
     Compact,
 }
@@ -64,6 +66,7 @@ pub fn run(method: Method, sh: &Shared<'_>, t: &mut ThreadState) -> EResult<()> 
         Method::MultiReadRandom => multi_read_random(sh, t),
         Method::MergeRandom => merge_random(sh, t),
         Method::ReadRandomMergeRandom => read_random_merge_random(sh, t),
+        Method::RandomTransaction => super::random_txn::run(sh, t),
         Method::Compact => sh.engine.compact(),
     }
 }

@@ -4,7 +4,7 @@
 //! - `engine`: [`engine::Engine`] / [`engine::Session`], the MySQL-handler-like interface the
 //!   benchmarks' statements go through, and [`engine::OltpError`].
 //! - `table_engine`: talus-table over Talus or RocksDB (tables, secondary indexes,
-//!   read-committed transactions with first-committer-wins conflicts).
+//!   snapshot-isolation transactions with first-committer-wins conflicts).
 //! - `sqlite_engine` + `sqlite_sql`: SQLite (bundled, WAL), schema and statements generated from
 //!   the same table definitions.
 //! - `engine_opts`: engine options by RocksDB's names, parsed in one place for both tools.

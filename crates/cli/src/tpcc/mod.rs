@@ -9,7 +9,7 @@
 //! talus tpcc --engine=talus --db=DIR --warehouses=W check
 //! ```
 //! `run` and `check` must be given the `--warehouses` (and `--items`, `--customers`) that
-//! `prepare` loaded. Transactions are read-committed in the table layer's sense (Talus: reads
+//! `prepare` loaded. Transactions have the table layer's snapshot isolation (Talus: reads
 //! from the snapshot taken at begin, first committer wins on written rows; SQLite: serialized
 //! writers); a write-write conflict rolls the transaction back and retries it with the same
 //! inputs, counted per type. Output: a line per interval with tpmC (NewOrder transactions per

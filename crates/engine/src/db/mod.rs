@@ -25,6 +25,7 @@ mod api_write;
 mod background;
 pub(crate) mod checkpoint;
 mod compact;
+mod conflict;
 pub(crate) mod core;
 mod destroy;
 pub(crate) mod flush;

@@ -55,6 +55,10 @@ pub struct MemTable {
     range_tombstone_bytes: AtomicUsize,
     num_entries: AtomicU64,
     num_deletes: AtomicU64,
+    /// The smallest sequence number inserted (`u64::MAX` while empty): every write with a
+    /// larger sequence number went to this memtable or a newer one (transaction conflict
+    /// checks use it to know when the memtables hold all the history they need).
+    first_seq: AtomicU64,
 }
 
 impl Default for MemTable {
@@ -106,6 +110,7 @@ impl MemTable {
     }
 
     fn insert_batch_with(&self, batch: &WriteBatch, first_seq: u64, concurrent: bool) {
+        self.note_seq(first_seq);
         for (seq, op) in (first_seq..).zip(batch.iter()) {
             match op {
                 BatchOp::Put(k, v) => self.add_with(seq, ValueKind::Put, k, v, concurrent),
@@ -129,7 +134,24 @@ impl MemTable {
             range_tombstone_bytes: AtomicUsize::new(0),
             num_entries: AtomicU64::new(0),
             num_deletes: AtomicU64::new(0),
+            first_seq: AtomicU64::new(u64::MAX),
         }
+    }
+
+    /// Lowers [`MemTable::first_seq`] to `seq` (a load, and a store only the first time).
+    #[inline]
+    fn note_seq(&self, seq: SequenceNumber) {
+        if seq < self.first_seq.load(AtomicOrdering::Relaxed) {
+            self.first_seq.fetch_min(seq, AtomicOrdering::AcqRel);
+        }
+    }
+
+    /// The smallest sequence number inserted, `None` while empty. Writes are given sequence
+    /// numbers in order and a memtable is switched between write groups, so every write
+    /// numbered above it is in this memtable or a newer one.
+    pub fn first_seq(&self) -> Option<SequenceNumber> {
+        let s = self.first_seq.load(AtomicOrdering::Acquire);
+        (s != u64::MAX).then_some(s)
     }
 
     /// Inserts an entry. Callers serialize `add` (one writer at a time); readers may run
@@ -137,6 +159,7 @@ impl MemTable {
     ///
     /// Panics if `seq > MAX_SEQUENCE` or the key or value is 4 GiB or longer (caller bugs).
     pub fn add(&self, seq: SequenceNumber, kind: ValueKind, key: &[u8], value: &[u8]) {
+        self.note_seq(seq);
         self.add_with(seq, kind, key, value, false);
     }
 

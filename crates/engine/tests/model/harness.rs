@@ -18,6 +18,7 @@ use crate::common::{
 use crate::config::{apply_profile, Backend, Config};
 use crate::op::{Op, Start};
 use crate::oracle::{ModelFilter, Oracle};
+use crate::txn::Txns;
 
 /// A key and its value.
 type Kv = (Vec<u8>, Vec<u8>);
@@ -38,6 +39,8 @@ struct Harness {
     durable: Oracle,
     /// Write groups acknowledged since then (each atomic): a power loss keeps a prefix.
     since: Vec<Vec<WriteOp>>,
+    /// The open transactions and their oracle.
+    txns: Txns,
 }
 
 impl Harness {
@@ -66,6 +69,7 @@ impl Harness {
             snaps: vec![],
             durable: Oracle::default(),
             since: vec![],
+            txns: Txns::default(),
         };
         h.open();
         h
@@ -86,6 +90,7 @@ impl Harness {
 
     fn open(&mut self) {
         let db = Db::open(&self.path, self.options()).unwrap_or_else(|e| panic!("open: {e}"));
+        self.txns.attach(&db);
         self.db = Some(db);
     }
 
@@ -94,6 +99,7 @@ impl Harness {
     }
 
     fn close(&mut self) {
+        self.txns.detach();
         self.snaps.clear();
         self.db = None;
     }
@@ -101,6 +107,7 @@ impl Harness {
     /// Records an acknowledged atomic write group in the oracle.
     fn acked(&mut self, ops: &[WriteOp], sync: bool) {
         ops.iter().for_each(|w| self.model.apply(w));
+        self.txns.record_write(ops);
         // An empty batch need not reach the WAL, so its sync promises nothing about earlier
         // writes.
         if sync && !ops.is_empty() {
@@ -250,6 +257,16 @@ impl Harness {
                 self.sim = Some(next);
                 self.open();
                 self.check_power_loss(&ctx);
+            }
+            Op::Txn(t) => {
+                // Transactions check exact reads: they run while the oracle knows every key
+                // exactly (no value a compaction filter may still change), else the op is
+                // skipped.
+                if let Some(model) = self.model.exact() {
+                    if let Some((ops, sync)) = self.txns.step(t, &model, &ctx) {
+                        self.acked(&ops, sync);
+                    }
+                }
             }
             Op::ProcessCrash => {
                 if let Some(sim) = &self.sim {

@@ -17,6 +17,7 @@ mod op;
 mod oracle;
 mod regressions;
 mod strategy;
+mod txn;
 
 use config::{Backend, Config, DIRECT_PROFILE, PROFILES};
 use harness::run;

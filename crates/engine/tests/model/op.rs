@@ -57,4 +57,56 @@ pub(crate) enum Op {
     /// seed; a plain reopen on the real file system) and open again: the database must hold
     /// the writes up to the last sync or flush and then some prefix of the later ones.
     PowerLoss(Option<u64>),
+    /// A step of one of the open transactions (`txn.rs`).
+    Txn(TxnOp),
+}
+
+/// A transaction step; `slot` picks one of a few transaction slots (a step on an empty slot
+/// does nothing but `Begin`).
+#[derive(Debug, Clone)]
+pub(crate) enum TxnOp {
+    /// Starts a transaction in `slot` (rolling back the one there): pessimistic (a
+    /// `TransactionDb` with no lock wait) or optimistic, with a snapshot or not, committing
+    /// with a synced WAL write or not.
+    Begin {
+        slot: usize,
+        pessimistic: bool,
+        snapshot: bool,
+        sync: bool,
+    },
+    /// `get`, or `get_for_update`.
+    Get {
+        slot: usize,
+        key: Bytes,
+        for_update: bool,
+    },
+    Put {
+        slot: usize,
+        key: Bytes,
+        value: Bytes,
+    },
+    Delete {
+        slot: usize,
+        key: Bytes,
+    },
+    /// Walk the transaction's iterator (its writes over its view of the database).
+    Walk {
+        slot: usize,
+        lower: Option<Bytes>,
+        upper: Option<Bytes>,
+        start: Start,
+        steps: Vec<bool>,
+    },
+    SetSavepoint {
+        slot: usize,
+    },
+    RollbackToSavepoint {
+        slot: usize,
+    },
+    Commit {
+        slot: usize,
+    },
+    Rollback {
+        slot: usize,
+    },
 }

@@ -86,6 +86,23 @@ impl Oracle {
         Oracle { keys }
     }
 
+    /// The one state of every key as a model, if the oracle knows each key exactly (no key
+    /// with several possible states: a value the compaction filter may still change); the
+    /// transactions check their reads against it.
+    pub(crate) fn exact(&self) -> Option<Model> {
+        let mut m = Model::new();
+        for (k, s) in &self.keys {
+            match s.as_slice() {
+                [Some(v)] => {
+                    m.insert(k.clone(), v.clone());
+                }
+                [None] => {}
+                _ => return None,
+            }
+        }
+        Some(m)
+    }
+
     /// The states `key` may be read in.
     pub(crate) fn states(&self, key: &[u8]) -> States {
         self.keys.get(key).cloned().unwrap_or_else(|| vec![None])

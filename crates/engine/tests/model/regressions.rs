@@ -4,7 +4,7 @@
 use crate::common::{b, Bytes, WriteOp};
 use crate::config::{Backend, Config, DIRECT_PROFILE, PROFILES};
 use crate::harness::run;
-use crate::op::{Op, Start};
+use crate::op::{Op, Start, TxnOp};
 
 fn k(s: &str) -> Bytes {
     b(s.as_bytes())
@@ -127,5 +127,65 @@ fn empty_key_and_empty_values() {
         Op::Get(k("a")),
         Op::ProcessCrash,
         Op::MultiGet(vec![Bytes::default(), k("a"), k("b")]),
+    ]);
+}
+
+fn txn(op: TxnOp) -> Op {
+    Op::Txn(op)
+}
+
+fn begin(slot: usize, pessimistic: bool, snapshot: bool) -> Op {
+    txn(TxnOp::Begin { slot, pessimistic, snapshot, sync: false })
+}
+
+/// A transaction's conflict check finds writes that were flushed and compacted to the bottom
+/// level since it tracked the key (a put whose sequence number compaction would zero, a
+/// delete compaction would drop, a range deletion), and a pessimistic transaction with a
+/// snapshot finds them when it locks; lock conflicts between pessimistic transactions are
+/// immediate `TimedOut`s (no lock wait in the model) until the holder commits.
+#[test]
+fn transaction_conflicts_across_flush_and_bottom_compaction() {
+    both(&[
+        put("a", "0"),
+        put("b", "0"),
+        begin(0, false, false),
+        txn(TxnOp::Get { slot: 0, key: k("a"), for_update: true }),
+        begin(1, false, false),
+        txn(TxnOp::Delete { slot: 1, key: k("b") }),
+        begin(2, false, false),
+        txn(TxnOp::Put { slot: 2, key: k("d"), value: k("2") }),
+        put("a", "1"),
+        Op::Write(WriteOp::Delete(k("b")), false),
+        Op::Write(WriteOp::DeleteRange(k("c"), k("e")), false),
+        Op::Flush,
+        Op::Compact(None, None),
+        txn(TxnOp::Commit { slot: 0 }),
+        txn(TxnOp::Commit { slot: 1 }),
+        txn(TxnOp::Commit { slot: 2 }),
+        // Pessimistic, with a snapshot: the check happens when the key is locked.
+        begin(2, true, true),
+        put("d", "1"),
+        Op::Flush,
+        Op::Compact(None, None),
+        txn(TxnOp::Put { slot: 2, key: k("d"), value: k("2") }),
+        txn(TxnOp::Put { slot: 2, key: k("f"), value: k("2") }),
+        begin(0, true, false),
+        txn(TxnOp::Get { slot: 0, key: k("f"), for_update: true }),
+        txn(TxnOp::Commit { slot: 2 }),
+        txn(TxnOp::Get { slot: 0, key: k("f"), for_update: true }),
+        txn(TxnOp::Put { slot: 0, key: k("f"), value: k("0") }),
+        txn(TxnOp::SetSavepoint { slot: 0 }),
+        txn(TxnOp::Delete { slot: 0, key: k("a") }),
+        txn(TxnOp::Walk {
+            slot: 0,
+            lower: None,
+            upper: None,
+            start: Start::First,
+            steps: vec![true; 4],
+        }),
+        txn(TxnOp::RollbackToSavepoint { slot: 0 }),
+        txn(TxnOp::Commit { slot: 0 }),
+        Op::Get(k("f")),
+        Op::PowerLoss(None),
     ]);
 }

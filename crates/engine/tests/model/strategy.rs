@@ -4,7 +4,7 @@
 use proptest::prelude::*;
 
 use crate::common::{Bytes, WriteOp, ALPHABET};
-use crate::op::{Op, Start};
+use crate::op::{Op, Start, TxnOp};
 use crate::oracle::{CHANGE_MARK, REMOVE_MARK};
 
 fn key() -> impl Strategy<Value = Bytes> {
@@ -52,6 +52,36 @@ fn start() -> impl Strategy<Value = Start> {
     ]
 }
 
+/// Keys of transaction steps: mostly one letter, so that transactions and writes collide.
+fn txn_key() -> impl Strategy<Value = Bytes> {
+    prop_oneof![
+        3 => prop::sample::select(ALPHABET.to_vec()).prop_map(|c| Bytes(vec![c])),
+        1 => key(),
+    ]
+}
+
+fn txn_op() -> impl Strategy<Value = TxnOp> {
+    let slot = 0usize..3;
+    prop_oneof![
+        3 => (slot.clone(), any::<bool>(), prop::bool::weighted(0.3), prop::bool::weighted(0.2))
+            .prop_map(|(slot, pessimistic, snapshot, sync)| {
+                TxnOp::Begin { slot, pessimistic, snapshot, sync }
+            }),
+        5 => (slot.clone(), txn_key(), any::<bool>())
+            .prop_map(|(slot, key, for_update)| TxnOp::Get { slot, key, for_update }),
+        5 => (slot.clone(), txn_key(), value())
+            .prop_map(|(slot, key, value)| TxnOp::Put { slot, key, value }),
+        2 => (slot.clone(), txn_key()).prop_map(|(slot, key)| TxnOp::Delete { slot, key }),
+        2 => (slot.clone(), bounds(), start(), prop::collection::vec(any::<bool>(), 0..10)).prop_map(
+            |(slot, (lower, upper), start, steps)| TxnOp::Walk { slot, lower, upper, start, steps }
+        ),
+        1 => slot.clone().prop_map(|slot| TxnOp::SetSavepoint { slot }),
+        1 => slot.clone().prop_map(|slot| TxnOp::RollbackToSavepoint { slot }),
+        3 => slot.clone().prop_map(|slot| TxnOp::Commit { slot }),
+        1 => slot.prop_map(|slot| TxnOp::Rollback { slot }),
+    ]
+}
+
 fn op() -> impl Strategy<Value = Op> {
     let snap = prop::option::weighted(0.3, any::<usize>());
     prop_oneof![
@@ -75,6 +105,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => Just(Op::Reopen),
         1 => Just(Op::ProcessCrash),
         1 => prop::option::of(any::<u64>()).prop_map(Op::PowerLoss),
+        20 => txn_op().prop_map(Op::Txn),
     ]
 }
 

@@ -113,7 +113,7 @@ impl PyCatalog {
         py.detach(|| self.cat.read(|c| c.drop_index(&table, &index).map_err(errors::table))?)
     }
 
-    /// A transaction (read committed, optimistic on primary keys): a context manager that
+    /// A transaction (snapshot isolation, optimistic on primary keys): a context manager that
     /// commits on a clean exit and rolls back on an exception.
     fn begin(&self, py: Python<'_>) -> PyResult<PyTransaction> {
         let slot = py.detach(|| {

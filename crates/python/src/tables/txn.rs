@@ -1,4 +1,4 @@
-//! `talus.Transaction` (`catalog.begin()`): read-committed, optimistic on primary keys
+//! `talus.Transaction` (`catalog.begin()`): snapshot isolation, optimistic on primary keys
 //! (`talus_table::Transaction`). `insert`/`update`/`delete` are checked when called against the
 //! transaction's snapshot and its own earlier writes, and staged; `commit` writes them as one
 //! batch or raises `talus.Conflict` (nothing written) if another commit wrote one of the

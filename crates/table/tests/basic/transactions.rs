@@ -229,3 +229,50 @@ fn unique_values_taken_after_begin_are_refused_at_commit() {
     assert!(matches!(tx.commit(), Err(TableError::DuplicateKey { index, .. }) if index == "u_c"));
     check_consistent(&t, &cat);
 }
+
+/// The isolation level the documentation names, pinned: snapshot isolation. A transaction's
+/// reads do not see a commit made after its `begin` (it is not read committed), a row it only
+/// read is not checked at commit (write skew commits: it is not serializable), and a row it
+/// writes that another commit wrote after `begin` fails the commit (first committer wins).
+#[test]
+fn isolation_is_snapshot_isolation() {
+    let dir = tempfile::tempdir().unwrap();
+    let cat = open(dir.path());
+    let t = cat.create_table(table_def("t")).unwrap();
+    t.insert(&row(1, Some(1), "x", 1)).unwrap();
+    t.insert(&row(2, Some(1), "y", 2)).unwrap();
+    let k = |n: i64| [Value::I64(n)];
+    let a = cat.begin();
+    let b = cat.begin();
+    t.update(&row(1, Some(5), "x", 1)).unwrap();
+    // Not read committed: the later commit is invisible to a and b.
+    assert_eq!(a.get(&t, &k(1)).unwrap().unwrap()[1], Value::I32(1));
+    assert_eq!(b.get(&t, &k(1)).unwrap().unwrap()[1], Value::I32(1));
+    let mut seen = Vec::new();
+    a.scan_range(&t, &Scan::index("PRIMARY"), |r| {
+        seen.push(r[1].clone());
+        true
+    })
+    .unwrap();
+    assert_eq!(seen, [Value::I32(1), Value::I32(1)]);
+    drop((a, b));
+    // Write skew: each reads both rows and writes one; both commit.
+    let mut a = cat.begin();
+    let mut b = cat.begin();
+    for tx in [&a, &b] {
+        tx.get(&t, &k(1)).unwrap();
+        tx.get(&t, &k(2)).unwrap();
+    }
+    assert!(a.update(&t, &row(1, Some(0), "x", 1)).unwrap());
+    assert!(b.update(&t, &row(2, Some(0), "y", 2)).unwrap());
+    a.commit().unwrap();
+    b.commit().unwrap();
+    // First committer wins on a row both write.
+    let mut a = cat.begin();
+    let mut b = cat.begin();
+    assert!(a.update(&t, &row(2, Some(7), "a", 2)).unwrap());
+    assert!(b.update(&t, &row(2, Some(8), "b", 2)).unwrap());
+    b.commit().unwrap();
+    assert!(matches!(a.commit(), Err(TableError::Conflict { .. })));
+    assert_eq!(t.get(&k(2)).unwrap().unwrap()[1], Value::I32(8));
+}

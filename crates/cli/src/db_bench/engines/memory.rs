@@ -67,6 +67,10 @@ impl Engine for MemoryEngine {
         }
     }
 
+    fn get_value(&self, key: &[u8]) -> EResult<Option<Vec<u8>>> {
+        Ok(self.map.read().get(key).map(|v| v.to_vec()))
+    }
+
     fn multi_get(&self, keys: &[Vec<u8>], sizes: &mut Vec<Option<usize>>) -> EResult<()> {
         let m = self.map.read();
         sizes.clear();

@@ -14,6 +14,10 @@ mod memory;
 #[cfg(feature = "rocksdb")]
 mod rocksdb_engine;
 pub(crate) mod talus_engine;
+mod talus_txn;
+pub mod txn;
+
+use txn::{EngineTxn, TxnKind};
 
 /// An engine error, already formatted.
 pub type EResult<T> = Result<T, String>;
@@ -93,6 +97,19 @@ pub trait Engine: Send + Sync {
     /// Merges `value` into `key` (`--merge_operator`).
     fn merge(&self, _key: &[u8], _value: &[u8]) -> EResult<()> {
         Err("merge is not supported by this engine".into())
+    }
+    /// Reads `key`'s value (copied), `None` if absent (randomtransaction without transactions).
+    fn get_value(&self, _key: &[u8]) -> EResult<Option<Vec<u8>>> {
+        Err("this engine does not run randomtransaction".into())
+    }
+    /// The transactions the engine was opened for (`--optimistic_transaction_db`,
+    /// `--transaction_db`).
+    fn txn_kind(&self) -> TxnKind {
+        TxnKind::None
+    }
+    /// Begins a transaction (randomtransaction).
+    fn begin_txn(&self) -> EResult<Box<dyn EngineTxn + '_>> {
+        Err("this engine has no transactions".into())
     }
     /// Reads several keys; `sizes[i]` is the value size of `keys[i]`, or None if absent.
     fn multi_get(&self, keys: &[Vec<u8>], sizes: &mut Vec<Option<usize>>) -> EResult<()>;

@@ -8,6 +8,8 @@ use talus::{
 };
 
 use super::super::flags::{compression_list, Flags};
+use super::talus_txn::TalusTxnDb;
+use super::txn::{EngineTxn, TxnKind};
 use super::{EResult, Engine, EngineIter, Ops};
 
 /// Builds the engine options from the flags, then applies `--options_file`, `--options` and
@@ -189,6 +191,8 @@ pub struct TalusEngine {
     db: Db,
     wo: WriteOptions,
     ro: ReadOptions,
+    /// With `--optimistic_transaction_db` or `--transaction_db`.
+    txn: Option<TalusTxnDb>,
 }
 
 impl TalusEngine {
@@ -200,7 +204,8 @@ impl TalusEngine {
             .map_err(|e| format!("opening {}: {e}", path.display()))?;
         let wo = WriteOptions { sync: f.sync, disable_wal: f.disable_wal };
         let ro = ReadOptions { verify_checksums: f.verify_checksum, ..ReadOptions::default() };
-        Ok(TalusEngine { db, wo, ro })
+        let txn = TalusTxnDb::open(f, &db)?;
+        Ok(TalusEngine { db, wo, ro, txn })
     }
 
     fn prop(&self, name: &str) -> Option<String> {
@@ -238,6 +243,21 @@ impl Engine for TalusEngine {
         // only takes its size.
         let v = self.db.get_pinned_opt(key, &self.ro).map_err(|e| e.to_string())?;
         Ok(v.map(|v| v.len()))
+    }
+
+    fn get_value(&self, key: &[u8]) -> EResult<Option<Vec<u8>>> {
+        self.db.get_opt(key, &self.ro).map_err(|e| e.to_string())
+    }
+
+    fn txn_kind(&self) -> TxnKind {
+        self.txn.as_ref().map_or(TxnKind::None, TalusTxnDb::kind)
+    }
+
+    fn begin_txn(&self) -> EResult<Box<dyn EngineTxn + '_>> {
+        match &self.txn {
+            Some(t) => Ok(t.begin(&self.wo)),
+            None => Err("the database was opened without transactions".into()),
+        }
     }
 
     fn multi_get(&self, keys: &[Vec<u8>], sizes: &mut Vec<Option<usize>>) -> EResult<()> {

@@ -39,6 +39,10 @@ pub fn validate(f: &Flags) -> Result<(), String> {
             names.join(", ")
         ));
     }
+    range("transaction_sets", f.transaction_sets.min(i64::MAX as u64) as i64, 1, 9999)?;
+    if f.readonly && (f.transaction_db || f.optimistic_transaction_db) {
+        return Err("Cannot use readonly flag with transaction_db".into());
+    }
     range("cache_size", f.cache_size, -1, i64::MAX)?;
     talus::ChecksumType::from_rocksdb_id(f.checksum_type).ok_or_else(|| {
         format!(
