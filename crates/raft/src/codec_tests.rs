@@ -25,15 +25,24 @@ fn membership() -> Membership {
 pub(crate) fn examples() -> Vec<(&'static str, Vec<u8>)> {
     let mut out = Vec::new();
     let mut v = Vec::new();
-    encode_entry(&Entry { log_id: log_id(2, 1, 7), payload: openraft::EntryPayload::Blank }, &mut v);
+    encode_entry(
+        &Entry { log_id: log_id(2, 1, 7), payload: openraft::EntryPayload::Blank },
+        &mut v,
+    );
     out.push(("entry-blank", v));
     let mut v = Vec::new();
     let put = Request::Put { key: "k".into(), value: "v1".into() };
-    encode_entry(&Entry { log_id: log_id(2, 1, 8), payload: openraft::EntryPayload::Normal(put) }, &mut v);
+    encode_entry(
+        &Entry { log_id: log_id(2, 1, 8), payload: openraft::EntryPayload::Normal(put) },
+        &mut v,
+    );
     out.push(("entry-put", v));
     let mut v = Vec::new();
     let del = Request::Delete { key: "k".into() };
-    encode_entry(&Entry { log_id: log_id(2, 1, 9), payload: openraft::EntryPayload::Normal(del) }, &mut v);
+    encode_entry(
+        &Entry { log_id: log_id(2, 1, 9), payload: openraft::EntryPayload::Normal(del) },
+        &mut v,
+    );
     out.push(("entry-delete", v));
     let mut v = Vec::new();
     let m = openraft::EntryPayload::Membership(membership());
@@ -45,7 +54,11 @@ pub(crate) fn examples() -> Vec<(&'static str, Vec<u8>)> {
     out.push(("log-id", encode_opt_log_id(Some(&log_id(2, 1, 8)))));
     let sm = StoredMembership::new(Some(log_id(1, 1, 1)), membership());
     out.push(("stored-membership", encode_stored_membership(&sm)));
-    let meta = SnapshotMeta { last_log_id: Some(log_id(2, 1, 9)), last_membership: sm, snapshot_id: "s".into() };
+    let meta = SnapshotMeta {
+        last_log_id: Some(log_id(2, 1, 9)),
+        last_membership: sm,
+        snapshot_id: "s".into(),
+    };
     out.push(("snapshot-meta", encode_snapshot_meta(&meta)));
     out.push(("node-id", encode_node_id(3)));
     out

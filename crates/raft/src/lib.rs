@@ -9,6 +9,9 @@
 //!
 //! Design: docs/design/replication.md; on-disk formats: docs/format/raft.md.
 #![deny(missing_docs)]
+// openraft's storage traits return its `StorageError` (224 bytes) by value; the helpers that
+// build it return the same type rather than box it and unbox it at every trait method.
+#![allow(clippy::result_large_err)]
 
 pub mod backend;
 pub mod codec;

@@ -63,6 +63,9 @@ impl Batch {
     }
 }
 
+/// What [`Backend::scan`] calls on each entry: `Ok(false)` stops the scan.
+pub type ScanFn<'a> = dyn FnMut(&[u8], &[u8]) -> Result<bool> + 'a;
+
 /// How durable a write must be when it returns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Durability {
@@ -99,7 +102,7 @@ pub trait Backend: Send + Sync + 'static {
         snap: Option<&Self::Snap>,
         start: &[u8],
         end: &[u8],
-        f: &mut dyn FnMut(&[u8], &[u8]) -> Result<bool>,
+        f: &mut ScanFn<'_>,
     ) -> Result<()>;
     /// The last entry of `[start, end)`, if any.
     fn last_in(&self, start: &[u8], end: &[u8]) -> Result<Option<(Vec<u8>, Vec<u8>)>>;

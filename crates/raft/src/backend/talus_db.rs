@@ -13,7 +13,7 @@ use talus::{
     WriteOptions,
 };
 
-use super::{Backend, Batch, Durability, Op};
+use super::{Backend, Batch, Durability, Op, ScanFn};
 
 /// A Talus database as the Raft store's engine.
 pub struct TalusBackend {
@@ -85,7 +85,7 @@ impl Backend for TalusBackend {
         snap: Option<&Snapshot>,
         start: &[u8],
         end: &[u8],
-        f: &mut dyn FnMut(&[u8], &[u8]) -> Result<bool>,
+        f: &mut ScanFn<'_>,
     ) -> Result<()> {
         for kv in self.db.range_opt(start..end, &Self::read_options(snap)) {
             let kv = kv?;

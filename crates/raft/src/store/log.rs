@@ -146,14 +146,20 @@ impl<B: Backend> RaftLogStorage<TypeConfig> for LogStore<B> {
 
     async fn save_committed(&mut self, committed: Option<LogId>) -> Result<(), StorageError> {
         let v = codec::encode_opt_log_id(committed.as_ref());
-        self.store.put(keys::COMMITTED, v, Durability::Unsynced).map_err(store_err(ErrorVerb::Write))
+        self.store
+            .put(keys::COMMITTED, v, Durability::Unsynced)
+            .map_err(store_err(ErrorVerb::Write))
     }
 
     async fn read_committed(&mut self) -> Result<Option<LogId>, StorageError> {
         self.read_opt_log_id(keys::COMMITTED, "committed log id")
     }
 
-    async fn append<I>(&mut self, entries: I, callback: LogFlushed<TypeConfig>) -> Result<(), StorageError>
+    async fn append<I>(
+        &mut self,
+        entries: I,
+        callback: LogFlushed<TypeConfig>,
+    ) -> Result<(), StorageError>
     where
         I: IntoIterator<Item = Entry> + OptionalSend,
         I::IntoIter: OptionalSend,

@@ -84,6 +84,10 @@ impl<B: Backend> Store<B> {
     }
 }
 
+/// What [`open`] returns: the log store and the state machine openraft takes, and the shared
+/// store (for the service's reads).
+pub type Opened<B> = (LogStore<B>, StateMachine<B>, Arc<Store<B>>);
+
 /// Opens the store in `dir` for node `id` over `backend` (already open on `dir/db`). Returns
 /// the two halves openraft takes and the shared store (for the service's reads).
 ///
@@ -93,7 +97,7 @@ pub fn open<B: Backend>(
     id: NodeId,
     backend: B,
     fault: Fault,
-) -> talus::Result<(LogStore<B>, StateMachine<B>, Arc<Store<B>>)> {
+) -> talus::Result<Opened<B>> {
     let snapshot_dir = dir.join("snapshots");
     backend.fs().create_dir_all(&snapshot_dir)?;
     check_identity(dir, id, &backend)?;

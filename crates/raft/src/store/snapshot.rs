@@ -35,7 +35,9 @@ use crate::types::{SnapshotMeta, StorageError, TypeConfig};
 /// The file name of snapshot `id`; ids are ours (`T-N-I-nanos-seq`), and anything else is
 /// refused rather than used as a path.
 fn file_name(id: &str) -> Result<String, Error> {
-    let ok = !id.is_empty() && id.len() <= 128 && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
+    let ok = !id.is_empty()
+        && id.len() <= 128
+        && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
     if !ok {
         return Err(Error::InvalidArgument(format!(
             "snapshot id {id:?}: not of letters, digits and '-' (at most 128)"
@@ -65,7 +67,9 @@ pub(super) fn build<B: Backend>(store: &Store<B>) -> Result<Snapshot<TypeConfig>
     let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos());
     let seq = store.snapshot_seq.fetch_add(1, Ordering::Relaxed);
     let id = match &applied {
-        Some(l) => format!("{}-{}-{}-{nanos}-{seq}", l.leader_id.term, l.leader_id.node_id, l.index),
+        Some(l) => {
+            format!("{}-{}-{}-{nanos}-{seq}", l.leader_id.term, l.leader_id.node_id, l.index)
+        }
         None => format!("0-0-none-{nanos}-{seq}"),
     };
     let name = file_name(&id).map_err(&err)?;
@@ -73,7 +77,8 @@ pub(super) fn build<B: Backend>(store: &Store<B>) -> Result<Snapshot<TypeConfig>
     let table_path = store.snapshot_dir.join(format!("{id}.table"));
     let applied_v = codec::encode_opt_log_id(applied.as_ref());
     let membership_v = codec::encode_stored_membership(&membership);
-    let head: [(&[u8], &[u8]); 2] = [(keys::APPLIED, &applied_v), (keys::MEMBERSHIP, &membership_v)];
+    let head: [(&[u8], &[u8]); 2] =
+        [(keys::APPLIED, &applied_v), (keys::MEMBERSHIP, &membership_v)];
     let data_start = [keys::DATA_PREFIX];
     backend.write_table(&view, &head, &data_start, keys::SM_END, &table_path).map_err(&err)?;
     drop(view);
@@ -82,7 +87,9 @@ pub(super) fn build<B: Backend>(store: &Store<B>) -> Result<Snapshot<TypeConfig>
     let data = snapshot_file::seal(table, backend.tag());
     write_file_atomic(fs, &store.snapshot_dir, &name, &data).map_err(&err)?;
     let meta = SnapshotMeta { last_log_id: applied, last_membership: membership, snapshot_id: id };
-    store.put(keys::SNAPSHOT, codec::encode_snapshot_meta(&meta), Durability::Synced).map_err(&err)?;
+    store
+        .put(keys::SNAPSHOT, codec::encode_snapshot_meta(&meta), Durability::Synced)
+        .map_err(&err)?;
     remove_others(store, &name).map_err(&err)?;
     Ok(Snapshot { meta, snapshot: Box::new(Cursor::new(data)) })
 }
@@ -144,7 +151,9 @@ fn remove_others<B: Backend>(store: &Store<B>, keep: &str) -> Result<(), Error> 
 }
 
 /// The current snapshot (its file's bytes, checked), if one was built or installed.
-pub(super) fn current<B: Backend>(store: &Store<B>) -> Result<Option<Snapshot<TypeConfig>>, StorageError> {
+pub(super) fn current<B: Backend>(
+    store: &Store<B>,
+) -> Result<Option<Snapshot<TypeConfig>>, StorageError> {
     let _g = store.snapshot_lock.lock();
     let meta = read_meta(store, keys::SNAPSHOT).map_err(snap_err(None, ErrorVerb::Read))?;
     let Some(meta) = meta else { return Ok(None) };
