@@ -14,6 +14,7 @@
 #![allow(clippy::result_large_err)]
 
 pub mod backend;
+pub mod check;
 pub mod codec;
 pub mod keys;
 pub mod snapshot_file;
