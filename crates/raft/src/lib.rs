@@ -15,8 +15,12 @@
 
 pub mod backend;
 pub mod check;
+pub mod client;
+pub mod cmd;
 pub mod codec;
 pub mod keys;
+pub mod net;
+pub mod node;
 pub mod snapshot_file;
 pub mod store;
 pub mod types;
