@@ -66,6 +66,7 @@ fn dispatch(args: &[String]) -> i32 {
         "report" => report::run(rest),
         "raft-kv" => talus_raft::cmd::raft_kv(rest),
         "raft-ctl" => talus_raft::cmd::raft_ctl(rest),
+        "raft-bench" => talus_raft::cmd::raft_bench(rest),
         "help" | "--help" | "-h" => {
             print!("{USAGE}");
             0

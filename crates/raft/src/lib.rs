@@ -14,6 +14,7 @@
 #![allow(clippy::result_large_err)]
 
 pub mod backend;
+pub mod bench;
 pub mod check;
 pub mod client;
 pub mod cmd;

@@ -3,9 +3,11 @@
 //! benchmark, `crate::bench`). Each takes the arguments after its name and returns the exit
 //! code, as the `talus` binary's other subcommands do.
 
+mod bench;
 mod ctl;
 mod kv;
 
+pub use bench::raft_bench;
 pub use ctl::raft_ctl;
 pub use kv::raft_kv;
 

@@ -109,11 +109,23 @@ impl NodeConfig {
 /// Reads a user key from the state machine, whatever the engine.
 pub(crate) trait KvRead: Send + Sync {
     fn get(&self, key: &[u8]) -> talus::Result<Option<Vec<u8>>>;
+    /// Every user key and value of the local state machine.
+    fn dump(&self) -> talus::Result<Vec<(Vec<u8>, Vec<u8>)>>;
 }
 
 impl<B: Backend> KvRead for Store<B> {
     fn get(&self, key: &[u8]) -> talus::Result<Option<Vec<u8>>> {
         Store::get(self, key)
+    }
+
+    fn dump(&self) -> talus::Result<Vec<(Vec<u8>, Vec<u8>)>> {
+        let mut out = Vec::new();
+        let end = [crate::keys::DATA_PREFIX + 1];
+        self.backend().scan(None, &[crate::keys::DATA_PREFIX], &end, &mut |k, v| {
+            out.push((k.get(1..).unwrap_or_default().to_vec(), v.to_vec()));
+            Ok(true)
+        })?;
+        Ok(out)
     }
 }
 

@@ -9,6 +9,7 @@
 //! | `POST /cluster/add-learner` | `[ID, "HOST:PORT"]` | `Result<ClientWriteResponse, ...>` |
 //! | `POST /cluster/change-membership` | `[ID, ...]` (the new voters) | `Result<ClientWriteResponse, ...>` |
 //! | `GET /cluster/metrics` | | openraft's `RaftMetrics` |
+//! | `GET /debug/dump_local` | | every key and value of this node's state machine, as it is: **not** linearizable (for the kill test's final comparison of the replicas) |
 //!
 //! Writes and reads: a node that is not the leader answers [`ApiReply::NotLeader`] with the
 //! leader's id and address (if it knows them) without proposing or reading anything, so a
@@ -105,6 +106,7 @@ pub(super) async fn handle(app: Arc<App>, req: Incoming) -> Reply {
             Ok(ids) => Ok(json(StatusCode::OK, &app.raft.change_membership(ids, false).await)),
             Err(r) => Err(r),
         },
+        (&Method::GET, "/debug/dump_local") => Ok(dump_local(&app)),
         (&Method::GET, "/cluster/metrics") => {
             let m = app.raft.metrics().borrow().clone();
             Ok(json(StatusCode::OK, &m))
@@ -186,6 +188,24 @@ async fn read(app: &App, req: &Incoming) -> Result<Reply, Reply> {
         },
     };
     Ok(json(StatusCode::OK, &reply))
+}
+
+fn dump_local(app: &App) -> Reply {
+    match app.read.dump() {
+        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+        Ok(kvs) => {
+            let map: BTreeMap<String, String> = kvs
+                .into_iter()
+                .map(|(k, v)| {
+                    (
+                        String::from_utf8_lossy(&k).into_owned(),
+                        String::from_utf8_lossy(&v).into_owned(),
+                    )
+                })
+                .collect();
+            json(StatusCode::OK, &map)
+        }
+    }
 }
 
 async fn init(app: &App, req: &Incoming) -> Result<Reply, Reply> {
