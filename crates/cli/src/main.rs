@@ -1,7 +1,8 @@
 //! The `talus` command: `db_bench`, `cache_bench`, `ldb`, `sst_dump`, `stress`, `ibench`,
-//! `sysbench`, `tpcc`, `report`.
+//! `sysbench`, `tpcc`, `report`, `raft-kv`, `raft-ctl`, `raft-bench`.
 //!
-//! `talus <subcommand> [args...]`. Each subcommand is a module with
+//! `talus <subcommand> [args...]`. The replicated service's `raft-kv`, `raft-ctl` and
+//! `raft-bench` live in the `talus-raft` crate (`talus_raft::cmd`). Each subcommand is a module with
 //! `run(args: &[String]) -> i32` (the exit code) that gets the arguments after its name; add one
 //! by adding a `match` arm in [`dispatch`] and a line in [`USAGE`]. No or an unknown subcommand
 //! prints the usage and exits 2.
@@ -41,6 +42,9 @@ commands:
   tpcc       a TPC-C workload on Talus or SQLite, consistency-checked (talus tpcc ... run)
   report     HTML report from ibench/db_bench results (talus report --results=DIR --out=F.html)
   stress     db_stress-style workload with an expected state; --crash runs the kill -9 loop
+  raft-kv    a node of the replicated key-value service (openraft on Talus; --id --addr --peers --dir)
+  raft-ctl   client and cluster admin of raft-kv (talus raft-ctl --nodes=H:P put K V | get K | metrics)
+  raft-bench 3 local raft-kv nodes: the kill test with a linearizability check, or throughput
 
 Run `talus <command> --help` for a command's options; `talus --version` prints the version.
 ";
@@ -61,6 +65,9 @@ fn dispatch(args: &[String]) -> i32 {
         "sysbench" => sysbench::run(rest),
         "tpcc" => tpcc::run(rest),
         "report" => report::run(rest),
+        "raft-kv" => talus_raft::cmd::raft_kv(rest),
+        "raft-ctl" => talus_raft::cmd::raft_ctl(rest),
+        "raft-bench" => talus_raft::cmd::raft_bench(rest),
         "help" | "--help" | "-h" => {
             print!("{USAGE}");
             0

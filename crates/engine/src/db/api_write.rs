@@ -167,6 +167,26 @@ impl Db {
         self.write(b, opts)
     }
 
+    /// Makes every write acknowledged before this call durable (RocksDB's `SyncWAL`): syncs
+    /// the WAL, and the WALs a memtable switch left unsynced, as a `sync: true` write would,
+    /// without writing anything. Writes made meanwhile wait for the sync (they append to the
+    /// WAL it holds). A failed sync makes the database read-only (the background error).
+    ///
+    /// A writer that makes many unsynced writes and needs them durable only now and then (a
+    /// Raft log's appends: `talus-raft` syncs once per group of appends) calls this instead
+    /// of syncing each write.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = talus::Db::open(dir.path(), talus::Options { create_if_missing: true, ..Default::default() }).unwrap();
+    /// db.put(b"a", b"1").unwrap();
+    /// db.put(b"b", b"2").unwrap();
+    /// db.sync_wal().unwrap(); // both writes are durable now
+    /// ```
+    pub fn sync_wal(&self) -> Result<()> {
+        self.inner().sync_wal_now()
+    }
+
     /// Applies a batch atomically: readers see all of it or none of it. With `sync`, the WAL
     /// is fsynced before this returns.
     ///

@@ -136,6 +136,31 @@ impl DbInner {
         Ok(())
     }
 
+    /// [`crate::Db::sync_wal`]: with the `wal` lock (so every record appended before it is
+    /// whole in the file), syncs the current WAL and those a switch left unsynced. A failure
+    /// sets the background error, as a failed sync of a synced write does.
+    pub(super) fn sync_wal_now(&self) -> Result<()> {
+        self.check_writable()?;
+        DbInner::check_bg_error(&self.state.lock())?;
+        let mut wal = self.wal.lock();
+        let res = match wal.as_mut() {
+            Some(w) => self.sync_wal(w),
+            None => Err(Error::Busy("the WAL is closed".into())),
+        };
+        drop(wal);
+        match res {
+            Ok(()) => {
+                DbStats::add(&self.stats.wal_syncs, 1);
+                Ok(())
+            }
+            Err(e) => {
+                let mut st = self.state.lock();
+                self.set_bg_error(&mut st, e.duplicate());
+                Err(e)
+            }
+        }
+    }
+
     /// Syncs the current WAL `w` (the caller holds the `wal` lock): first the earlier WALs a
     /// switch left unsynced, then the directory if a WAL's entry in it is not durable yet, then
     /// `w` itself. So a synced write never survives a power loss that drops an earlier write.

@@ -1,0 +1,1 @@
+//! Placeholder: the RocksDB backend is written later.
