@@ -68,7 +68,7 @@ fn check_results(engine: &str, out: &str, res: &Path) {
         assert!(num(r, "db_bytes") > 0.0 && num(r, "peak_rss_kb") > 0.0, "{r:?}");
         let file = res.join(format!("{}.intervals.csv", r["step"]));
         let iv = std::fs::read_to_string(&file).unwrap();
-        assert!(iv.starts_with("elapsed_s,ips,qps,max_insert_ms,max_query_ms\n"));
+        assert!(iv.starts_with("elapsed_s,ips,qps,max_insert_ms,max_query_ms,l0_files,"), "{iv}");
         assert!(iv.lines().count() >= 2, "{file:?} has no interval");
         assert!(out.contains(&format!("summary {} engine={engine} ", r["step"])), "{out}");
     }
