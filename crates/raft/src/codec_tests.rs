@@ -183,3 +183,25 @@ fn a_huge_count_is_refused_without_allocating() {
     let e = decode_stored_membership(&b).unwrap_err();
     assert!(e.to_string().contains("a count of 4294967295"), "{e}");
 }
+
+/// docs/format/raft.md's golden block lists exactly the encoders' bytes, line for line.
+#[test]
+fn the_format_document_shows_these_bytes() {
+    let doc = include_str!("../../../docs/format/raft.md");
+    let block =
+        doc.split("```golden\n").nth(1).and_then(|b| b.split("```").next()).expect("golden block");
+    let lines: Vec<(&str, String)> = block
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let mut parts = l.split_whitespace();
+            (parts.next().unwrap_or(""), parts.collect::<String>())
+        })
+        .collect();
+    let ex = examples();
+    assert_eq!(lines.len(), ex.len(), "the document lists {} examples", lines.len());
+    for ((name, doc_hex), (ex_name, bytes)) in lines.iter().zip(&ex) {
+        assert_eq!(name, ex_name);
+        assert_eq!(*doc_hex, hex(bytes), "{name}");
+    }
+}

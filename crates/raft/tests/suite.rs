@@ -48,3 +48,34 @@ fn openraft_storage_suite_on_disk() {
 fn openraft_storage_suite_on_simfs() {
     Suite::test_all(InMemory).expect("openraft's storage suite");
 }
+
+/// The same suite on the RocksDB backend (the benchmark's comparison store), with the
+/// `rocksdb` feature: `bench/build_rocksdb_adapter.sh target/rdb /work/rocksdb-tools -- test
+/// --release -p talus-raft --features rocksdb --test suite`.
+#[cfg(feature = "rocksdb")]
+mod rocks {
+    use openraft::testing::{StoreBuilder, Suite};
+    use talus_raft::backend::rocks::RocksBackend;
+    use talus_raft::store::{self, Fault, LogStore, StateMachine};
+    use talus_raft::types::{StorageError, TypeConfig};
+
+    type Ls = LogStore<RocksBackend>;
+    type Sm = StateMachine<RocksBackend>;
+
+    struct OnDisk;
+
+    impl StoreBuilder<TypeConfig, Ls, Sm, tempfile::TempDir> for OnDisk {
+        async fn build(&self) -> Result<(tempfile::TempDir, Ls, Sm), StorageError> {
+            let dir = tempfile::tempdir().expect("tempdir");
+            let backend = RocksBackend::open(&dir.path().join("db")).expect("open");
+            let (log, sm, _store) =
+                store::open(dir.path(), 0, backend, Fault::None).expect("store");
+            Ok((dir, log, sm))
+        }
+    }
+
+    #[test]
+    fn openraft_storage_suite_on_rocksdb() {
+        Suite::test_all(OnDisk).expect("openraft's storage suite");
+    }
+}

@@ -60,20 +60,24 @@ pub fn lost_writes(history: &[Op], final_state: &BTreeMap<String, String>, keys:
         let key = format!("k{k}");
         let ws = writes.get(key.as_str()).map(Vec::as_slice).unwrap_or(&[]);
         let fin = final_state.get(&key);
-        // The times after which a write explaining the final value returned (0: the initial
-        // state explains an absent key; a pending write: never returned, nothing follows it).
-        let explain: Vec<u64> = ws
+        // What could explain the final value: a write (`Some(its return time)`; a pending
+        // one never returned, so nothing follows it) or, for an absent key, the initial state
+        // (`None`: every write follows it).
+        let explain: Vec<Option<u64>> = ws
             .iter()
             .filter(|w| match (&w.action, fin) {
                 (Action::Put(v), Some(f)) => v == f,
                 (Action::Delete, None) => true,
                 _ => false,
             })
-            .map(|w| w.ret.unwrap_or(u64::MAX))
-            .chain(fin.is_none().then_some(0))
+            .map(|w| Some(w.ret.unwrap_or(u64::MAX)))
+            .chain(fin.is_none().then_some(None))
             .collect();
-        let following = |t: u64| ws.iter().filter(|w| w.ret.is_some() && w.call > t).count() as u64;
         let acked = ws.iter().filter(|w| w.ret.is_some()).count() as u64;
+        let following = |t: Option<u64>| match t {
+            None => acked,
+            Some(t) => ws.iter().filter(|w| w.ret.is_some() && w.call > t).count() as u64,
+        };
         lost += explain.into_iter().map(following).min().unwrap_or(acked);
     }
     lost
