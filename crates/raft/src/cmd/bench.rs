@@ -15,12 +15,13 @@ use crate::bench::workload::Mix;
 #[derive(Parser, Debug)]
 #[command(name = "talus raft-bench", about, long_about = None)]
 struct Args {
-    /// kill (leader kills and pauses, history checked) or throughput.
+    /// kill (leader kills and pauses, history checked), throughput, or check (re-check the
+    /// history file --history wrote).
     #[arg(long, default_value = "kill")]
     mode: String,
-    /// A new directory for the nodes' data and logs.
+    /// A new directory for the nodes' data and logs (kill and throughput).
     #[arg(long)]
-    dir: PathBuf,
+    dir: Option<PathBuf>,
     /// Seconds the clients run (throughput: per phase).
     #[arg(long, default_value_t = 30)]
     duration: u64,
@@ -99,6 +100,10 @@ fn load() -> String {
         .unwrap_or_else(|_| "?".into())
 }
 
+fn dir(a: &Args) -> Result<PathBuf, String> {
+    a.dir.clone().ok_or_else(|| format!("--mode={} needs --dir", a.mode))
+}
+
 fn cluster_spec(a: &Args) -> Result<ClusterSpec, String> {
     let exe = match &a.binary {
         Some(b) => b.clone(),
@@ -110,12 +115,12 @@ fn cluster_spec(a: &Args) -> Result<ClusterSpec, String> {
         format!("--unsafe-fault={}", a.unsafe_fault),
     ];
     let addrs = free_addrs(3).map_err(|e| format!("finding free ports: {e}"))?;
-    Ok(ClusterSpec { exe, dir: a.dir.clone(), addrs, extra })
+    Ok(ClusterSpec { exe, dir: dir(a)?, addrs, extra })
 }
 
 async fn kill_mode(a: Args) -> Result<bool, String> {
-    if a.dir.exists() {
-        return Err(format!("{} exists: give a new directory", a.dir.display()));
+    if dir(&a)?.exists() {
+        return Err(format!("{} exists: give a new directory", dir(&a)?.display()));
     }
     let mut cluster = cluster_spec(&a)?;
     cluster.extra.push(format!("--engine={}", a.engine));
@@ -233,6 +238,53 @@ async fn throughput_mode(a: Args) -> Result<bool, String> {
     Ok(true)
 }
 
+/// Re-checks a history written by `--history` (JSON lines).
+fn check_mode(a: &Args) -> Result<bool, String> {
+    use std::io::BufRead;
+    let path = a.history.as_ref().ok_or("--mode=check needs --history=FILE")?;
+    let f = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut ops = Vec::new();
+    for (n, line) in std::io::BufReader::new(f).lines().enumerate() {
+        let line = line.map_err(|e| format!("{}: {e}", path.display()))?;
+        let bad = |what: &str| format!("{}:{}: {what}", path.display(), n + 1);
+        let v: serde_json::Value = serde_json::from_str(&line).map_err(|e| bad(&e.to_string()))?;
+        let value = v["value"].as_str().map(String::from);
+        let action = match v["op"].as_str() {
+            Some("put") => {
+                crate::check::Action::Put(value.ok_or_else(|| bad("a put without a value"))?)
+            }
+            Some("delete") => crate::check::Action::Delete,
+            Some("get") => crate::check::Action::Get(value),
+            _ => return Err(bad("op is not put, delete or get")),
+        };
+        ops.push(crate::check::Op {
+            client: v["client"]
+                .as_u64()
+                .and_then(|c| u32::try_from(c).ok())
+                .ok_or_else(|| bad("client"))?,
+            key: v["key"].as_str().ok_or_else(|| bad("key"))?.to_string(),
+            action,
+            call: v["call"].as_u64().ok_or_else(|| bad("call"))?,
+            ret: v["ret"].as_u64(),
+        });
+    }
+    let t = std::time::Instant::now();
+    let r = crate::check::check(&ops, a.check_budget);
+    println!(
+        "linearizability of {}: {} ops on {} keys ({} unobserved pending puts dropped), {} violating key(s) {:?}, {} undecided, {:.1} s",
+        path.display(),
+        r.ops,
+        r.keys,
+        r.dropped_pending,
+        r.violations.len(),
+        r.violations.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(),
+        r.undecided.len(),
+        t.elapsed().as_secs_f64()
+    );
+    println!("RESULT {}", if r.ok() { "ok" } else { "FAILED" });
+    Ok(r.ok())
+}
+
 /// `talus raft-bench ARGS`: exit code 0 if every check passed, 1 if one failed, 2 on bad
 /// arguments or a run that could not be made.
 pub fn raft_bench(args: &[String]) -> i32 {
@@ -254,6 +306,7 @@ pub fn raft_bench(args: &[String]) -> i32 {
     let r = match a.mode.as_str() {
         "kill" => rt.block_on(kill_mode(a)),
         "throughput" => rt.block_on(throughput_mode(a)),
+        "check" => check_mode(&a),
         m => Err(format!("--mode={m}: kill or throughput")),
     };
     match r {
