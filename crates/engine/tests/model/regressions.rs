@@ -189,3 +189,62 @@ fn transaction_conflicts_across_flush_and_bottom_compaction() {
         Op::PowerLoss(None),
     ]);
 }
+
+fn merge(key: &str, v: &str) -> Op {
+    Op::Write(WriteOp::Merge(k(key), k(v)), false)
+}
+
+/// Operands over a base in an older file, cut by a snapshot and by a range deletion, through
+/// flushes, a full compaction (the bottommost merge) and a reopen; read every way at the
+/// snapshot and now.
+#[test]
+fn merge_chains_across_snapshots_range_deletions_and_compaction() {
+    both(&[
+        put("a", "base"),
+        Op::Flush,
+        merge("a", "1"),
+        merge("b", "x"),
+        Op::TakeSnapshot,
+        merge("a", "2"),
+        Op::Flush,
+        Op::Write(WriteOp::DeleteRange(k("b"), k("c")), false),
+        merge("b", "y"),
+        merge("a", "3"),
+        Op::Get(k("a")),
+        Op::GetAt(0, k("a")),
+        Op::MultiGet(vec![k("a"), k("b")]),
+        Op::Compact(None, None),
+        Op::GetAt(0, k("b")),
+        Op::Iter { snap: Some(0), lower: None, upper: None, pulls: vec![false, true] },
+        Op::RawWalk {
+            snap: None,
+            lower: None,
+            upper: None,
+            start: Start::Last,
+            steps: vec![false, true],
+        },
+        Op::ReleaseSnapshot(0),
+        Op::Compact(None, None),
+        Op::Reopen,
+        Op::Get(k("a")),
+        Op::Get(k("b")),
+    ]);
+}
+
+/// Values the model's compaction filter removes (`~`) and changes (`^`), under operands.
+#[test]
+fn filtered_values_under_merges() {
+    both(&[
+        put("a", "~gone"),
+        put("b", "^changed"),
+        Op::Flush,
+        Op::Compact(None, None),
+        merge("a", "1"),
+        merge("b", "2"),
+        Op::Get(k("a")),
+        Op::Get(k("b")),
+        Op::Flush,
+        Op::Compact(None, None),
+        Op::Iter { snap: None, lower: None, upper: None, pulls: vec![true, false] },
+    ]);
+}
