@@ -20,7 +20,6 @@
 use super::core::SuperVersion;
 use super::Db;
 use crate::error::Result;
-use crate::iter::range_del::FragmentedTombstones;
 use crate::key::{SequenceNumber, MAX_SEQUENCE};
 
 impl Db {
@@ -64,9 +63,9 @@ fn written_after(
     for (mem, tombs) in mems {
         let covering = match tombs {
             Some(t) => t.max_covering_seq(key, MAX_SEQUENCE),
-            None if mem.has_range_tombstones() => FragmentedTombstones::new(mem.range_tombstones())
-                .max_covering_seq(key, MAX_SEQUENCE),
-            None => 0,
+            None => mem
+                .fragmented_range_tombstones()
+                .map_or(0, |t| t.max_covering_seq(key, MAX_SEQUENCE)),
         };
         if covering > since {
             return Ok(true);

@@ -94,8 +94,7 @@ impl DbInner {
         let merged =
             |this: &Self| this.get_merged(sv, key, read_seq, fill_cache).map(|v| v.map(from_merge));
         let mut max_tomb = 0;
-        if sv.mem.has_range_tombstones() {
-            let t = FragmentedTombstones::new(sv.mem.range_tombstones());
+        if let Some(t) = sv.mem.fragmented_range_tombstones() {
             max_tomb = t.max_covering_seq(key, read_seq);
         }
         let found = from_mem(&sv.mem);

@@ -6,7 +6,10 @@
 //! - Point entries (puts, deletes, ...) live in an arena-allocated skiplist (`skiplist.rs`) ordered
 //!   by [`crate::key::compare_internal`]; each costs one arena allocation, no heap allocation.
 //! - Range tombstones live beside it in a `RwLock<Vec<RangeTombstone>>`, plus an `AtomicBool` so
-//!   that readers of a memtable that never had one pay a single atomic load.
+//!   that readers of a memtable that never had one pay a single atomic load. Their fragmented
+//!   form is cached ([`MemTable::fragmented_range_tombstones`]): the first reader after a
+//!   tombstone was added builds it, later readers share it (one `ArcSwap` load), as RocksDB's
+//!   memtables cache theirs. Without the cache every point read re-sorted every tombstone.
 //! - Writers: [`MemTable::add`] may be called from any thread; concurrent calls are serialized by
 //!   an internal writer mutex (the engine serializes them anyway). The members of a write group
 //!   insert their own batches in parallel with [`MemTable::insert_batch_concurrent`] (the
@@ -19,10 +22,11 @@ use std::cmp::Ordering;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering as AtomicOrdering};
 use std::sync::Arc;
 
+use arc_swap::ArcSwapOption;
 use parking_lot::RwLock;
 
 use crate::batch::{BatchOp, WriteBatch};
-use crate::iter::range_del::RangeTombstone;
+use crate::iter::range_del::{FragmentedTombstones, RangeTombstone};
 use crate::iter::InternalIterator;
 use crate::key::{
     pack_trailer, parse_internal_key, trailer, user_key, SequenceNumber, ValueKind, KIND_FOR_SEEK,
@@ -47,11 +51,21 @@ fn compare_to_parts(ikey: &[u8], target_user_key: &[u8], target_trailer: u64) ->
     }
 }
 
+/// The fragmented range tombstones of a memtable, as of its first `count` tombstones.
+struct Fragmented {
+    count: usize,
+    tombstones: Arc<FragmentedTombstones>,
+}
+
 /// A memtable.
 pub struct MemTable {
     list: SkipList,
     has_range_tombstones: AtomicBool,
     range_tombstones: RwLock<Vec<RangeTombstone>>,
+    /// `range_tombstones.len()`, stored under its write lock after each push.
+    range_tombstone_count: AtomicUsize,
+    /// The newest fragmented form built (of `count` tombstones; `count` only grows).
+    fragmented: ArcSwapOption<Fragmented>,
     range_tombstone_bytes: AtomicUsize,
     num_entries: AtomicU64,
     num_deletes: AtomicU64,
@@ -131,6 +145,8 @@ impl MemTable {
             list: SkipList::new(),
             has_range_tombstones: AtomicBool::new(false),
             range_tombstones: RwLock::new(Vec::new()),
+            range_tombstone_count: AtomicUsize::new(0),
+            fragmented: ArcSwapOption::empty(),
             range_tombstone_bytes: AtomicUsize::new(0),
             num_entries: AtomicU64::new(0),
             num_deletes: AtomicU64::new(0),
@@ -177,7 +193,10 @@ impl MemTable {
             ValueKind::RangeDelete => {
                 let t = RangeTombstone { start: key.to_vec(), end: value.to_vec(), seq };
                 let bytes = std::mem::size_of::<RangeTombstone>() + key.len() + value.len();
-                self.range_tombstones.write().push(t);
+                let mut all = self.range_tombstones.write();
+                all.push(t);
+                self.range_tombstone_count.store(all.len(), AtomicOrdering::Release);
+                drop(all);
                 self.range_tombstone_bytes.fetch_add(bytes, AtomicOrdering::Relaxed);
                 self.has_range_tombstones.store(true, AtomicOrdering::Release);
             }
@@ -273,6 +292,36 @@ impl MemTable {
             return Vec::new();
         }
         self.range_tombstones.read().clone()
+    }
+
+    /// The range tombstones added so far, fragmented for lookups; `None` if there are none.
+    ///
+    /// Includes every tombstone whose `add` returned before this call (so every tombstone a
+    /// read at a published sequence number can see), possibly later ones too, which a read
+    /// filters by sequence number anyway. Built by the first caller after a tombstone was added
+    /// and shared until the next: a read costs two atomic loads and an `Arc` clone.
+    pub fn fragmented_range_tombstones(&self) -> Option<Arc<FragmentedTombstones>> {
+        if !self.has_range_tombstones() {
+            return None;
+        }
+        let wanted = self.range_tombstone_count.load(AtomicOrdering::Acquire);
+        if let Some(f) = &*self.fragmented.load() {
+            if f.count >= wanted {
+                return Some(Arc::clone(&f.tombstones));
+            }
+        }
+        let (count, all) = {
+            let all = self.range_tombstones.read();
+            (all.len(), all.clone())
+        };
+        let tombstones = Arc::new(FragmentedTombstones::new(all));
+        let built = Arc::new(Fragmented { count, tombstones: Arc::clone(&tombstones) });
+        // Keep whichever of this and a concurrently built one covers more.
+        self.fragmented.rcu(|cur| match cur {
+            Some(c) if c.count >= count => Some(Arc::clone(c)),
+            _ => Some(Arc::clone(&built)),
+        });
+        Some(tombstones)
     }
 
     /// True if any range tombstone was added (cheap: one atomic load).

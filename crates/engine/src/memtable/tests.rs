@@ -416,3 +416,59 @@ fn node_prefix_from_the_entry_equals_key_prefix() {
     assert_eq!(seen, 3000);
     assert_eq!(list.check_levels(compare_internal), 3000);
 }
+
+/// The cached fragmented tombstones follow every add: a reader after an add sees the new
+/// tombstone (never the form built before it), and readers between adds share one build.
+#[test]
+fn fragmented_range_tombstones_follow_adds() {
+    let mem = MemTable::new();
+    assert!(mem.fragmented_range_tombstones().is_none());
+    mem.add(1, ValueKind::Put, b"k", b"v");
+    assert!(mem.fragmented_range_tombstones().is_none());
+    mem.add(2, ValueKind::RangeDelete, b"a", b"c");
+    let first = mem.fragmented_range_tombstones().expect("one tombstone");
+    assert_eq!(first.max_covering_seq(b"b", 10), 2);
+    assert_eq!(first.max_covering_seq(b"k", 10), 0);
+    let again = mem.fragmented_range_tombstones().expect("one tombstone");
+    assert!(Arc::ptr_eq(&first, &again), "a second read shares the first build");
+    mem.add(3, ValueKind::RangeDelete, b"j", b"m");
+    let second = mem.fragmented_range_tombstones().expect("two tombstones");
+    assert!(!Arc::ptr_eq(&first, &second), "an add invalidates the cached form");
+    assert_eq!(second.max_covering_seq(b"k", 10), 3);
+    assert_eq!(second.max_covering_seq(b"k", 2), 0, "the read sequence still filters");
+    assert_eq!(second.to_tombstones().len(), 2);
+}
+
+/// Readers racing a writer of range tombstones: once a tombstone's `add` has returned (and
+/// its sequence is published below), every later lookup sees it.
+#[test]
+fn fragmented_range_tombstones_under_concurrent_adds() {
+    let mem = Arc::new(MemTable::new());
+    let published = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let done = Arc::new(AtomicBool::new(false));
+    let readers: Vec<_> = (0..2)
+        .map(|_| {
+            let (mem, published, done) = (mem.clone(), published.clone(), done.clone());
+            std::thread::spawn(move || {
+                while !done.load(AtomicOrdering::Acquire) {
+                    let seq = published.load(AtomicOrdering::Acquire);
+                    if seq == 0 {
+                        continue;
+                    }
+                    let t = mem.fragmented_range_tombstones().expect("published tombstones");
+                    let key = format!("k{seq:05}x");
+                    assert_eq!(t.max_covering_seq(key.as_bytes(), seq), seq, "tombstone {seq}");
+                }
+            })
+        })
+        .collect();
+    for seq in 1..=2000u64 {
+        let (start, end) = (format!("k{seq:05}"), format!("k{seq:05}z"));
+        mem.add(seq, ValueKind::RangeDelete, start.as_bytes(), end.as_bytes());
+        published.store(seq, AtomicOrdering::Release);
+    }
+    done.store(true, AtomicOrdering::Release);
+    for r in readers {
+        r.join().expect("reader");
+    }
+}

@@ -8,7 +8,6 @@
 
 use crate::db::core::{DbInner, SuperVersion};
 use crate::error::Result;
-use crate::iter::range_del::FragmentedTombstones;
 use crate::key::{SequenceNumber, ValueKind};
 use crate::merge::resolve::{full_merge, Operands};
 
@@ -72,8 +71,7 @@ impl DbInner {
             done: None,
             op: self.opts.merge_operator.as_deref(),
         };
-        if sv.mem.has_range_tombstones() {
-            let t = FragmentedTombstones::new(sv.mem.range_tombstones());
+        if let Some(t) = sv.mem.fragmented_range_tombstones() {
             c.max_tomb = t.max_covering_seq(key, read_seq);
         }
         sv.mem.for_each_entry(key, read_seq, |k, s, v| c.visit(k, s, v));

@@ -8,7 +8,6 @@
 
 use crate::db::core::{DbInner, SuperVersion};
 use crate::error::{Error, Result};
-use crate::iter::range_del::FragmentedTombstones;
 use crate::key::SequenceNumber;
 use crate::perf;
 use crate::sst::filter::filter_hash;
@@ -46,10 +45,7 @@ impl DbInner {
         // Equal keys get equal answers, so an unstable sort is enough.
         order.sort_unstable_by(|&a, &b| keys[a].as_ref().cmp(keys[b].as_ref()));
 
-        let mem_tombs = sv
-            .mem
-            .has_range_tombstones()
-            .then(|| FragmentedTombstones::new(sv.mem.range_tombstones()));
+        let mem_tombs = sv.mem.fragmented_range_tombstones();
         // Sorted by key; stays in this order (answered keys are marked `done`).
         let mut pending: Vec<Pending<'_>> = Vec::with_capacity(keys.len());
         'keys: for pos in order {
