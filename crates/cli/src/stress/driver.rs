@@ -436,12 +436,14 @@ fn spawn(exe: &Path, cfg: &Config) -> Result<Spawned, String> {
 /// Runs a worker for `run_for`, then SIGKILLs it. Returns how it ended, false if it exited
 /// with an error, and the operations it last reported.
 fn run_and_kill(exe: &Path, cfg: &Config, run_for: Duration) -> Result<(Ended, bool, u64), String> {
-    let Spawned { mut child, started, lines, .. } = spawn(exe, cfg)?;
+    let Spawned { mut child, started, lines, mut reader } = spawn(exe, cfg)?;
     let t = Instant::now();
     loop {
         if let Some(status) = child.try_wait().map_err(|e| format!("waiting for a worker: {e}"))? {
-            // Let the reader thread drain the pipe: the kill point's line is the last one.
-            std::thread::sleep(Duration::from_millis(20));
+            // The reader must have drained the pipe: the kill point's line is the last one. A
+            // fixed pause was not enough at nice 19 on a loaded machine (a worker killed at a
+            // point was counted as one that died by itself): wait for the pipe's end.
+            drain(&mut reader);
             let point = kill::killed_at(&lines.lock().unwrap_or_else(|p| p.into_inner()));
             if let Some(point) = point.filter(|_| !status.success()) {
                 return Ok((Ended::KilledAtPoint(point), true, last_ops(&lines)));
@@ -465,14 +467,21 @@ fn run_and_kill(exe: &Path, cfg: &Config, run_for: Duration) -> Result<(Ended, b
     let in_workload = started.load(Ordering::Acquire);
     child.kill().map_err(|e| format!("killing a worker: {e}"))?;
     let _ = child.wait();
+    drain(&mut reader);
     let how = if in_workload { Ended::KilledInWorkload } else { Ended::KilledInStartup };
     Ok((how, true, last_ops(&lines)))
 }
 
-/// The `ops=` count of the last progress line a worker printed.
+/// Waits for the reader thread of a worker that has ended: it stops at the end of the pipe,
+/// which the worker's exit closes (workers start no processes that could hold it open).
+fn drain(reader: &mut Option<std::thread::JoinHandle<()>>) {
+    if let Some(r) = reader.take() {
+        let _ = r.join();
+    }
+}
+
+/// The `ops=` count of the last progress line a worker printed (its reader drained).
 fn last_ops(lines: &Mutex<Vec<String>>) -> u64 {
-    // Give the reader thread a moment to drain the pipe of a process that just ended.
-    std::thread::sleep(Duration::from_millis(20));
     let lines = lines.lock().unwrap_or_else(|p| p.into_inner());
     lines
         .iter()
@@ -486,7 +495,7 @@ fn last_ops(lines: &Mutex<Vec<String>>) -> u64 {
 /// Runs a verify-only worker to completion and adds its findings to `tot`; returns the summary
 /// it printed (its `stress-verify:` line, without the prefix).
 fn verify_run(exe: &Path, cfg: &Config, tot: &mut Totals) -> Result<String, String> {
-    let Spawned { mut child, lines, reader, .. } = spawn(exe, cfg)?;
+    let Spawned { mut child, lines, mut reader, .. } = spawn(exe, cfg)?;
     let t = Instant::now();
     let status = loop {
         if let Some(s) = child.try_wait().map_err(|e| format!("waiting for a verifier: {e}"))? {
@@ -502,9 +511,7 @@ fn verify_run(exe: &Path, cfg: &Config, tot: &mut Totals) -> Result<String, Stri
     // The child is gone (exited or killed): its stdout ends, so the reader drains every line
     // and ends. (A fixed sleep here lost the summary line on a loaded machine: a verifier that
     // exited 0 was counted as failed, seen once in a 7-minute universal campaign.)
-    if let Some(r) = reader {
-        let _ = r.join();
-    }
+    drain(&mut reader);
     let lines = lines.lock().unwrap_or_else(|p| p.into_inner()).clone();
     let summary = lines.iter().rev().find_map(|l| l.strip_prefix("stress-verify: "));
     let field = |name: &str| -> u64 {
