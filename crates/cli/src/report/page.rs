@@ -182,10 +182,19 @@ fn step_section(step: &str, runs: &[Run], h: &mut String) {
     let t = |what: &str| format!("{step}: {what} per interval");
     if has("inserts") {
         h.push_str(&line_chart(&t("inserts/s"), "seconds", "inserts/s", &series(1)));
+        // One chart while its legend stays readable, else one chart per run.
         let clients = client_series(runs, step);
-        if !clients.is_empty() {
+        if !clients.is_empty() && clients.len() <= MAX_CLIENT_LINES {
             let title = t("inserts/s of each client and their sum");
             h.push_str(&line_chart(&title, "seconds", "inserts/s", &clients));
+        } else if !clients.is_empty() {
+            for r in runs {
+                let one = client_series(std::slice::from_ref(r), step);
+                if !one.is_empty() {
+                    let title = t(&format!("inserts/s of each client of {} and their sum", r.name));
+                    h.push_str(&line_chart(&title, "seconds", "inserts/s", &one));
+                }
+            }
         }
         h.push_str(&line_chart(&t("max insert response"), "seconds", "ms", &series(3)));
     }
@@ -239,6 +248,9 @@ fn step_section(step: &str, runs: &[Run], h: &mut String) {
     }
     h.push_str("</div>\n");
 }
+
+/// Most lines in one per-client chart (runs × (clients + sum)); more: a chart per run.
+const MAX_CLIENT_LINES: usize = 12;
 
 /// The `(elapsed_s, value)` points of the rate columns `want` picks, one series per run and
 /// column, named by `name(run, column)`.
