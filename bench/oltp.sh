@@ -19,7 +19,7 @@
 # Sizes (environment, with the defaults used for the note):
 #   SB_TABLES=4 SB_ROWS=1000000 SB_TIME=10 SB_WARMUP=2 SB_CACHE=4294967296 SB_THREADS="1 2"
 #   TPCC_W=150 TPCC_TIME=600 TPCC_THREADS=2 TPCC_CACHE=1073741824
-#   RL_W=20 RL_TIME=360 RL_RATES="0 1048576 2097152 4194304"
+#   RL_W=20 RL_TIME=360 RL_RATES="0 1048576 2097152 4194304" (and post 002's device below)
 set -euo pipefail
 DIR=${1:?usage: bench/oltp.sh DIR [sysbench] [tpcc] [ratelimit] [compression]}
 shift
@@ -97,44 +97,106 @@ tpcc_phase() {
   done
 }
 
-# Post 002's rate limiter experiment on Talus: one prepared database copied for each setting.
-ratelimit_phase() {
-  local tp="--warehouses=$RL_W --threads=$TPCC_THREADS --cache_size=$TPCC_CACHE"
-  rm -rf "$DIR/db/rl-base"
-  "$T" tpcc --engine=talus --db="$DIR/db/rl-base" $tp prepare | tail -1
-  for rl in $RL_RATES; do
-    rm -rf "$DIR/db/rl"
-    cp -a "$DIR/db/rl-base" "$DIR/db/rl"
-    load
-    "$T" tpcc --engine=talus --db="$DIR/db/rl" $tp --time=$RL_TIME --report_interval=10 \
-      --rand_seed=42 --rate_limiter_bytes_per_sec=$rl --results="$DIR/res/ratelimit/rl-$rl" run \
-      2>&1 | tee "$DIR/log/rl-$rl.log" | grep -vE "^\[ " || true
-    du -sb "$DIR/db/rl"
-  done
-  rm -rf "$DIR/db/rl"
+# Post 002's experiments on post 002's device. Talus runs under the IO throttle (IO_LIMIT:
+# 1000 IOPS for reads and writes together, 16 MB/s each way; the throttle lives in Talus's Fs,
+# so RocksDB and SQLite, which do their own IO, run on the uncapped disk: their rows are a
+# reference, not the same device). Reads are direct (P2_DIRECT) so the block cache
+# (P2_CACHE) is the only cache and a miss is a device read, as a capped disk with no page cache
+# would see it. Each engine's database is prepared once per compression, uncapped, and copied
+# for each run. Compression: post 002's MyRocks string (LZ4 on every level, ZSTD level 1 at the
+# bottommost: compression_opts=-14:1:0) for the rate limiter runs, against LZ4 on every level
+# (rate limiter off). Engines interleave: the order reverses at each setting (ABBA).
+#   IO_LIMIT="--io_limit_iops=1000 --io_limit_read_bytes_per_sec=16384000
+#     --io_limit_write_bytes_per_sec=16384000"  P2_DIRECT="--use_direct_reads=true
+#     --use_direct_io_for_flush_and_compaction=true"  P2_CACHE=134217728  P2_SETTLE=30
+IO_LIMIT=${IO_LIMIT:-"--io_limit_iops=1000 --io_limit_read_bytes_per_sec=16384000 --io_limit_write_bytes_per_sec=16384000"}
+P2_DIRECT=${P2_DIRECT:-"--use_direct_reads=true --use_direct_io_for_flush_and_compaction=true"}
+P2_CACHE=${P2_CACHE:-134217728}
+P2_SETTLE=${P2_SETTLE:-30}
+CMP_lz4="--compression_type=lz4"
+CMP_zstd1="--compression_per_level=kLZ4Compression --bottommost_compression=kZSTD --compression_opts=-14:1:0"
+
+# The engine's flags for one run: Talus gets the cap (RocksDB and SQLite have no throttle).
+p2_flags() { # engine compression
+  local f="--warehouses=$RL_W --threads=$TPCC_THREADS --cache_size=$P2_CACHE"
+  [ "$1" = sqlite ] && { echo "$f"; return; }
+  local c="CMP_$2"
+  f="$f $P2_DIRECT ${!c}"
+  [ "$1" = talus ] && f="$f $IO_LIMIT"
+  echo "$f"
 }
 
-# Post 002's compression: LZ4 on every level (the default) against LZ4 above and ZSTD at the
-# bottommost level, both loaded and run the same way (no rate limiter).
-compression_phase() {
-  local tp="--warehouses=$RL_W --threads=$TPCC_THREADS --cache_size=$TPCC_CACHE"
-  for c in lz4 lz4-zstd; do
-    local opts="--compression_type=lz4"
-    [ "$c" = lz4-zstd ] && opts="--compression_per_level=kLZ4Compression --bottommost_compression=kZSTD"
-    rm -rf "$DIR/db/cmp-$c"
-    load
-    "$T" tpcc --engine=talus --db="$DIR/db/cmp-$c" $tp $opts prepare | tail -1
-    echo "after load: $(du -sb "$DIR/db/cmp-$c")"
-    "$T" tpcc --engine=talus --db="$DIR/db/cmp-$c" $tp $opts --time=$RL_TIME --report_interval=10 \
-      --rand_seed=42 --results="$DIR/res/compression/$c" run 2>&1 | tee "$DIR/log/cmp-$c.log" \
-      | grep -vE "^\[ " || true
-    echo "after run: $(du -sb "$DIR/db/cmp-$c")"
+# Prepares DIR/db/p2-ENGINE-COMPRESSION once (uncapped: the load is not what is measured).
+p2_prepare() { # engine compression
+  local base="$DIR/db/p2-$1-$2"
+  [ -d "$base" ] && return
+  local f="--warehouses=$RL_W --threads=$TPCC_THREADS --cache_size=$P2_CACHE"
+  local c="CMP_$2"
+  [ "$1" != sqlite ] && f="$f ${!c}"
+  load
+  /usr/bin/time -f "prepare $1 $2: wall %e s, max RSS %M KB" \
+    "$T" tpcc --engine=$1 --db="$base" $f prepare 2>&1 | tail -2
+  # A short uncapped run settles the tree (the load leaves its last memtables in L0; their
+  # compaction would otherwise fall in every measured run's first minute).
+  "$T" tpcc --engine=$1 --db="$base" $f --time=$P2_SETTLE --rand_seed=7 --skip_check run \
+    > "$DIR/log/p2-settle-$1-$2.log" 2>&1
+  echo "after load and ${P2_SETTLE}s settle: $(du -sb "$base")"
+}
+
+# One measured run on a copy of the prepared database.
+p2_run() { # engine compression rate name
+  local db="$DIR/db/p2-run"
+  rm -rf "$db"
+  cp -a "$DIR/db/p2-$1-$2" "$db"
+  load
+  "$T" tpcc --engine=$1 --db="$db" $(p2_flags "$1" "$2") --rate_limiter_bytes_per_sec=$3 \
+    --time=$RL_TIME --report_interval=10 --rand_seed=42 --results="$DIR/res/$4" run 2>&1 \
+    | tee "$DIR/log/$(echo "$4" | tr / -).log" | grep -vE "^\[ " || true
+  echo "after run: $(du -sb "$db")"
+  load
+  rm -rf "$db"
+}
+
+p2_engines() { echo "$ENGINES" | tr ' ' '\n' | grep -v sqlite | tr '\n' ' '; }
+
+# Post 002's rate limiter experiment: off, 1, 2 and 4 MB/s (RL_RATES), each engine with post
+# 002's compression; SQLite (no rate limiter, no compression) once, with the first setting.
+ratelimit_phase() {
+  local order
+  order=$(p2_engines)
+  for e in $order; do p2_prepare "$e" zstd1; done
+  for rl in $RL_RATES; do
+    for e in $order; do p2_run "$e" zstd1 "$rl" "ratelimit/$e-rl$rl"; done
+    if [ "$rl" = "$(echo $RL_RATES | cut -d' ' -f1)" ] && echo "$ENGINES" | grep -qw sqlite; then
+      p2_prepare sqlite none
+      p2_run sqlite none 0 "ratelimit/sqlite"
+      rm -rf "$DIR/db/p2-sqlite-none"
+    fi
+    order=$(echo "$order" | tr ' ' '\n' | grep . | tac | tr '\n' ' ')
   done
-  rm -rf "$DIR/db"/cmp-* "$DIR/db/rl-base"
+}
+
+# Post 002's compression: LZ4 on every level against post 002's string (the rate limiter off).
+# The second is the rate limiter phase's first run when that phase ran (not repeated).
+compression_phase() {
+  local order
+  order=$(p2_engines)
+  for c in lz4 zstd1; do
+    for e in $order; do
+      [ "$c" = zstd1 ] && [ -d "$DIR/res/ratelimit/$e-rl0" ] && continue
+      p2_prepare "$e" "$c"
+      p2_run "$e" "$c" 0 "compression/$e-$c"
+    done
+    order=$(echo "$order" | tr ' ' '\n' | grep . | tac | tr '\n' ' ')
+  done
+  rm -rf "$DIR/db"/p2-*
 }
 
 for p in $PHASES; do
   echo "===== phase $p ($(date +%T))"
   "${p}_phase"
 done
-"$T" report --results="$DIR/res" --out="$DIR/report.html" --base=sqlite
+rm -rf "$DIR/db"/p2-*
+base=""
+[ -d "$DIR/res/sysbench" ] && base="--base=sqlite"
+"$T" report --results="$DIR/res" --out="$DIR/report.html" $base

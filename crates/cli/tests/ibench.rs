@@ -68,7 +68,8 @@ fn check_results(engine: &str, out: &str, res: &Path) {
         assert!(num(r, "db_bytes") > 0.0 && num(r, "peak_rss_kb") > 0.0, "{r:?}");
         let file = res.join(format!("{}.intervals.csv", r["step"]));
         let iv = std::fs::read_to_string(&file).unwrap();
-        assert!(iv.starts_with("elapsed_s,ips,qps,max_insert_ms,max_query_ms,l0_files,"), "{iv}");
+        let head = "elapsed_s,ips,qps,max_insert_ms,max_query_ms,dps,ips_c0,l0_files,";
+        assert!(iv.starts_with(head), "{iv}");
         assert!(iv.lines().count() >= 2, "{file:?} has no interval");
         assert!(out.contains(&format!("summary {} engine={engine} ", r["step"])), "{out}");
     }
@@ -350,4 +351,69 @@ fn interval_rows_show_the_engine_state_and_a_forced_stall() {
     assert!(!stopped.is_empty(), "no interval shows the stop:\n{csv}");
     assert!(stopped.iter().any(|r| r[at("stalled_ms")].parse::<f64>().unwrap() > 0.0), "{csv}");
     assert!(rows.iter().all(|r| r[at("l0_files")].parse::<u64>().unwrap() <= 3), "{csv}");
+}
+
+/// Issue 37 item 4: with two clients each interval row has deletes/s and each client's
+/// inserts/s, which add up to the interval's inserts/s; over the step the deletes/s times the
+/// interval lengths add up to the rows deleted; the summary's r-delta and v-delta are the
+/// step's peak RSS and VSZ minus the block cache (post 000's columns).
+#[test]
+fn intervals_have_deletes_and_each_client_and_the_summary_the_deltas() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, res) = (dir.path().join("db"), dir.path().join("res"));
+    let (cache, n) = (4u64 << 20, 20_000.0);
+    let o = ibench(&[
+        &format!("--db={}", db.display()),
+        &format!("--results={}", res.display()),
+        "--steps=l.i0,l.i1",
+        "--secondary_indexes=0",
+        "--clients=2",
+        &format!("--num={n}"),
+        &format!("--num_i1={n}"),
+        "--rows_per_commit=10",
+        "--interval=0.05",
+        "--delete_per_insert",
+        &format!("--cache_size={cache}"),
+    ]);
+    assert!(o.status.success(), "{}\n{}", text(&o.stdout), text(&o.stderr));
+    let rows = summary(&res);
+    for r in &rows {
+        let num = |c: &str| -> i64 { r[c].parse().unwrap() };
+        let bc = (cache >> 10) as i64;
+        assert_eq!(num("r_delta_kb"), num("peak_rss_kb") - bc, "{r:?}");
+        assert_eq!(num("v_delta_kb"), num("peak_vsz_kb") - bc, "{r:?}");
+        assert!(num("peak_vsz_kb") > num("peak_rss_kb"), "{r:?}");
+    }
+    for (step, deleted) in [("l.i0", 0.0), ("l.i1", 2.0 * n)] {
+        let csv = std::fs::read_to_string(res.join(format!("{step}.intervals.csv"))).unwrap();
+        let mut lines = csv.lines();
+        let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+        let at = |name: &str| head.iter().position(|h| *h == name).unwrap();
+        assert!(!head.contains(&"ips_c2"), "{head:?}");
+        let (mut last_t, mut deletes, mut per_client) = (0.0, 0.0, [0.0f64; 2]);
+        let mut top = [0.0f64; 3];
+        for l in lines {
+            let v: Vec<f64> = l.split(',').take(8).map(|x| x.parse().unwrap()).collect();
+            let (t, ips, dps, c0, c1) = (v[at("elapsed_s")], v[1], v[at("dps")], v[6], v[7]);
+            // Each value is printed to 0.1: the sum may be off by the rounding of three.
+            assert!((c0 + c1 - ips).abs() <= 0.15 + ips * 1e-9, "{step}: {l}");
+            deletes += dps * (t - last_t);
+            per_client[0] += c0 * (t - last_t);
+            per_client[1] += c1 * (t - last_t);
+            for (m, x) in top.iter_mut().zip([dps, c0, c1]) {
+                *m = m.max(x);
+            }
+            last_t = t;
+        }
+        // What the rows miss: a last sliver shorter than half an interval is not a row, and
+        // the rates are rounded (to 0.1/s, the ends to 1 ms).
+        let close = |got: f64, want: f64, top: f64| {
+            got <= want + 0.01 * want + 1.0 && got >= want - top * 0.05 - 0.01 * want - 1.0
+        };
+        assert!(close(deletes, deleted, top[0]), "{step}: deletes {deletes} of {deleted}:\n{csv}");
+        for c in 0..2 {
+            let got = per_client[c];
+            assert!(close(got, n, top[c + 1]), "{step}: client {c} inserted {got}:\n{csv}");
+        }
+    }
 }

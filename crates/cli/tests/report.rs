@@ -38,6 +38,8 @@ fn make_results(dir: &Path) -> PathBuf {
             "--rows_per_commit=100",
             "--seconds=1.5",
             "--interval=0.25",
+            "--clients=2",
+            "--delete_per_insert",
         ]);
         ok(&o, engine);
     }
@@ -81,6 +83,20 @@ fn check_html(html: &str) {
     assert!(html.contains(": L0 files per interval"), "no engine-state chart");
     assert!(html.contains(": device writes per interval"), "no device chart");
     assert!(!html.contains("<b>"), "raw run name leaked");
+    // Issue 37 item 4: post 000's r-delta and v-delta columns, deletes/s, and each client's
+    // inserts/s beside their sum (both runs have two clients).
+    assert!(html.contains("<th>r-delta MB</th><th>v-delta MB</th>"), "no r-delta column");
+    let dps = html.split("l.i1: deletes/s per interval").nth(1).expect("no deletes/s chart");
+    let dps = dps.split("</svg>").next().unwrap();
+    assert_eq!(tags(dps, "polyline").len(), 2, "one deletes/s line per run");
+    let per = html.split("l.i1: inserts/s of each client and their sum per interval").nth(1);
+    let per = per.expect("no per-client chart").split("</svg>").next().unwrap();
+    for series in ["talus sum", "talus c0", "talus c1", "sqlite &lt;b&gt;&amp;amp; c1"] {
+        assert!(
+            tags(per, "polyline").iter().any(|t| attr(t, "data-series").as_deref() == Some(series)),
+            "no line {series} in the per-client chart"
+        );
+    }
     let svgs = tags(html, "svg");
     assert_eq!(svgs.len(), html.matches("</svg>").count());
     assert!(svgs.len() >= 12, "{} charts", svgs.len());

@@ -46,6 +46,8 @@ impl Hist {
 pub struct StepCounters {
     /// Rows inserted.
     pub inserts: AtomicU64,
+    /// Rows inserted by each client (index: the client); empty from `default()`.
+    pub client_inserts: Vec<AtomicU64>,
     /// Rows deleted.
     pub deletes: AtomicU64,
     /// Queries done.
@@ -67,11 +69,23 @@ pub struct StepCounters {
 }
 
 impl StepCounters {
-    /// Records a commit of `rows` inserted and `deleted` deleted rows that took `us`.
-    pub fn record_commit(&self, rows: u64, deleted: u64, us: u64) {
+    /// Counters for a step of `clients` clients.
+    pub fn new(clients: usize) -> StepCounters {
+        StepCounters {
+            client_inserts: (0..clients).map(|_| AtomicU64::new(0)).collect(),
+            ..StepCounters::default()
+        }
+    }
+
+    /// Records a commit by `client` of `rows` inserted and `deleted` deleted rows that took
+    /// `us`.
+    pub fn record_commit(&self, client: usize, rows: u64, deleted: u64, us: u64) {
         self.insert_hist.record(us);
         self.interval_max_insert_us.fetch_max(us, Relaxed);
         self.inserts.fetch_add(rows, Relaxed);
+        if let Some(c) = self.client_inserts.get(client) {
+            c.fetch_add(rows, Relaxed);
+        }
         self.deletes.fetch_add(deleted, Relaxed);
     }
 
@@ -156,6 +170,19 @@ mod tests {
         let (b, max) = h.snapshot();
         assert_eq!(b, [2, 2, 1, 0, 0, 0, 0, 0, 1, 2]);
         assert_eq!(max, 99_000_000);
+    }
+
+    #[test]
+    fn commits_count_per_client_and_in_total() {
+        let c = StepCounters::new(2);
+        c.record_commit(0, 10, 3, 5);
+        c.record_commit(1, 4, 0, 5);
+        c.record_commit(1, 4, 1, 5);
+        c.record_commit(7, 1, 0, 5); // no such client: counted in the total only
+        let per: Vec<u64> = c.client_inserts.iter().map(|a| a.load(Relaxed)).collect();
+        assert_eq!(per, [10, 8]);
+        assert_eq!(c.inserts.load(Relaxed), 19);
+        assert_eq!(c.deletes.load(Relaxed), 4);
     }
 
     #[test]

@@ -54,10 +54,13 @@
 //!   `rocksdb.file.read.*` statistics), `kb_rchar_per_insert` and
 //!   `kb_wchar_per_insert` (/proc/self/io `rchar`/`wchar`: bytes through read and write
 //!   syscalls, page-cache hits included, next to `read_bytes`/`write_bytes`), `rss_kb` (VmRSS
-//!   at the end), `page_cache_max_kb` and `page_cache_avg_kb` (page cache held by the files
+//!   at the end), `peak_vsz_kb` (VmSize sampled every 50 ms), `r_delta_kb` and `v_delta_kb`
+//!   (post 000's r-delta and v-delta: the step's peak RSS and peak VSZ minus the block cache
+//!   capacity `--cache_size`; negative while the cache is not full), `page_cache_max_kb` and `page_cache_avg_kb` (page cache held by the files
 //!   under --db, sampled by `--drop_page_cache_ms`; empty when off). A ratio without a
 //!   denominator is empty.
-//! - `<step>.intervals.csv`: `elapsed_s, ips, qps, max_insert_ms, max_query_ms`, then what
+//! - `<step>.intervals.csv`: `elapsed_s, ips, qps, max_insert_ms, max_query_ms`, `dps` (rows
+//!   deleted per second), `ips_c0 .. ips_cN` (each client's inserts/s; their sum is `ips`), then what
 //!   the engine was doing in the interval ([`crate::engine_state`]: L0 files and MB, immutable
 //!   memtables, pending compaction MB, the stall state and stalled ms, flush and compaction MB,
 //!   running compactions, device MB read and written, throttle wait ms, cache hit %), one row
@@ -212,7 +215,7 @@ fn run_steps(cfg: &Config, args: &[String]) -> Result<(), String> {
             steps::run_step(cfg, backend.as_ref(), *step, i as u64 + 1, pagecache.as_ref())?;
         print!("{}{}", check::lines(&out.checksums), summary.lines());
         if let Some(dir) = &cfg.results {
-            results::write_step(dir, &summary, &out.intervals)?;
+            results::write_step(dir, &summary, &out.intervals, cfg.clients)?;
             if *step == Step::Check {
                 let path = dir.join("check.csv");
                 std::fs::write(&path, check::csv(&out.checksums))

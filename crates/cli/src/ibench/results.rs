@@ -23,7 +23,13 @@ pub fn write_run(dir: &Path, cfg: &Config, argv: &[String]) -> Result<(), String
 
 /// Appends the step's summary row to `summary.csv` (with the header first) and writes
 /// `<step>.intervals.csv`.
-pub fn write_step(dir: &Path, s: &Summary, intervals: &[IntervalRow]) -> Result<(), String> {
+/// `clients` names the per-client columns (`ips_c0`, ...).
+pub fn write_step(
+    dir: &Path,
+    s: &Summary,
+    intervals: &[IntervalRow],
+    clients: usize,
+) -> Result<(), String> {
     let cols = s.columns();
     let path = dir.join("summary.csv");
     let new = !path.exists();
@@ -42,7 +48,7 @@ pub fn write_step(dir: &Path, s: &Summary, intervals: &[IntervalRow]) -> Result<
     f.write_all(text.as_bytes()).map_err(|e| io(&path, e))?;
 
     let path = dir.join(format!("{}.intervals.csv", s.step));
-    let mut text = interval_header();
+    let mut text = interval_header(clients);
     text.push('\n');
     for r in intervals {
         text.push_str(&r.csv());

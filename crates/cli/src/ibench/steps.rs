@@ -44,7 +44,7 @@ pub fn run_step(
     salt: u64,
     pagecache: Option<&PageCacheDropper>,
 ) -> Result<(Summary, StepOutput), String> {
-    let counters = StepCounters::default();
+    let counters = StepCounters::new(cfg.clients);
     let ids: Vec<Mutex<Option<IdRange>>> = (0..cfg.tables()).map(|_| Mutex::new(None)).collect();
     let sums: Mutex<Vec<(usize, Vec<Checksum>)>> = Mutex::new(Vec::new());
     let specs = index_specs(cfg.secondary_indexes, cfg.unique_index);
@@ -152,6 +152,7 @@ pub fn run_step(
         peak_rss_kb: peak_rss_kb(),
         rss_kb: rss_kb(),
         peak_vsz_kb: peak_vsz.load(Relaxed).max(vsz_kb()),
+        cache_bytes: cfg.cache_size,
         stats_text,
         engine_stats,
         ips_p95: p95_from_below(&windows),
@@ -255,7 +256,7 @@ impl Writer<'_> {
         while done < n && !counters.stopped() {
             let k = (self.cfg.rows_per_commit as u64).min(n - done);
             let (rows, del) = self.batch(s.as_mut(), &gen, k, deletes_per_insert)?;
-            timed_write(s.as_mut(), &rows, del, counters)?;
+            timed_write(s.as_mut(), self.client, &rows, del, counters)?;
             done += k;
         }
         Ok(())
@@ -279,7 +280,7 @@ impl Writer<'_> {
                 continue;
             }
             let (rows, del) = self.batch(s.as_mut(), &gen, batch, deletes)?;
-            timed_write(s.as_mut(), &rows, del, counters)?;
+            timed_write(s.as_mut(), self.client, &rows, del, counters)?;
             written += batch;
         }
         Ok(())
@@ -288,6 +289,7 @@ impl Writer<'_> {
 
 fn timed_write(
     s: &mut dyn Session,
+    client: usize,
     rows: &[Purchase],
     del: std::ops::Range<i64>,
     counters: &StepCounters,
@@ -295,7 +297,7 @@ fn timed_write(
     let deleted = (del.end - del.start).max(0) as u64;
     let t = Instant::now();
     s.write(rows, del)?;
-    counters.record_commit(rows.len() as u64, deleted, t.elapsed().as_micros() as u64);
+    counters.record_commit(client, rows.len() as u64, deleted, t.elapsed().as_micros() as u64);
     Ok(())
 }
 
@@ -333,7 +335,8 @@ fn report_intervals(
     );
     let interval = Duration::from_secs_f64(cfg.interval);
     let mut rows = Vec::new();
-    let (last_i, last_q) = (AtomicU64::new(0), AtomicU64::new(0));
+    let (last_i, last_q, last_d) = (AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0));
+    let mut last_client = vec![0u64; counters.client_inserts.len()];
     let mut last_t = start;
     let engine_state = || crate::engine_state::sample(&|name: &str| backend.property(name));
     let mut last_state = engine_state();
@@ -348,6 +351,8 @@ fn report_intervals(
         }
         let ins = counters.inserts.load(Relaxed);
         let q = counters.queries.load(Relaxed);
+        let d = counters.deletes.load(Relaxed);
+        let client: Vec<u64> = counters.client_inserts.iter().map(|c| c.load(Relaxed)).collect();
         let in_window = now.duration_since(window_start).as_secs_f64();
         if in_window >= P95_WINDOW_S {
             windows.push((ins - window_ins) as f64 / in_window);
@@ -364,6 +369,12 @@ fn report_intervals(
                 qps: (q - last_q.swap(q, Relaxed)) as f64 / dt.max(1e-9),
                 max_insert_ms: counters.interval_max_insert_us.swap(0, Relaxed) as f64 / 1000.0,
                 max_query_ms: counters.interval_max_query_us.swap(0, Relaxed) as f64 / 1000.0,
+                dps: (d - last_d.swap(d, Relaxed)) as f64 / dt.max(1e-9),
+                client_ips: client
+                    .iter()
+                    .zip(&last_client)
+                    .map(|(n, last)| n.saturating_sub(*last) as f64 / dt.max(1e-9))
+                    .collect(),
                 engine: {
                     let now_state = engine_state();
                     let cols = crate::engine_state::between(&last_state, &now_state);
@@ -376,6 +387,7 @@ fn report_intervals(
                 row.elapsed_s, row.ips, row.qps, row.max_insert_ms, row.max_query_ms
             );
             rows.push(row);
+            last_client = client;
         }
         if done {
             break;

@@ -19,23 +19,38 @@ pub struct IntervalRow {
     pub max_insert_ms: f64,
     /// Largest query response time in the interval, ms.
     pub max_query_ms: f64,
+    /// Rows deleted per second in the interval.
+    pub dps: f64,
+    /// Rows inserted per second in the interval by each client (their sum is `ips`).
+    pub client_ips: Vec<f64>,
     /// What the engine was doing ([`crate::engine_state::between`]'s columns).
     pub engine: String,
 }
 
-/// The CSV header of `<step>.intervals.csv`: the throughput columns, then the engine's state
+/// The CSV header of `<step>.intervals.csv` for `clients` clients: the throughput columns,
+/// deletes/s, inserts/s of each client (`ips_c0`, `ips_c1`, ...), then the engine's state
 /// ([`crate::engine_state::HEADER`]).
-pub fn interval_header() -> String {
-    format!("elapsed_s,ips,qps,max_insert_ms,max_query_ms,{}", crate::engine_state::HEADER)
+pub fn interval_header(clients: usize) -> String {
+    let mut h = String::from("elapsed_s,ips,qps,max_insert_ms,max_query_ms,dps,");
+    for c in 0..clients {
+        h.push_str(&format!("ips_c{c},"));
+    }
+    h.push_str(crate::engine_state::HEADER);
+    h
 }
 
 impl IntervalRow {
-    /// The CSV line (no newline).
+    /// The CSV line (no newline); `client_ips` must have one value per client of the header.
     pub fn csv(&self) -> String {
-        format!(
-            "{:.3},{:.1},{:.1},{:.3},{:.3},{}",
-            self.elapsed_s, self.ips, self.qps, self.max_insert_ms, self.max_query_ms, self.engine
-        )
+        let mut line = format!(
+            "{:.3},{:.1},{:.1},{:.3},{:.3},{:.1},",
+            self.elapsed_s, self.ips, self.qps, self.max_insert_ms, self.max_query_ms, self.dps
+        );
+        for v in &self.client_ips {
+            line.push_str(&format!("{v:.1},"));
+        }
+        line.push_str(&self.engine);
+        line
     }
 }
 
@@ -80,6 +95,9 @@ pub struct Summary {
     pub rss_kb: u64,
     /// Peak virtual size during the step (VmSize sampled every 50 ms), KiB.
     pub peak_vsz_kb: u64,
+    /// Block cache capacity (`--cache_size`), bytes: what `r_delta_kb` and `v_delta_kb`
+    /// subtract (post 000's r-delta and v-delta: peak RSS and VSZ minus the block cache).
+    pub cache_bytes: u64,
     /// The engine's stats text after the step (saved as `<step>.stats.txt`).
     pub stats_text: Option<String>,
     /// Columns parsed from it.
@@ -190,6 +208,8 @@ impl Summary {
             ("kb_wchar_per_insert".into(), opt(per(kb(self.wchar), i), 3)),
             ("rss_kb".into(), self.rss_kb.to_string()),
             ("peak_vsz_kb".into(), self.peak_vsz_kb.to_string()),
+            ("r_delta_kb".into(), self.r_delta_kb().to_string()),
+            ("v_delta_kb".into(), self.v_delta_kb().to_string()),
             ("w_amp".into(), opt(self.engine_stats.w_amp, 2)),
             ("comp_write_gb".into(), opt(self.engine_stats.comp_write_gb, 3)),
             ("l0_base_avg_sec".into(), opt(self.engine_stats.l0_base_avg_sec, 3)),
@@ -216,6 +236,17 @@ impl Summary {
         c
     }
 
+    /// Post 000's r-delta: the step's peak RSS minus the block cache capacity, KiB (negative
+    /// while the cache is not full).
+    pub fn r_delta_kb(&self) -> i64 {
+        self.peak_rss_kb as i64 - (self.cache_bytes >> 10) as i64
+    }
+
+    /// Post 000's v-delta: the step's peak virtual size minus the block cache capacity, KiB.
+    pub fn v_delta_kb(&self) -> i64 {
+        self.peak_vsz_kb as i64 - (self.cache_bytes >> 10) as i64
+    }
+
     /// Device reads: counted by the engine if it can (talus with direct reads), else
     /// `read_bytes / 4096` (one 4 KiB page per read: SQLite's page size, random reads).
     pub fn device_read_count(&self) -> f64 {
@@ -237,7 +268,8 @@ impl Summary {
         let mut s = format!(
             "summary {} engine={} secs={} rows={} deleted={} queries={} ips={} ipsP95={} qps={} \
              r/q={} rKB/q={} r/i={} dr/i={} rKB/i={} rcharKB/i={} pr/i={} wKB/i={} \
-             cpu_us/op={} db_MB={:.1} rss_MB={:.1} pagecache_max_MB={}\n",
+             cpu_us/op={} db_MB={:.1} rss_MB={:.1} r_delta_MB={:.1} v_delta_MB={:.1} \
+             pagecache_max_MB={}\n",
             self.step,
             self.engine,
             get("secs"),
@@ -258,6 +290,8 @@ impl Summary {
             get("cpu_us_per_op"),
             self.db_bytes as f64 / 1048576.0,
             self.peak_rss_kb as f64 / 1024.0,
+            self.r_delta_kb() as f64 / 1024.0,
+            self.v_delta_kb() as f64 / 1024.0,
             self.page_cache.map_or("-".to_string(), |p| format!("{:.1}", p.0 as f64 / 1048576.0)),
         );
         for (label, (b, max)) in [("insert_rt", &self.insert_hist), ("query_rt", &self.query_hist)]
@@ -300,7 +334,7 @@ mod tests {
         assert_eq!(get("dev_reads_per_insert"), Some("0.0005"), "read_bytes / 4096 / inserts");
         assert_eq!(get("dev_reads_measured"), Some("0"));
         assert_eq!(get("ips_p95"), Some(""));
-        assert_eq!(c.len(), 9 + 2 * 11 + 16 + 6 + STALL_CAUSES.len());
+        assert_eq!(c.len(), 9 + 2 * 11 + 18 + 6 + STALL_CAUSES.len());
         assert_eq!(get("w_amp"), Some(""), "no engine stats: empty");
         assert!(s.lines().starts_with("summary l.i1 engine=talus"));
         assert!(s.lines().contains("r/q=-"));
@@ -309,6 +343,42 @@ mod tests {
         let get = |n: &str| c.iter().find(|(k, _)| k == n).map(|(_, v)| v.clone());
         assert_eq!(get("dev_reads_per_insert").as_deref(), Some("0.0070"));
         assert_eq!(get("ips_p95").as_deref(), Some("480.0"));
+    }
+
+    #[test]
+    fn deltas_subtract_the_block_cache() {
+        let s = Summary {
+            peak_rss_kb: 300 << 10,
+            peak_vsz_kb: 2 << 20,
+            cache_bytes: 256 << 20,
+            ..Summary::default()
+        };
+        assert_eq!(s.r_delta_kb(), 44 << 10);
+        assert_eq!(s.v_delta_kb(), (2 << 20) - (256 << 10));
+        let c = s.columns();
+        let get = |n: &str| c.iter().find(|(k, _)| k == n).map(|(_, v)| v.clone());
+        assert_eq!(get("r_delta_kb").as_deref(), Some("45056"));
+        let small = Summary { peak_rss_kb: 100 << 10, ..s };
+        assert_eq!(small.r_delta_kb(), -(156 << 10), "a cache not yet full: negative");
+        assert!(small.lines().contains("r_delta_MB=-156.0 v_delta_MB=1792.0"), "{}", small.lines());
+    }
+
+    #[test]
+    fn interval_rows_carry_deletes_and_each_client() {
+        let h = interval_header(2);
+        assert!(h.starts_with("elapsed_s,ips,qps,max_insert_ms,max_query_ms,dps,ips_c0,ips_c1,"));
+        let r = IntervalRow {
+            elapsed_s: 1.0,
+            ips: 30.0,
+            qps: 0.0,
+            max_insert_ms: 2.0,
+            max_query_ms: 0.0,
+            dps: 12.0,
+            client_ips: vec![10.0, 20.0],
+            engine: crate::engine_state::between(&Default::default(), &Default::default()),
+        };
+        assert_eq!(r.csv().split(',').count(), h.split(',').count());
+        assert!(r.csv().starts_with("1.000,30.0,0.0,2.000,0.000,12.0,10.0,20.0,"), "{}", r.csv());
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //! `--options`; the commands' specs set `engine: true`).
 //!
 //! Three defaults differ from `talus::Options::default()` and follow MyRocks's and the other
-//! tools' benchmark setup: `--compression_type=lz4`, `--bloom_bits=10`, `--cache_size=33554432`.
+//! tools' benchmark setup: `--compression_type=lz4`, `--bloom_bits=10`, `--cache_size=33554432`;
+//! statistics are always on (the intervals files' engine-state tickers need them).
 //! Talus and RocksDB (both under talus-table) get every option, by its RocksDB name; RocksDB
 //! refuses values that differ from Talus's unless `--accept_option_diff=a,b` names them
 //! ([`crate::table_engines`]). SQLite uses only `--cache_size` (its page cache, divided among
@@ -46,6 +47,9 @@ impl EngineOpts {
             compression: CompressionType::Lz4,
             bloom_bits_per_key: 10,
             block_cache_capacity: 32 << 20,
+            // The tickers behind the engine-state columns of the intervals files (stalls,
+            // flush and compaction MB, throttle waits, cache hits), as ibench keeps them.
+            statistics: true,
             ..Options::default()
         };
         let mut talus = crate::options::engine_options(p, base, &[])?;

@@ -32,6 +32,9 @@ pub struct Run {
     /// The engine's state per interval, per step: `(elapsed_s, column, value)` for every
     /// non-empty engine-state cell ([`crate::engine_state`]; the stall state as 0, 1, 2).
     pub state: BTreeMap<String, Vec<(f64, String, f64)>>,
+    /// Deletes/s and each client's inserts/s per interval, per step: `(elapsed_s, column,
+    /// value)` for the `dps` and `ips_c<N>` cells (files written before they existed: none).
+    pub rates: BTreeMap<String, Vec<(f64, String, f64)>>,
 }
 
 impl Run {
@@ -217,8 +220,19 @@ fn load_run(root: &Path, dir: &Path) -> Result<(Run, Vec<String>), String> {
         let (rows, mut bad) = parse_csv(&text);
         let mut points = Vec::new();
         let mut state = Vec::new();
+        let mut rates = Vec::new();
         for r in rows {
             if let Some(t) = r.get("elapsed_s").and_then(|v| v.parse::<f64>().ok()) {
+                for (col, v) in &r {
+                    let is_client =
+                        col.strip_prefix("ips_c").is_some_and(|n| n.parse::<u32>().is_ok());
+                    if col != "dps" && !is_client {
+                        continue;
+                    }
+                    if let Some(x) = v.parse::<f64>().ok().filter(|x| x.is_finite()) {
+                        rates.push((t, col.clone(), x));
+                    }
+                }
                 for col in crate::engine_state::HEADER.split(',') {
                     let v = match r.get(col).map(String::as_str) {
                         None | Some("") => continue,
@@ -248,6 +262,7 @@ fn load_run(root: &Path, dir: &Path) -> Result<(Run, Vec<String>), String> {
         }
         run.intervals.insert(step.clone(), points);
         run.state.insert(step.clone(), state);
+        run.rates.insert(step.clone(), rates);
     }
     Ok((run, warnings))
 }

@@ -21,7 +21,7 @@ const BUCKETS: [(&str, &str); 10] = [
 ];
 
 /// Summary table columns: (csv column, header, scale applied to the value).
-const SUMMARY_COLS: [(&str, &str, f64); 16] = [
+const SUMMARY_COLS: [(&str, &str, f64); 18] = [
     ("secs", "secs", 1.0),
     ("inserts", "rows", 1.0),
     ("ips", "ips", 1.0),
@@ -37,6 +37,8 @@ const SUMMARY_COLS: [(&str, &str, f64); 16] = [
     ("cpu_us_per_op", "CPU µs/op", 1.0),
     ("db_bytes", "DB MB", 1.0 / 1048576.0),
     ("peak_rss_kb", "peak RSS MB", 1.0 / 1024.0),
+    ("r_delta_kb", "r-delta MB", 1.0 / 1024.0),
+    ("v_delta_kb", "v-delta MB", 1.0 / 1024.0),
     ("deletes", "deleted", 1.0),
 ];
 
@@ -180,7 +182,33 @@ fn step_section(step: &str, runs: &[Run], h: &mut String) {
     let t = |what: &str| format!("{step}: {what} per interval");
     if has("inserts") {
         h.push_str(&line_chart(&t("inserts/s"), "seconds", "inserts/s", &series(1)));
+        // One chart while its legend stays readable, else one chart per run.
+        let clients = client_series(runs, step);
+        if !clients.is_empty() && clients.len() <= MAX_CLIENT_LINES {
+            let title = t("inserts/s of each client and their sum");
+            h.push_str(&line_chart(&title, "seconds", "inserts/s", &clients));
+        } else if !clients.is_empty() {
+            for r in runs {
+                let one = client_series(std::slice::from_ref(r), step);
+                if !one.is_empty() {
+                    let title = t(&format!("inserts/s of each client of {} and their sum", r.name));
+                    h.push_str(&line_chart(&title, "seconds", "inserts/s", &one));
+                }
+            }
+        }
         h.push_str(&line_chart(&t("max insert response"), "seconds", "ms", &series(3)));
+    }
+    if has("deletes") {
+        // Only the runs that deleted in this step (the others' lines would lie on the axis).
+        let deleting: Vec<Run> = runs
+            .iter()
+            .filter(|r| r.num(step, "deletes").is_some_and(|d| d > 0.0))
+            .cloned()
+            .collect();
+        let dps = rate_series(&deleting, step, |c| c == "dps", |r, _| r.name.clone());
+        if !dps.is_empty() {
+            h.push_str(&line_chart(&t("deletes/s"), "seconds", "deletes/s", &dps));
+        }
     }
     // What the engine was doing, on the same time axis (columns the runs have only).
     for &(col, what, unit) in super::svg::ENGINE_STATE_CHARTS {
@@ -219,6 +247,52 @@ fn step_section(step: &str, runs: &[Run], h: &mut String) {
         h.push_str(&bar_chart(&title, "count", &cats, &hist, true));
     }
     h.push_str("</div>\n");
+}
+
+/// Most lines in one per-client chart (runs × (clients + sum)); more: a chart per run.
+const MAX_CLIENT_LINES: usize = 12;
+
+/// The `(elapsed_s, value)` points of the rate columns `want` picks, one series per run and
+/// column, named by `name(run, column)`.
+fn rate_series(
+    runs: &[Run],
+    step: &str,
+    want: impl Fn(&str) -> bool,
+    name: impl Fn(&Run, &str) -> String,
+) -> Vec<Series> {
+    let mut out = Vec::new();
+    for r in runs {
+        let Some(rates) = r.rates.get(step) else { continue };
+        let mut cols: Vec<&str> = rates.iter().map(|p| p.1.as_str()).filter(|c| want(c)).collect();
+        cols.sort_by_key(|c| (c.len(), *c));
+        cols.dedup();
+        for col in cols {
+            let points = rates.iter().filter(|p| p.1 == col).map(|p| (p.0, p.2)).collect();
+            out.push(Series { name: name(r, col), points });
+        }
+    }
+    out
+}
+
+/// Each client's inserts/s (`run c0`, `run c1`, ...) and, beside them, their sum (`run sum`)
+/// for every run with more than one client; empty if no run has per-client columns.
+fn client_series(runs: &[Run], step: &str) -> Vec<Series> {
+    let is_client = |c: &str| c.starts_with("ips_c");
+    let mut out = Vec::new();
+    for r in runs {
+        let per = rate_series(std::slice::from_ref(r), step, is_client, |r, c| {
+            format!("{} {}", r.name, c.trim_start_matches("ips_"))
+        });
+        if per.is_empty() {
+            continue;
+        }
+        if per.len() > 1 {
+            let sum = r.intervals.get(step).map(|pts| pts.iter().map(|p| (p[0], p[1])).collect());
+            out.push(Series { name: format!("{} sum", r.name), points: sum.unwrap_or_default() });
+        }
+        out.extend(per);
+    }
+    out
 }
 
 fn logs_section(logs: &[BenchLog], h: &mut String) {

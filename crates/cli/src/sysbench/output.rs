@@ -10,7 +10,7 @@
 //! (reads + writes + other); `cs_per_query` is the process's context switches (voluntary +
 //! involuntary) per query; empty where the platform cannot measure it.
 //! `<test>.intervals.csv`: `elapsed_s, tps, qps, lat_p95_ms, err_s`, then the engine's state in
-//! the interval ([`crate::engine_state`]; its ticker columns need `--statistics=1`).
+//! the interval ([`crate::engine_state`]; statistics are always on for its ticker columns).
 
 use std::fmt::Write;
 

@@ -5,8 +5,8 @@
 //! payment, order_status, delivery, stock_level, retries, rollbacks, p95_ms_<kind> and
 //! p99_ms_<kind> for the five kinds, db_bytes, consistency` (`ok` or `FAILED`).
 //! `run.intervals.csv`: `elapsed_s, tpmc, tps, retries_s, p95_ms_<kind>..., db_mb`, then the
-//! engine's state in the interval ([`crate::engine_state`]; its ticker columns need
-//! `--statistics=1`).
+//! engine's state in the interval ([`crate::engine_state`]; statistics are always on for its
+//! ticker columns).
 
 use std::fmt::Write;
 
