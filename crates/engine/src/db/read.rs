@@ -89,10 +89,11 @@ impl DbInner {
         fill_cache: bool,
         from_mem: impl Fn(&Arc<MemTable>) -> Option<(ValueKind, SequenceNumber, T)>,
         from_block: impl FnOnce(BlockSlice) -> T,
-        from_merge: impl FnOnce(Vec<u8>) -> T,
+        from_merge: impl Fn(Vec<u8>) -> T,
     ) -> Result<Option<T>> {
-        let merged =
-            |this: &Self| this.get_merged(sv, key, read_seq, fill_cache).map(|v| v.map(from_merge));
+        let merged = |this: &Self| {
+            this.get_merged(sv, key, read_seq, fill_cache).map(|v| v.map(&from_merge))
+        };
         let mut max_tomb = 0;
         if sv.mem.has_range_tombstones() {
             let t = FragmentedTombstones::new(sv.mem.range_tombstones());
@@ -119,6 +120,7 @@ impl DbInner {
         }
         let mut result: Result<Option<BlockSlice>> = Ok(None);
         let mut merge = false;
+        let mut blob = false;
         sv.version.for_each_file_for_key(key, |level, f| {
             let reader = match self.table_cache.reader(f, Some(level)) {
                 Ok(r) => r,
@@ -131,6 +133,7 @@ impl DbInner {
             match reader.get_pinned(key, read_seq, fill_cache) {
                 Ok(Some((kind, seq, v))) => {
                     merge = is_merge(kind, seq, max_tomb);
+                    blob = kind == ValueKind::BlobIndex;
                     result = Ok(is_live(kind, seq, max_tomb).then_some(v));
                     false
                 }
@@ -144,7 +147,10 @@ impl DbInner {
         if merge {
             return merged(self);
         }
-        Ok(result?.map(from_block))
+        match result? {
+            Some(index) if blob => Ok(Some(from_merge(self.blobs.get(key, &index)?))),
+            found => Ok(found.map(from_block)),
+        }
     }
 
     /// Builds the merged iterator over every source of `sv`, plus all their range tombstones.
@@ -208,6 +214,7 @@ impl DbInner {
             opts.iterate_upper_bound.clone(),
         )
         .with_merge_operator(self.opts.merge_operator.clone())
+        .with_blob_source(Some(Arc::clone(&self.blobs)))
     }
 }
 
@@ -219,8 +226,9 @@ fn is_merge(kind: ValueKind, seq: SequenceNumber, max_tomb: SequenceNumber) -> b
 
 /// True if the newest entry found (`kind` at `seq`) is a value that no range tombstone met so
 /// far (the highest covering one is at `max_tomb`) deletes.
+/// A `BlobIndex` is a value too: its bytes are read from the blob file by the caller.
 fn is_live(kind: ValueKind, seq: SequenceNumber, max_tomb: SequenceNumber) -> bool {
-    kind == ValueKind::Put && seq >= max_tomb
+    matches!(kind, ValueKind::Put | ValueKind::BlobIndex) && seq >= max_tomb
 }
 
 fn visible(

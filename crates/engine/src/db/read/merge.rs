@@ -22,6 +22,8 @@ struct Chain<'a> {
     /// Set when the base was met: the merged value (or the read's error).
     done: Option<Result<Option<Vec<u8>>>>,
     op: Option<&'a dyn crate::merge::MergeOperator>,
+    /// Where a base in a blob file is read from.
+    blobs: &'a crate::blob::reader::BlobSource,
 }
 
 impl Chain<'_> {
@@ -36,8 +38,15 @@ impl Chain<'_> {
                 true
             }
             ValueKind::Put => self.end(Some(v)),
+            ValueKind::BlobIndex => {
+                self.done = Some(match self.blobs.get(self.key, v) {
+                    Ok(base) => self.resolve(Some(&base)),
+                    Err(e) => Err(e),
+                });
+                false
+            }
             // Deletes end the chain with no base; a range tombstone never reaches the point
-            // stream, and blob references are never written.
+            // stream.
             _ => self.end(None),
         }
     }
@@ -71,6 +80,7 @@ impl DbInner {
             max_tomb: 0,
             done: None,
             op: self.opts.merge_operator.as_deref(),
+            blobs: &self.blobs,
         };
         if sv.mem.has_range_tombstones() {
             let t = FragmentedTombstones::new(sv.mem.range_tombstones());

@@ -1,0 +1,96 @@
+//! The blob file options' checks (RocksDB's names: `min_blob_size`, `blob_file_size`,
+//! `blob_garbage_collection_age_cutoff`, `blob_garbage_collection_force_threshold`), and the
+//! separation policy a flush or compaction takes from them. Pure; no IO.
+
+use super::{invalid, Options};
+use crate::blob::separate::SeparationPolicy;
+use crate::error::Result;
+
+impl Options {
+    /// Refuses blob options out of range, naming the option.
+    pub(super) fn validate_blob_options(&self) -> Result<()> {
+        if self.blob_file_size == 0 {
+            return Err(invalid("blob_file_size", "must be positive"));
+        }
+        for (name, v) in [
+            ("blob_garbage_collection_age_cutoff", self.blob_garbage_collection_age_cutoff),
+            (
+                "blob_garbage_collection_force_threshold",
+                self.blob_garbage_collection_force_threshold,
+            ),
+        ] {
+            if !(0.0..=1.0).contains(&v) {
+                return Err(invalid(name, format!("{v} is outside [0, 1]")));
+            }
+        }
+        if self.blob_file_starting_level >= self.num_levels.max(1) {
+            return Err(invalid(
+                "blob_file_starting_level",
+                format!(
+                    "{} is not below num_levels {}",
+                    self.blob_file_starting_level, self.num_levels
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The separation a job writing at `level` applies, or `None` when values stay inline
+    /// (blob files off, or a compaction into a level above `blob_file_starting_level`).
+    pub(crate) fn blob_separation(&self, level: usize) -> Option<SeparationPolicy> {
+        (self.enable_blob_files && level >= self.blob_file_starting_level).then_some(
+            SeparationPolicy {
+                min_blob_size: self.min_blob_size,
+                blob_file_size: self.blob_file_size,
+                compression: self.blob_compression_type,
+                compression_level: self.compression_level,
+            },
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_blob_values_are_refused_by_name() {
+        let cases: [(&str, Options); 4] = [
+            ("blob_file_size", Options { blob_file_size: 0, ..Default::default() }),
+            (
+                "blob_garbage_collection_age_cutoff",
+                Options { blob_garbage_collection_age_cutoff: 1.5, ..Default::default() },
+            ),
+            (
+                "blob_garbage_collection_age_cutoff",
+                Options { blob_garbage_collection_age_cutoff: -0.1, ..Default::default() },
+            ),
+            (
+                "blob_garbage_collection_force_threshold",
+                Options { blob_garbage_collection_force_threshold: f64::NAN, ..Default::default() },
+            ),
+        ];
+        for (name, o) in cases {
+            let e = o.validate().expect_err(name).to_string();
+            assert!(e.contains(name), "{e}");
+        }
+        let o = Options { blob_file_starting_level: 7, num_levels: 7, ..Default::default() };
+        assert!(o.validate().unwrap_err().to_string().contains("blob_file_starting_level"));
+        Options { enable_blob_files: true, min_blob_size: 4096, ..Default::default() }
+            .validate()
+            .unwrap();
+    }
+
+    #[test]
+    fn separation_starts_at_the_configured_level() {
+        let o = Options {
+            enable_blob_files: true,
+            blob_file_starting_level: 2,
+            min_blob_size: 10,
+            ..Default::default()
+        };
+        assert!(o.blob_separation(1).is_none());
+        assert_eq!(o.blob_separation(2).map(|p| p.min_blob_size), Some(10));
+        assert!(Options::default().blob_separation(5).is_none());
+    }
+}
