@@ -308,6 +308,40 @@ mod tests {
     }
 
     #[test]
+    fn blob_file_tags_golden_bytes() {
+        // docs/format/manifest.md, "Blob files" (bytes computed independently).
+        let e = VersionEdit {
+            blob_file_additions: vec![crate::version::blob_meta::BlobFileAddition {
+                number: 9,
+                blob_count: 2,
+                blob_bytes: 300,
+                file_size: 356,
+                checksum: 0x1122_3344,
+            }],
+            blob_file_garbage: vec![crate::version::blob_meta::BlobFileGarbage {
+                number: 9,
+                garbage_count: 1,
+                garbage_bytes: 150,
+            }],
+            ..Default::default()
+        };
+        let mut buf = Vec::new();
+        e.encode(&mut buf);
+        let want = [
+            0x90, 0x03, 0x09, 0x02, 0xac, 0x02, 0xe4, 0x02, 0x44, 0x33, 0x22, 0x11, 0x91, 0x03,
+            0x09, 0x01, 0x96, 0x01,
+        ];
+        assert_eq!(buf, want);
+        assert_eq!(VersionEdit::decode(&buf, "M", 0).unwrap(), e);
+        for cut in 1..buf.len() {
+            let r = VersionEdit::decode(&buf[..cut], "M", 0);
+            if cut != 12 {
+                assert!(r.unwrap_err().is_corruption(), "cut at {cut}");
+            }
+        }
+    }
+
+    #[test]
     fn unknown_tag_and_bad_keys_are_corruption() {
         let mut buf = Vec::new();
         put_varint32(&mut buf, 5); // tag 5 (LevelDB's compact pointer) is not supported
