@@ -237,3 +237,94 @@ fn a_crash_between_blob_file_and_manifest_loses_nothing_and_leaks_nothing() {
         }
     }
 }
+
+fn total_blob_bytes(db: &Db) -> u64 {
+    db.property("rocksdb.total-blob-file-size").unwrap().parse().unwrap()
+}
+
+#[test]
+fn overwrites_make_garbage_and_compaction_deletes_dead_blob_files() {
+    let fs = SimFs::new();
+    // No automatic compaction: the four rounds are all in blob files before compact_range.
+    let o = Options { disable_auto_compactions: true, ..blob_options(fs.clone()) };
+    let db = Db::open(SIM_DB, o).unwrap();
+    for round in 0..4u32 {
+        for i in 0..100u32 {
+            db.put(format!("k{i:05}"), value(i + round, 2000)).unwrap();
+        }
+        db.flush().unwrap();
+    }
+    let before = total_blob_bytes(&db);
+    let files_before = blob_files(&fs);
+    db.compact_range(None, None).unwrap();
+    let after = total_blob_bytes(&db);
+    // Only the last round is referenced: the older rounds' files were all garbage. A round is
+    // 100 records of 16 + 6 + 2000 bytes, plus a 40-byte header and footer per file.
+    let round = 100 * 2022;
+    assert!(before >= 4 * round && after < round + round / 10, "before {before}, after {after}");
+    let files_after = blob_files(&fs);
+    assert!(files_after.len() < files_before.len(), "{files_before:?} -> {files_after:?}");
+    assert_eq!(db.property("talus.blob-files").unwrap(), files_after.join(" "));
+    for i in 0..100u32 {
+        assert_eq!(db.get(format!("k{i:05}")).unwrap(), Some(value(i + 3, 2000)));
+    }
+    drop(db);
+    let db = Db::open(SIM_DB, blob_options(fs.clone())).unwrap();
+    assert_eq!(total_blob_bytes(&db), after);
+    for i in 0..100u32 {
+        assert_eq!(db.get(format!("k{i:05}")).unwrap(), Some(value(i + 3, 2000)));
+    }
+}
+
+#[test]
+fn garbage_collection_relocates_live_values_out_of_old_files() {
+    let fs = SimFs::new();
+    let o = Options {
+        disable_auto_compactions: true,
+        enable_blob_garbage_collection: true,
+        // Of the two flushes' blob files (one file each: 8 KiB files hold 4 values, so more:
+        // the cutoff takes the older half of the files, all from the first flush), the first.
+        blob_garbage_collection_age_cutoff: 0.5,
+        blob_file_size: 1 << 20,
+        write_buffer_size: 1 << 20,
+        ..blob_options(fs.clone())
+    };
+    let db = Db::open(SIM_DB, o.clone()).unwrap();
+    for i in 0..100u32 {
+        db.put(format!("k{i:05}"), value(i, 2000)).unwrap();
+    }
+    db.flush().unwrap();
+    let old = blob_files(&fs);
+    assert_eq!(old.len(), 1);
+    // Overwrite half: the old files are half garbage, which plain compaction cannot free.
+    for i in (0..100u32).step_by(2) {
+        db.put(format!("k{i:05}"), value(i + 1000, 2000)).unwrap();
+    }
+    db.flush().unwrap();
+    assert_eq!(blob_files(&fs).len(), 2);
+    db.compact_range(None, None).unwrap();
+    let now = blob_files(&fs);
+    for name in &old {
+        assert!(!now.contains(name), "{name} was relocated and deleted: {now:?}");
+    }
+    for i in 0..100u32 {
+        let want = if i % 2 == 0 { value(i + 1000, 2000) } else { value(i, 2000) };
+        assert_eq!(db.get(format!("k{i:05}")).unwrap(), Some(want));
+    }
+    let stats = db.property("rocksdb.options-statistics").unwrap();
+    // The 50 values of the first file still live; the second file's 50 stay where they are.
+    assert!(stats.contains("rocksdb.blobdb.gc.num.keys.relocated COUNT : 50\n"), "{stats}");
+    assert_eq!(blob_files(&fs).len(), 2, "the second flush's file and the relocation's");
+    // Blob files off: new values stay inline, the old blob files are still read.
+    drop(db);
+    let files = blob_files(&fs);
+    let db = Db::open(SIM_DB, Options { enable_blob_files: false, ..o }).unwrap();
+    db.put("new", value(5, 3000)).unwrap();
+    db.flush().unwrap();
+    assert_eq!(blob_files(&fs), files);
+    assert_eq!(db.get("new").unwrap(), Some(value(5, 3000)));
+    for i in 0..100u32 {
+        let want = if i % 2 == 0 { value(i + 1000, 2000) } else { value(i, 2000) };
+        assert_eq!(db.get(format!("k{i:05}")).unwrap(), Some(want));
+    }
+}

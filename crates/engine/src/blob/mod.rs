@@ -12,6 +12,7 @@
 //! every blob file a live version lists.
 
 pub mod format;
+pub mod gc;
 pub mod reader;
 pub mod separate;
 pub mod writer;

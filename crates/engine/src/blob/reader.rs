@@ -8,6 +8,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -92,12 +93,40 @@ pub struct BlobSource {
     fs: Arc<dyn Fs>,
     dir: PathBuf,
     open: Mutex<HashMap<u64, Arc<BlobFileReader>>>,
+    /// RocksDB's blob tickers for this database.
+    pub stats: BlobStats,
+}
+
+/// RocksDB's blob tickers (`rocksdb.blobdb.*`), counted per database.
+#[derive(Debug, Default)]
+pub struct BlobStats {
+    /// Bytes appended to blob files (flushes and compactions).
+    pub bytes_written: AtomicU64,
+    /// Bytes read from blob files (reads and garbage collection).
+    pub bytes_read: AtomicU64,
+    /// Values garbage collection relocated.
+    pub gc_keys_relocated: AtomicU64,
+    /// Their bytes.
+    pub gc_bytes_relocated: AtomicU64,
+}
+
+impl BlobStats {
+    /// The tickers by RocksDB's names.
+    pub fn tickers(&self) -> [(&'static str, u64); 4] {
+        let g = |a: &AtomicU64| a.load(Relaxed);
+        [
+            ("rocksdb.blobdb.blob.file.bytes.written", g(&self.bytes_written)),
+            ("rocksdb.blobdb.blob.file.bytes.read", g(&self.bytes_read)),
+            ("rocksdb.blobdb.gc.num.keys.relocated", g(&self.gc_keys_relocated)),
+            ("rocksdb.blobdb.gc.bytes.relocated", g(&self.gc_bytes_relocated)),
+        ]
+    }
 }
 
 impl BlobSource {
     /// Blob files of the database in `dir`.
     pub fn new(fs: Arc<dyn Fs>, dir: PathBuf) -> BlobSource {
-        BlobSource { fs, dir, open: Mutex::new(HashMap::new()) }
+        BlobSource { fs, dir, open: Mutex::new(HashMap::new()), stats: BlobStats::default() }
     }
 
     /// The reader of blob file `number`, opening it if needed.
@@ -115,7 +144,15 @@ impl BlobSource {
         let index = BlobIndex::decode(encoded).map_err(|e| {
             Error::corruption("<blob index>", 0, format!("{e} (key of {} bytes)", key.len()))
         })?;
-        self.reader(index.file_number)?.get(key, &index)
+        self.read(key, &index)
+    }
+
+    /// The value of `key` that `index` points to.
+    pub fn read(&self, key: &[u8], index: &BlobIndex) -> Result<Vec<u8>> {
+        let v = self.reader(index.file_number)?.get(key, index)?;
+        let record = (super::format::RECORD_HEADER_LEN + key.len()) as u64 + index.size;
+        self.stats.bytes_read.fetch_add(record, Relaxed);
+        Ok(v)
     }
 
     /// Forgets blob file `number` (deleted).

@@ -53,6 +53,28 @@ impl DbInner {
         add(ikey, value)
     }
 
+    /// What a compaction takes for blob files: the source to read them (when the database has
+    /// any or writes them) and the garbage collection cutoff: blob indexes into files numbered
+    /// below it are relocated (RocksDB's `blob_garbage_collection_age_cutoff`: that fraction of
+    /// the live blob files, oldest first; 0 when garbage collection is off).
+    pub(crate) fn blob_compaction_inputs(&self) -> (Option<&crate::blob::reader::BlobSource>, u64) {
+        let v = &self.super_version.load().version;
+        if !self.opts.enable_blob_files && v.blob_files.is_empty() {
+            return (None, 0);
+        }
+        let mut cutoff = 0;
+        if self.opts.enable_blob_garbage_collection {
+            let n = v.blob_files.len();
+            let take = (n as f64 * self.opts.blob_garbage_collection_age_cutoff).ceil() as usize;
+            cutoff = match v.blob_files.keys().nth(take.min(n)) {
+                Some(&first_kept) => first_kept,
+                None if take > 0 => u64::MAX,
+                None => 0,
+            };
+        }
+        (Some(&self.blobs), cutoff)
+    }
+
     /// Finishes `sep`'s last file; its records go to `outputs`.
     pub(crate) fn finish_blobs(
         &self,
@@ -61,6 +83,8 @@ impl DbInner {
     ) -> Result<()> {
         if let Some(s) = sep {
             outputs.bytes += s.bytes_written();
+            let written = &self.blobs.stats.bytes_written;
+            written.fetch_add(s.bytes_written(), std::sync::atomic::Ordering::Relaxed);
             outputs.additions.extend(s.finish()?);
         }
         Ok(())

@@ -22,7 +22,11 @@ impl DbInner {
         }
         match name {
             "stats" => Some(self.stats_text()),
-            "options-statistics" => Some(crate::statistics::render(&self.stats.tickers())),
+            "options-statistics" => {
+                let mut tickers = self.stats.tickers();
+                tickers.extend(self.blobs.stats.tickers());
+                Some(crate::statistics::render(&tickers))
+            }
             "levelstats" => Some(self.level_stats_text()),
             "estimate-num-keys" => {
                 let mut n: i64 = 0;
