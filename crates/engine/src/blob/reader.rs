@@ -160,3 +160,9 @@ impl BlobSource {
         self.open.lock().remove(&number);
     }
 }
+
+impl crate::iter::BlobValues for BlobSource {
+    fn blob_value(&self, key: &[u8], index: &[u8]) -> Result<Vec<u8>> {
+        self.get(key, index)
+    }
+}

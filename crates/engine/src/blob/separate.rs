@@ -31,6 +31,19 @@ pub struct SeparationPolicy {
     pub compression_level: i32,
 }
 
+impl SeparationPolicy {
+    /// The separation a job writing at `level` applies under `o`, or `None` when values stay
+    /// inline (blob files off, or a compaction into a level above `blob_file_starting_level`).
+    pub fn for_level(o: &crate::options::Options, level: usize) -> Option<SeparationPolicy> {
+        (o.enable_blob_files && level >= o.blob_file_starting_level).then_some(SeparationPolicy {
+            min_blob_size: o.min_blob_size,
+            blob_file_size: o.blob_file_size,
+            compression: o.blob_compression_type,
+            compression_level: o.compression_level,
+        })
+    }
+}
+
 /// Writes the separated values of one job.
 pub struct BlobSeparator<'a> {
     fs: &'a dyn Fs,
@@ -126,5 +139,24 @@ impl<'a> BlobSeparator<'a> {
     pub fn finish(mut self) -> Result<Vec<BlobFileAddition>> {
         self.finish_current()?;
         Ok(self.finished)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::options::Options;
+
+    #[test]
+    fn separation_starts_at_the_configured_level() {
+        let o = Options {
+            enable_blob_files: true,
+            blob_file_starting_level: 2,
+            min_blob_size: 10,
+            ..Default::default()
+        };
+        assert!(SeparationPolicy::for_level(&o, 1).is_none());
+        assert_eq!(SeparationPolicy::for_level(&o, 2).map(|p| p.min_blob_size), Some(10));
+        assert!(SeparationPolicy::for_level(&Options::default(), 5).is_none());
     }
 }

@@ -242,7 +242,7 @@ pub fn run(
 
 /// The separator of a job writing at `level`, if blob files are written there.
 fn opts_blob_separator<'a>(ctx: &JobContext<'a>, level: usize) -> Option<BlobSeparator<'a>> {
-    let policy = ctx.opts.blob_separation(level)?;
+    let policy = crate::blob::separate::SeparationPolicy::for_level(ctx.opts, level)?;
     Some(BlobSeparator::new(ctx.fs, ctx.dir, policy))
 }
 

@@ -26,7 +26,7 @@ pub(crate) struct BlobOutputs<'a> {
 impl DbInner {
     /// A separator for an output at `level`, or `None` when values stay inline there.
     pub(crate) fn blob_separator(&self, level: usize) -> Option<BlobSeparator<'_>> {
-        let policy = self.opts.blob_separation(level)?;
+        let policy = crate::blob::separate::SeparationPolicy::for_level(&self.opts, level)?;
         Some(BlobSeparator::new(self.fs.as_ref(), &self.path, policy))
     }
 

@@ -214,7 +214,7 @@ impl DbInner {
             opts.iterate_upper_bound.clone(),
         )
         .with_merge_operator(self.opts.merge_operator.clone())
-        .with_blob_source(Some(Arc::clone(&self.blobs)))
+        .with_blob_source(Some(Arc::clone(&self.blobs) as Arc<dyn crate::iter::BlobValues>))
     }
 }
 

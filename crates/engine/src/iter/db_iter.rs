@@ -29,8 +29,7 @@ use std::cell::OnceCell;
 use std::sync::Arc;
 
 use super::range_del::FragmentedTombstones;
-use super::InternalIterator;
-use crate::blob::reader::BlobSource;
+use super::{BlobValues, InternalIterator};
 use crate::error::{Error, Result};
 use crate::key::{
     pack_trailer, parse_internal_key, user_key, SequenceNumber, ValueKind, KIND_FOR_SEEK,
@@ -71,7 +70,7 @@ pub struct DbIterator {
     /// A merge's operands (forward: newest first; backward: oldest first).
     operands: Operands,
     /// Reads values that live in blob files.
-    blobs: Option<Arc<BlobSource>>,
+    blobs: Option<Arc<dyn BlobValues>>,
     /// The current entry is a blob index (in `blob_index`), its value not read yet.
     pending_blob: bool,
     blob_index: Vec<u8>,
@@ -113,7 +112,7 @@ impl DbIterator {
 
     /// Reads the values of `BlobIndex` entries from `blobs` (without one, such an entry makes
     /// the cursor fail with `Corruption`).
-    pub fn with_blob_source(mut self, blobs: Option<Arc<BlobSource>>) -> Self {
+    pub fn with_blob_source(mut self, blobs: Option<Arc<dyn BlobValues>>) -> Self {
         self.blobs = blobs;
         self
     }
@@ -121,7 +120,7 @@ impl DbIterator {
     /// The value `index` (a blob index of user key `key`) points to.
     fn read_blob(&self, key: &[u8], index: &[u8]) -> Result<Vec<u8>> {
         match &self.blobs {
-            Some(b) => b.get(key, index),
+            Some(b) => b.blob_value(key, index),
             None => Err(Error::corruption("<iterator>", 0, "a blob index with no blob files")),
         }
     }

@@ -1,9 +1,8 @@
 //! The blob file options' checks (RocksDB's names: `min_blob_size`, `blob_file_size`,
-//! `blob_garbage_collection_age_cutoff`, `blob_garbage_collection_force_threshold`), and the
-//! separation policy a flush or compaction takes from them. Pure; no IO.
+//! `blob_garbage_collection_age_cutoff`, `blob_garbage_collection_force_threshold`). Pure; no
+//! IO. (The separation a job applies, from these options: `blob::separate::SeparationPolicy`.)
 
 use super::{invalid, Options};
-use crate::blob::separate::SeparationPolicy;
 use crate::error::Result;
 
 impl Options {
@@ -33,19 +32,6 @@ impl Options {
             ));
         }
         Ok(())
-    }
-
-    /// The separation a job writing at `level` applies, or `None` when values stay inline
-    /// (blob files off, or a compaction into a level above `blob_file_starting_level`).
-    pub(crate) fn blob_separation(&self, level: usize) -> Option<SeparationPolicy> {
-        (self.enable_blob_files && level >= self.blob_file_starting_level).then_some(
-            SeparationPolicy {
-                min_blob_size: self.min_blob_size,
-                blob_file_size: self.blob_file_size,
-                compression: self.blob_compression_type,
-                compression_level: self.compression_level,
-            },
-        )
     }
 }
 
@@ -79,18 +65,5 @@ mod tests {
         Options { enable_blob_files: true, min_blob_size: 4096, ..Default::default() }
             .validate()
             .unwrap();
-    }
-
-    #[test]
-    fn separation_starts_at_the_configured_level() {
-        let o = Options {
-            enable_blob_files: true,
-            blob_file_starting_level: 2,
-            min_blob_size: 10,
-            ..Default::default()
-        };
-        assert!(o.blob_separation(1).is_none());
-        assert_eq!(o.blob_separation(2).map(|p| p.min_blob_size), Some(10));
-        assert!(Options::default().blob_separation(5).is_none());
     }
 }
