@@ -42,7 +42,7 @@ fn blob_files(fs: &SimFs) -> Vec<String> {
 
 /// Small values stay inline; large ones (every 3rd) go to blob files.
 fn expected(i: u32) -> Vec<u8> {
-    value(i, if i % 3 == 0 { 3000 + i as usize } else { 20 })
+    value(i, if i.is_multiple_of(3) { 3000 + i as usize } else { 20 })
 }
 
 fn fill(db: &Db, n: u32) {
@@ -308,7 +308,7 @@ fn garbage_collection_relocates_live_values_out_of_old_files() {
         assert!(!now.contains(name), "{name} was relocated and deleted: {now:?}");
     }
     for i in 0..100u32 {
-        let want = if i % 2 == 0 { value(i + 1000, 2000) } else { value(i, 2000) };
+        let want = if i.is_multiple_of(2) { value(i + 1000, 2000) } else { value(i, 2000) };
         assert_eq!(db.get(format!("k{i:05}")).unwrap(), Some(want));
     }
     let stats = db.property("rocksdb.options-statistics").unwrap();
@@ -324,7 +324,7 @@ fn garbage_collection_relocates_live_values_out_of_old_files() {
     assert_eq!(blob_files(&fs), files);
     assert_eq!(db.get("new").unwrap(), Some(value(5, 3000)));
     for i in 0..100u32 {
-        let want = if i % 2 == 0 { value(i + 1000, 2000) } else { value(i, 2000) };
+        let want = if i.is_multiple_of(2) { value(i + 1000, 2000) } else { value(i, 2000) };
         assert_eq!(db.get(format!("k{i:05}")).unwrap(), Some(want));
     }
 }

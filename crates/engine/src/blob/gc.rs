@@ -18,7 +18,7 @@ use parking_lot::Mutex;
 
 use super::format::{BlobIndex, RECORD_HEADER_LEN};
 use super::reader::BlobSource;
-use super::separate::BlobSeparator;
+use super::separate::{AddEntry, BlobSeparator};
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
 use crate::key::{append_internal_key, parse_internal_key, ValueKind};
@@ -162,7 +162,7 @@ impl<'a> BlobCompaction<'a> {
         ikey: &[u8],
         value: &[u8],
         new_number: &mut dyn FnMut() -> u64,
-        add: &mut dyn FnMut(&[u8], &[u8]) -> Result<()>,
+        add: &mut AddEntry<'_>,
     ) -> Result<()> {
         let Some(p) = parse_internal_key(ikey) else { return add(ikey, value) };
         match p.kind {

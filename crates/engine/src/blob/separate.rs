@@ -18,6 +18,9 @@ use crate::key::{append_internal_key, parse_internal_key, ValueKind};
 use crate::options::CompressionType;
 use crate::version::blob_meta::BlobFileAddition;
 
+/// Where a job's output entries go: `(internal key, value)` into the table being written.
+pub type AddEntry<'a> = dyn FnMut(&[u8], &[u8]) -> Result<()> + 'a;
+
 /// What decides the separation (from `Options`).
 #[derive(Debug, Clone, Copy)]
 pub struct SeparationPolicy {

@@ -8,7 +8,7 @@
 
 use super::core::DbInner;
 use super::jobs::OutputGuard;
-use crate::blob::separate::BlobSeparator;
+use crate::blob::separate::{AddEntry, BlobSeparator};
 use crate::error::Result;
 use crate::version::blob_meta::BlobFileAddition;
 
@@ -37,7 +37,7 @@ impl DbInner {
         outputs: &mut BlobOutputs<'a>,
         ikey: &[u8],
         value: &[u8],
-        add: &mut dyn FnMut(&[u8], &[u8]) -> Result<()>,
+        add: &mut AddEntry<'_>,
     ) -> Result<()> {
         if let Some(s) = sep {
             let mut new_number = || {
