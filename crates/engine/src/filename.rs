@@ -1,4 +1,4 @@
-//! RocksDB's file names: `NNNNNN.log`, `NNNNNN.sst`, `MANIFEST-NNNNNN`, `CURRENT`, `LOCK`,
+//! RocksDB's file names: `NNNNNN.log`, `NNNNNN.sst`, `NNNNNN.blob`, `MANIFEST-NNNNNN`, `CURRENT`, `LOCK`,
 //! `OPTIONS-NNNNNN`, `LOG`, and Talus's own `NNNNNN.log.corrupt` (a WAL recovery could not
 //! replay whole, kept for salvage: `docs/design/recovery.md`) and `<one of these>.dbtmp` (a
 //! file being replaced atomically).
@@ -16,6 +16,8 @@ pub enum FileType {
     Wal(u64),
     /// A table file.
     Table(u64),
+    /// A blob file (`NNNNNN.blob`: separated values, `docs/format/blob.md`).
+    Blob(u64),
     /// A MANIFEST.
     Manifest(u64),
     /// The CURRENT pointer.
@@ -55,6 +57,14 @@ pub fn table_path(dir: &Path, n: u64) -> PathBuf {
 /// Name of SST `n`.
 pub fn table_name(n: u64) -> String {
     format!("{n:06}.sst")
+}
+/// Path of blob file `n`.
+pub fn blob_path(dir: &Path, n: u64) -> PathBuf {
+    dir.join(blob_name(n))
+}
+/// Name of blob file `n`.
+pub fn blob_name(n: u64) -> String {
+    format!("{n:06}.blob")
 }
 /// Name of MANIFEST `n`.
 pub fn manifest_name(n: u64) -> String {
@@ -109,6 +119,9 @@ pub fn parse_file_name(name: &str) -> Option<FileType> {
     if let Some(rest) = name.strip_suffix(".sst") {
         return number(rest).map(FileType::Table);
     }
+    if let Some(rest) = name.strip_suffix(".blob") {
+        return number(rest).map(FileType::Blob);
+    }
     None
 }
 
@@ -137,6 +150,8 @@ mod tests {
         assert_eq!(wal_path(d, 12), Path::new("/db/000012.log"));
         assert_eq!(parse_file_name("000012.log"), Some(FileType::Wal(12)));
         assert_eq!(parse_file_name("1234567.sst"), Some(FileType::Table(1234567)));
+        assert_eq!(blob_path(d, 9), Path::new("/db/000009.blob"));
+        assert_eq!(parse_file_name("000009.blob"), Some(FileType::Blob(9)));
         assert_eq!(parse_file_name(&manifest_name(5)), Some(FileType::Manifest(5)));
         assert_eq!(parse_file_name("CURRENT"), Some(FileType::Current));
         assert_eq!(parse_file_name("x.log.bak"), None);
@@ -161,7 +176,8 @@ mod tests {
             "LOG.older",
             "LOGS",
             "IDENTITY",
-            "000001.blob",
+            "backup.blob",
+            "1.blob.x",
             "backup.dbtmp",
             "LOCK.dbtmp",
             "x.log.corrupt",

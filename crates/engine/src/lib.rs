@@ -28,6 +28,8 @@
 
 pub mod backup;
 pub mod batch;
+#[doc(hidden)]
+pub mod blob;
 pub mod cache;
 #[doc(hidden)]
 pub mod coding;

@@ -9,6 +9,7 @@ use crate::cache::MetadataChargePolicy;
 use crate::error::{Error, Result};
 use crate::fs::{Fs, StdFs};
 
+mod blob;
 mod checksum_type;
 mod compression_level;
 mod kinds;
@@ -226,6 +227,24 @@ pub struct Options {
     /// Called on each key's newest entry in every compaction (RocksDB's `compaction_filter`;
     /// none by default). See [`crate::CompactionFilter`].
     pub compaction_filter: Option<Arc<dyn crate::compaction_filter::CompactionFilter>>,
+    /// Separate large values into blob files at flush (and compaction into levels at or below
+    /// `blob_file_starting_level`): RocksDB's integrated BlobDB (default false).
+    pub enable_blob_files: bool,
+    /// Values at least this long go to blob files (default 0: every value).
+    pub min_blob_size: u64,
+    /// A blob file is finished once it reaches this size (default 256 MiB).
+    pub blob_file_size: u64,
+    /// Compression of blob records (default none).
+    pub blob_compression_type: CompressionType,
+    /// Compactions write blob files for output levels at or above this (flushes: at 0).
+    pub blob_file_starting_level: usize,
+    /// Compactions rewrite the live values of the oldest blob files (default false).
+    pub enable_blob_garbage_collection: bool,
+    /// The fraction of blob files, oldest first, whose values compactions rewrite (0.0-1.0,
+    /// default 0.25).
+    pub blob_garbage_collection_age_cutoff: f64,
+    /// Garbage ratio of the oldest blob files that forces a compaction (0.0-1.0, default 1.0).
+    pub blob_garbage_collection_force_threshold: f64,
 }
 
 impl Default for Options {
@@ -299,6 +318,14 @@ impl Default for Options {
             write_thread_max_yield_usec: 100,
             merge_operator: None,
             compaction_filter: None,
+            enable_blob_files: false,
+            min_blob_size: 0,
+            blob_file_size: 256 << 20,
+            blob_compression_type: CompressionType::None,
+            blob_file_starting_level: 0,
+            enable_blob_garbage_collection: false,
+            blob_garbage_collection_age_cutoff: 0.25,
+            blob_garbage_collection_force_threshold: 1.0,
         }
     }
 }
@@ -323,6 +350,7 @@ impl Options {
     /// Checks every option's range; the error names the first bad option.
     pub fn validate(&self) -> Result<()> {
         self.validate_compression_levels()?;
+        self.validate_blob_options()?;
         if self.write_buffer_size < 4096 {
             return Err(invalid("write_buffer_size", "must be at least 4096 bytes"));
         }

@@ -172,6 +172,22 @@ fn write_edit(out: &mut dyn Write, offset: u64, e: &VersionEdit, hex: bool) -> s
         write_file(out, f, hex)?;
         writeln!(out)?;
     }
+    // RocksDB's `BlobFileAddition::DebugString` / `BlobFileGarbage::DebugString` words.
+    for a in &e.blob_file_additions {
+        writeln!(
+            out,
+            "  BlobFileAddition: blob_file_number: {} total_blob_count: {} total_blob_bytes: {} \
+             checksum_value: {:08x} file_size: {}",
+            a.number, a.blob_count, a.blob_bytes, a.checksum, a.file_size
+        )?;
+    }
+    for g in &e.blob_file_garbage {
+        writeln!(
+            out,
+            "  BlobFileGarbage: blob_file_number: {} garbage_blob_count: {} garbage_blob_bytes: {}",
+            g.number, g.garbage_count, g.garbage_bytes
+        )?;
+    }
     writeln!(out, "}}")
 }
 
@@ -343,6 +359,7 @@ mod tests {
             last_sequence: Some(5),
             deleted_files: vec![],
             new_files: vec![(0, meta(7, b"a", b"m", 4)), (0, meta(8, b"b", b"z", 5))],
+            ..Default::default()
         });
         st.apply(VersionEdit {
             next_file_number: Some(12),

@@ -375,6 +375,22 @@ fn randomize(c: &mut Config, rng: &mut StdRng) {
     c.metadata_block_size = [64, 512, 4096][rng.gen_range(0..3)];
     // Both block checksums (format versions 2/3 and 4) in one database across reopens.
     c.checksum = talus::ChecksumType::ALL[rng.gen_range(0..2)];
+    // Blob files (key-value separation) in about half the cycles, unless the command line set
+    // blob options: values written with and without them meet across reopens, and cycles
+    // without them read the blob files earlier cycles wrote.
+    if !c.extra.iter().any(|(n, _)| n.contains("blob")) && rng.gen_bool(0.5) {
+        let mut set = |n: &str, v: String| c.extra.push((n.to_string(), v));
+        set("enable_blob_files", "true".into());
+        set("min_blob_size", [0, 16, 64][rng.gen_range(0..3)].to_string());
+        set("blob_file_size", [4096, 65536, 1 << 20][rng.gen_range(0..3)].to_string());
+        set("blob_compression_type", ["none", "lz4", "zstd"][rng.gen_range(0..3)].into());
+        set("blob_file_starting_level", rng.gen_range(0..2).to_string());
+        set("enable_blob_garbage_collection", rng.gen_bool(0.7).to_string());
+        set(
+            "blob_garbage_collection_age_cutoff",
+            ["0.0", "0.25", "0.5", "1.0"][rng.gen_range(0..4)].into(),
+        );
+    }
 }
 
 #[derive(Clone)]

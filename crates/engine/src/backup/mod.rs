@@ -124,6 +124,12 @@ impl BackupEngine {
             made.push(to.clone());
             copy_file(fs, &cap.db_path.join(options_name(n)), &to)?;
         }
+        // Blob files are copied with the backup's private files (not shared between backups).
+        for &n in cap.version.blob_files.keys() {
+            let to = tmp.join(crate::filename::blob_name(n));
+            made.push(to.clone());
+            copy_file(fs, &crate::filename::blob_path(&cap.db_path, n), &to)?;
+        }
         write_manifest_and_current(fs, &tmp, &cap, &mut made)?;
         fs.sync_dir(&tmp)?;
         for p in &made {

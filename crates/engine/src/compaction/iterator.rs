@@ -269,6 +269,8 @@ impl<'a> CompactionIter<'a> {
         let newest = seq;
         let latest_snapshot = self.p.snapshots.last().copied();
         let mut cur_seq = seq;
+        // The base is a value in a blob file, which a job does not read.
+        let mut blob_base = false;
         let end = loop {
             // The input is at an operand of the chain (counted in `keys_in`).
             let offered = latest_snapshot.is_none_or(|l| cur_seq > l);
@@ -311,6 +313,7 @@ impl<'a> CompactionIter<'a> {
                 break ChainEnd::Covered;
             }
             if kind != ValueKind::Merge {
+                blob_base = kind == ValueKind::BlobIndex;
                 break ChainEnd::Base(kind == ValueKind::Put);
             }
             self.keys_in += 1;
@@ -322,6 +325,13 @@ impl<'a> CompactionIter<'a> {
             if matches!(end, ChainEnd::Base(_)) {
                 self.last_stripe = usize::MAX;
             }
+            return Ok(());
+        }
+        if blob_base {
+            // The operands as they are, then the blob index as the newest entry left in the
+            // stripe: reads merge them over the value (`iter::db_iter`, `db::read::merge`).
+            self.queue_operands();
+            self.last_stripe = usize::MAX;
             return Ok(());
         }
         let op = self.p.merge;

@@ -21,6 +21,9 @@ use std::sync::Arc;
 
 use super::iterator::{CompactionIter, CompactionPolicy};
 use super::Compaction;
+use crate::blob::gc::{BlobCompaction, BlobJobOutput};
+use crate::blob::reader::BlobSource;
+use crate::blob::separate::BlobSeparator;
 use crate::error::Result;
 use crate::filename::{table_name, table_path};
 use crate::fs::rate_limiter::{IoPriority, RateLimitedFile, RateLimiter};
@@ -48,6 +51,10 @@ pub struct JobContext<'a> {
     pub shutting_down: &'a AtomicBool,
     /// Charges the output writes, if set.
     pub rate_limiter: Option<&'a Arc<RateLimiter>>,
+    /// The blob files, when the database has or writes any (`blob::gc`).
+    pub blobs: Option<&'a BlobSource>,
+    /// Blob indexes into files numbered below this are relocated (0: none).
+    pub blob_gc_cutoff: u64,
 }
 
 /// What a job produced.
@@ -61,6 +68,8 @@ pub struct JobOutput {
     pub keys_dropped: u64,
     /// Bytes written.
     pub bytes_written: u64,
+    /// Blob files written and garbage counted.
+    pub blobs: BlobJobOutput,
 }
 
 struct Output {
@@ -155,6 +164,13 @@ pub fn run(
         .collect();
     let target = c.target_file_size;
     let (opts, shutting_down) = (ctx.opts, ctx.shutting_down);
+    let mut blob_job = None;
+    if let Some(source) = ctx.blobs {
+        let sep = opts_blob_separator(ctx, c.output_level);
+        let (job, wrapped) = BlobCompaction::new(source, sep, ctx.blob_gc_cutoff, input);
+        blob_job = Some(job);
+        input = wrapped;
+    }
     let mut w = Writer {
         ctx,
         c,
@@ -189,7 +205,12 @@ pub fn run(
                     w.open()?;
                 }
                 if let Some(o) = w.cur.as_mut() {
-                    o.builder.add(ikey, value)?;
+                    match blob_job.as_mut() {
+                        Some(b) => b.add(ikey, value, w.ctx.new_file_number, &mut |k, v| {
+                            o.builder.add(k, v)
+                        })?,
+                        None => o.builder.add(ikey, value)?,
+                    }
                 }
             }
             Ok(())
@@ -197,6 +218,11 @@ pub fn run(
         w.out.keys_in = it.keys_in;
         w.out.keys_dropped = it.keys_dropped();
         done?;
+        // The blob files are synced before the tables that point into them.
+        if let Some(b) = blob_job.take() {
+            w.out.blobs = b.finish()?;
+            w.out.bytes_written += w.out.blobs.bytes_written;
+        }
         if w.cur.is_none() && !w.tombstones.is_empty() {
             w.open()?;
         }
@@ -212,6 +238,12 @@ pub fn run(
             Err(e)
         }
     }
+}
+
+/// The separator of a job writing at `level`, if blob files are written there.
+fn opts_blob_separator<'a>(ctx: &JobContext<'a>, level: usize) -> Option<BlobSeparator<'a>> {
+    let policy = crate::blob::separate::SeparationPolicy::for_level(ctx.opts, level)?;
+    Some(BlobSeparator::new(ctx.fs, ctx.dir, policy))
 }
 
 #[cfg(test)]

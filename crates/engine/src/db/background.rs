@@ -207,7 +207,7 @@ impl DbInner {
         };
         for name in names {
             let delete = match parse_file_name(&name) {
-                Some(FileType::Table(n)) => !live.contains(&n),
+                Some(FileType::Table(n) | FileType::Blob(n)) => !live.contains(&n),
                 Some(FileType::Wal(n)) => n < min_log,
                 Some(FileType::Manifest(n)) => n < manifest,
                 Some(FileType::Temp) => true,
@@ -215,8 +215,10 @@ impl DbInner {
             };
             if delete {
                 crate::kill_point::kill_point!("obsolete.deleting");
-                if let Some(FileType::Table(n)) = parse_file_name(&name) {
-                    self.table_cache.evict(n);
+                match parse_file_name(&name) {
+                    Some(FileType::Table(n)) => self.table_cache.evict(n),
+                    Some(FileType::Blob(n)) => self.blobs.evict(n),
+                    _ => {}
                 }
                 match self.fs.remove_file(&self.path.join(&name)) {
                     Ok(()) => self.info_log.log(&format!("[delete] obsolete file {name}")),

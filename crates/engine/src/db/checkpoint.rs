@@ -31,8 +31,8 @@ use std::time::Duration;
 use super::core::DbInner;
 use super::Db;
 use crate::error::{Error, Result};
+use crate::filename::{blob_path, options_name, FileType};
 use crate::filename::{current_path, manifest_name, manifest_path, parse_file_name, table_path};
-use crate::filename::{options_name, FileType};
 use crate::fs::{copy_file, Fs};
 use crate::memtable::MemTable;
 use crate::version::{Version, VersionEdit};
@@ -221,6 +221,13 @@ fn write_files(inner: &DbInner, tmp: &Path, cap: &Capture, made: &mut Vec<PathBu
     let fs = &*inner.fs;
     for f in cap.version.files.iter().flatten() {
         let (from, to) = (table_path(&inner.path, f.number), table_path(tmp, f.number));
+        made.push(to.clone());
+        if fs.hard_link(&from, &to).is_err() {
+            copy_file(fs, &from, &to)?;
+        }
+    }
+    for &n in cap.version.blob_files.keys() {
+        let (from, to) = (blob_path(&inner.path, n), blob_path(tmp, n));
         made.push(to.clone());
         if fs.hard_link(&from, &to).is_err() {
             copy_file(fs, &from, &to)?;

@@ -164,6 +164,7 @@ impl DbInner {
         let ranges = subcompaction::ranges(&bounds);
         let allocated = Mutex::new(Vec::new());
         let snapshots = self.snapshots.sequences();
+        let (blob_source, blob_gc_cutoff) = self.blob_compaction_inputs();
         let run_one = |lo: Option<Vec<u8>>, hi: Option<Vec<u8>>| -> Result<JobOutput> {
             let whole = lo.is_none() && hi.is_none();
             let clipped = subcompaction::clip(&tombstones, lo.as_deref(), hi.as_deref());
@@ -184,6 +185,8 @@ impl DbInner {
                 new_file_number: &mut new_number,
                 shutting_down: &self.shutting_down,
                 rate_limiter: self.rate_limiter.as_ref(),
+                blobs: blob_source,
+                blob_gc_cutoff,
             };
             job::run(c, input, &FragmentedTombstones::new(clipped), &mut ctx)
         };
@@ -217,6 +220,10 @@ impl DbInner {
                     out.keys_in += o.keys_in;
                     out.keys_dropped += o.keys_dropped;
                     out.bytes_written += o.bytes_written;
+                    out.blobs.additions.extend(o.blobs.additions);
+                    out.blobs.garbage.extend(o.blobs.garbage);
+                    out.blobs.relocated.0 += o.blobs.relocated.0;
+                    out.blobs.relocated.1 += o.blobs.relocated.1;
                 }
                 Err(e) => {
                     first_err.get_or_insert(e);
@@ -258,6 +265,8 @@ impl DbInner {
         for f in &out.files {
             edit.new_files.push((c.output_level, f.clone()));
         }
+        edit.blob_file_additions.extend_from_slice(&out.blobs.additions);
+        edit.blob_file_garbage.extend_from_slice(&out.blobs.garbage);
         self.install(edit)?;
         kill_point!("compaction.manifest_written");
         Ok(())

@@ -96,6 +96,8 @@ pub(crate) struct DbInner {
     pub group_event: super::write_queue::GroupEvent,
     pub snapshots: Arc<SnapshotList>,
     pub table_cache: Arc<TableCache>,
+    /// The open blob files (`blob::reader`).
+    pub blobs: Arc<crate::blob::reader::BlobSource>,
     pub writers: WriteQueue,
     pub wal: Mutex<Option<ActiveWal>>,
     /// The next WAL (its number and file), created and preallocated by the flush thread ahead

@@ -7,6 +7,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use super::blob_outputs::BlobOutputs;
 use super::core::DbInner;
 use crate::compaction::iterator::{CompactionIter, CompactionPolicy};
 use crate::error::{Error, Result};
@@ -29,10 +30,13 @@ impl DbInner {
     /// with a base the memtable holds, else partially (`compaction::iterator` has the rules). Safe for readers without a snapshot:
     /// they load their SuperVersion before their sequence number, so a version this drops is
     /// shadowed by one at or below any sequence a reader of the new file can hold.
-    pub(crate) fn write_level0_table(
-        &self,
+    ///
+    /// Values `blob_separation(0)` separates go to blob files recorded in `blobs`.
+    pub(crate) fn write_level0_table<'a>(
+        &'a self,
         mem: &Arc<MemTable>,
         number: u64,
+        blobs: &mut BlobOutputs<'a>,
     ) -> Result<Option<FileMetaData>> {
         let tombstones = mem.range_tombstones();
         if mem.num_entries() == 0 && tombstones.is_empty() {
@@ -73,9 +77,12 @@ impl DbInner {
             shutting_down: None,
         };
         let mut entries = CompactionIter::new(it.as_mut(), policy);
+        let mut sep = self.blob_separator(0);
         while let Some((ikey, value, _)) = entries.next()? {
-            b.add(ikey, value)?;
+            self.add_maybe_separated(&mut sep, blobs, ikey, value, &mut |k, v| b.add(k, v))?;
         }
+        // The blob files are synced before the table that points into them.
+        self.finish_blobs(sep, blobs)?;
         let live: Vec<RangeTombstone> =
             tombstones.into_iter().filter(|t| t.start < t.end).collect();
         for t in &live {
@@ -163,12 +170,13 @@ impl DbInner {
     }
 
     fn flush_memtable(&self, mem: &Arc<MemTable>, number: u64) -> Result<u64> {
-        let meta = self.write_level0_table(mem, number)?;
+        let mut blobs = BlobOutputs::default();
+        let meta = self.write_level0_table(mem, number, &mut blobs)?;
         kill_point!("flush.table_written");
         if meta.is_some() {
             self.fs.sync_dir(&self.path)?;
         }
-        let bytes = meta.as_ref().map_or(0, |m| m.file_size);
+        let bytes = meta.as_ref().map_or(0, |m| m.file_size) + blobs.bytes;
         let mut vs = self.versions.lock();
         let mut edit = VersionEdit::default();
         let next_log = {
@@ -186,6 +194,7 @@ impl DbInner {
         if let Some(m) = meta {
             edit.new_files.push((0, m));
         }
+        edit.blob_file_additions = std::mem::take(&mut blobs.additions);
         let seq = vs.last_sequence().max(self.visible_sequence());
         vs.set_last_sequence(seq);
         vs.log_and_apply(edit)?;

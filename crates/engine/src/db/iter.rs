@@ -202,6 +202,16 @@ impl Walk {
         *set = true;
         Some(Ok(()))
     }
+
+    /// After a value was read: a value that could not be read (from a blob file) ends the walk
+    /// with the error, never an empty value.
+    fn value_read(&mut self) -> Result<()> {
+        let r = self.raw.status();
+        if r.is_err() {
+            self.done = true;
+        }
+        r
+    }
 }
 
 /// An owning iterator over `(key, value)` pairs: `next` walks forward from the first key,
@@ -228,7 +238,10 @@ impl Iter {
 
     fn item(&mut self, end: End) -> Option<Result<(Vec<u8>, Vec<u8>)>> {
         match self.walk.step(end)? {
-            Ok(()) => Some(Ok((self.walk.raw.key().to_vec(), self.walk.raw.value().to_vec()))),
+            Ok(()) => {
+                let kv = (self.walk.raw.key().to_vec(), self.walk.raw.value().to_vec());
+                Some(self.walk.value_read().map(|()| kv))
+            }
             Err(e) => Some(Err(e)),
         }
     }
@@ -304,7 +317,10 @@ impl RangeIter {
 
     fn item(&mut self, end: End) -> Option<Result<KeyValue>> {
         match self.walk.step(end)? {
-            Ok(()) => Some(Ok(KeyValue::new(self.walk.raw.key(), self.walk.raw.value()))),
+            Ok(()) => {
+                let kv = KeyValue::new(self.walk.raw.key(), self.walk.raw.value());
+                Some(self.walk.value_read().map(|()| kv))
+            }
             Err(e) => Some(Err(e)),
         }
     }

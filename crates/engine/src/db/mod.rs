@@ -23,6 +23,7 @@ use crate::options::Options;
 mod api_read;
 mod api_write;
 mod background;
+mod blob_outputs;
 pub(crate) mod checkpoint;
 mod compact;
 mod conflict;

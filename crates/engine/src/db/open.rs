@@ -179,7 +179,10 @@ fn wals_to_replay(fs: &dyn Fs, path: &Path, versions: &mut VersionSet) -> Result
         let (n, corrupt_name) = match parse_file_name(&name) {
             Some(FileType::Wal(n)) => (n, false),
             Some(FileType::CorruptWal(n)) => (n, true),
-            Some(FileType::Table(n)) | Some(FileType::Manifest(n)) | Some(FileType::Options(n)) => {
+            Some(FileType::Table(n))
+            | Some(FileType::Blob(n))
+            | Some(FileType::Manifest(n))
+            | Some(FileType::Options(n)) => {
                 versions.mark_file_number_used(n);
                 continue;
             }
@@ -293,6 +296,7 @@ fn new_inner(
         wal_wanted: false,
     };
     let last_seq = versions.last_sequence();
+    let blobs = Arc::new(crate::blob::reader::BlobSource::new(Arc::clone(&fs), path.to_path_buf()));
     DbInner {
         path: path.to_path_buf(),
         fs,
@@ -313,6 +317,7 @@ fn new_inner(
         group_event: Default::default(),
         snapshots: Arc::new(SnapshotList::default()),
         table_cache,
+        blobs,
         writers: WriteQueue::new(if opts.enable_write_thread_adaptive_yield {
             std::time::Duration::from_micros(opts.write_thread_max_yield_usec)
         } else {

@@ -86,7 +86,10 @@ impl DbInner {
             let number = self.versions.lock().new_file_number();
             undo.steps.push(Step::Remove(table_path(&self.path, number)));
             let start = std::time::Instant::now();
-            if let Some(meta) = self.write_level0_table(mem, number)? {
+            let mut blobs = super::blob_outputs::BlobOutputs::default();
+            let written = self.write_level0_table(mem, number, &mut blobs)?;
+            edit.blob_file_additions.append(&mut blobs.additions);
+            if let Some(meta) = written {
                 // A recovery flush is a flush (RocksDB counts it in L0's row and in
                 // `Flush(GB)`): without it a step that reopens a database undercounts what it
                 // wrote and its W-Amp's denominator.

@@ -22,7 +22,11 @@ impl DbInner {
         }
         match name {
             "stats" => Some(self.stats_text()),
-            "options-statistics" => Some(crate::statistics::render(&self.stats.tickers())),
+            "options-statistics" => {
+                let mut tickers = self.stats.tickers();
+                tickers.extend(self.blobs.stats.tickers());
+                Some(crate::statistics::render(&tickers))
+            }
             "levelstats" => Some(self.level_stats_text()),
             "estimate-num-keys" => {
                 let mut n: i64 = 0;
@@ -64,6 +68,21 @@ impl DbInner {
                 Some(if self.write_controller.is_stopped() { "1" } else { "0" }.to_string())
             }
             "recovery-report" => Some(self.recovery_report.lock().to_string()),
+            // RocksDB's blob properties, and the live blob files by name (Talus only).
+            "num-blob-files" => Some(v.blob_files.len().to_string()),
+            "total-blob-file-size" => {
+                Some(v.blob_files.values().map(|m| m.addition.file_size).sum::<u64>().to_string())
+            }
+            "live-blob-file-garbage-size" => {
+                Some(v.blob_files.values().map(|m| m.garbage_bytes).sum::<u64>().to_string())
+            }
+            "blob-files" => Some(
+                v.blob_files
+                    .keys()
+                    .map(|&n| crate::filename::blob_name(n))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            ),
             "wal-files-written" => Some(self.wal_files_written()),
             "block-cache-capacity" => Some(self.table_cache.block_cache()?.capacity().to_string()),
             "block-cache-usage" => Some(self.table_cache.block_cache()?.usage().to_string()),

@@ -89,10 +89,11 @@ impl DbInner {
         fill_cache: bool,
         from_mem: impl Fn(&Arc<MemTable>) -> Option<(ValueKind, SequenceNumber, T)>,
         from_block: impl FnOnce(BlockSlice) -> T,
-        from_merge: impl FnOnce(Vec<u8>) -> T,
+        from_merge: impl Fn(Vec<u8>) -> T,
     ) -> Result<Option<T>> {
-        let merged =
-            |this: &Self| this.get_merged(sv, key, read_seq, fill_cache).map(|v| v.map(from_merge));
+        let merged = |this: &Self| {
+            this.get_merged(sv, key, read_seq, fill_cache).map(|v| v.map(&from_merge))
+        };
         let mut max_tomb = 0;
         if let Some(t) = sv.mem.fragmented_range_tombstones() {
             max_tomb = t.max_covering_seq(key, read_seq);
@@ -118,6 +119,7 @@ impl DbInner {
         }
         let mut result: Result<Option<BlockSlice>> = Ok(None);
         let mut merge = false;
+        let mut blob = false;
         sv.version.for_each_file_for_key(key, |level, f| {
             let reader = match self.table_cache.reader(f, Some(level)) {
                 Ok(r) => r,
@@ -130,6 +132,7 @@ impl DbInner {
             match reader.get_pinned(key, read_seq, fill_cache) {
                 Ok(Some((kind, seq, v))) => {
                     merge = is_merge(kind, seq, max_tomb);
+                    blob = kind == ValueKind::BlobIndex;
                     result = Ok(is_live(kind, seq, max_tomb).then_some(v));
                     false
                 }
@@ -143,7 +146,10 @@ impl DbInner {
         if merge {
             return merged(self);
         }
-        Ok(result?.map(from_block))
+        match result? {
+            Some(index) if blob => Ok(Some(from_merge(self.blobs.get(key, &index)?))),
+            found => Ok(found.map(from_block)),
+        }
     }
 
     /// Builds the merged iterator over every source of `sv`, plus all their range tombstones.
@@ -207,6 +213,7 @@ impl DbInner {
             opts.iterate_upper_bound.clone(),
         )
         .with_merge_operator(self.opts.merge_operator.clone())
+        .with_blob_source(Some(Arc::clone(&self.blobs) as Arc<dyn crate::iter::BlobValues>))
     }
 }
 
@@ -218,8 +225,9 @@ fn is_merge(kind: ValueKind, seq: SequenceNumber, max_tomb: SequenceNumber) -> b
 
 /// True if the newest entry found (`kind` at `seq`) is a value that no range tombstone met so
 /// far (the highest covering one is at `max_tomb`) deletes.
+/// A `BlobIndex` is a value too: its bytes are read from the blob file by the caller.
 fn is_live(kind: ValueKind, seq: SequenceNumber, max_tomb: SequenceNumber) -> bool {
-    kind == ValueKind::Put && seq >= max_tomb
+    matches!(kind, ValueKind::Put | ValueKind::BlobIndex) && seq >= max_tomb
 }
 
 fn visible(

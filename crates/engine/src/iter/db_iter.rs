@@ -7,8 +7,11 @@
 //! the key's value its operands merged (newest first down to the key's base: a put, a delete, an
 //! entry covered by a range tombstone, or the end of its entries) by the merge operator
 //! (`merge::resolve::full_merge`; a failure makes the cursor invalid with the error in
-//! `status()`). Any other kind (`Delete`, `SingleDelete`, the reserved `BlobIndex`) hides the
-//! key. `RangeDelete` entries are never expected in the point stream and are skipped.
+//! `status()`). A `BlobIndex` is a value kept in a blob file: the cursor stops on it like on a
+//! put and reads the value only when `value()` is called (once per position; a failed read
+//! makes `value()` empty and `status()` the error), so a scan of keys reads no blob. A blob
+//! index under merge operands is read when the merge needs it. Any other kind (`Delete`,
+//! `SingleDelete`) hides the key. `RangeDelete` entries are never expected in the point stream and are skipped.
 //!
 //! # Positioning invariant
 //! - Forward: the inner iterator is at the newest visible entry of the current key; `key` and
@@ -22,10 +25,11 @@
 //! An inner error (or an undecodable internal key, reported as corruption) makes the cursor
 //! invalid and `status()` returns it. Owned by one reader; no locks.
 
+use std::cell::OnceCell;
 use std::sync::Arc;
 
 use super::range_del::FragmentedTombstones;
-use super::InternalIterator;
+use super::{BlobValues, InternalIterator};
 use crate::error::{Error, Result};
 use crate::key::{
     pack_trailer, parse_internal_key, user_key, SequenceNumber, ValueKind, KIND_FOR_SEEK,
@@ -65,6 +69,13 @@ pub struct DbIterator {
     value_saved: bool,
     /// A merge's operands (forward: newest first; backward: oldest first).
     operands: Operands,
+    /// Reads values that live in blob files.
+    blobs: Option<Arc<dyn BlobValues>>,
+    /// The current entry is a blob index (in `blob_index`), its value not read yet.
+    pending_blob: bool,
+    blob_index: Vec<u8>,
+    /// The current blob value, read by the first `value()` call at this position.
+    blob_value: OnceCell<Result<Vec<u8>>>,
 }
 
 impl DbIterator {
@@ -92,7 +103,33 @@ impl DbIterator {
             merge: None,
             value_saved: false,
             operands: Operands::default(),
+            blobs: None,
+            pending_blob: false,
+            blob_index: Vec::new(),
+            blob_value: OnceCell::new(),
         }
+    }
+
+    /// Reads the values of `BlobIndex` entries from `blobs` (without one, such an entry makes
+    /// the cursor fail with `Corruption`).
+    pub fn with_blob_source(mut self, blobs: Option<Arc<dyn BlobValues>>) -> Self {
+        self.blobs = blobs;
+        self
+    }
+
+    /// The value `index` (a blob index of user key `key`) points to.
+    fn read_blob(&self, key: &[u8], index: &[u8]) -> Result<Vec<u8>> {
+        match &self.blobs {
+            Some(b) => b.blob_value(key, index),
+            None => Err(Error::corruption("<iterator>", 0, "a blob index with no blob files")),
+        }
+    }
+
+    /// Stops at a blob index entry of `saved_key` whose encoded index is in `blob_index`.
+    fn stop_at_blob(&mut self) {
+        self.pending_blob = true;
+        self.blob_value = OnceCell::new();
+        self.valid = true;
     }
 
     /// Resolves merge operands with `op` (without one, a key with operands makes the cursor
@@ -249,6 +286,11 @@ impl DbIterator {
         if !self.valid {
             return &[];
         }
+        if self.pending_blob {
+            let v =
+                self.blob_value.get_or_init(|| self.read_blob(&self.saved_key, &self.blob_index));
+            return v.as_deref().unwrap_or(&[]);
+        }
         match self.dir {
             Direction::Forward if !self.value_saved => self.inner.value(),
             _ => &self.saved_value,
@@ -257,10 +299,13 @@ impl DbIterator {
 
     /// The first error met, if any.
     pub fn status(&self) -> Result<()> {
-        match &self.err {
-            Some(e) => Err(e.duplicate()),
-            None => self.inner.status(),
+        if let Some(e) = &self.err {
+            return Err(e.duplicate());
         }
+        if let Some(Err(e)) = self.blob_value.get().filter(|_| self.pending_blob) {
+            return Err(e.duplicate());
+        }
+        self.inner.status()
     }
 
     /// Seeks the inner iterator to the first entry of `user_key` visible at `read_seq`.
@@ -301,6 +346,7 @@ impl DbIterator {
     /// Moving forward from the inner position, finds the newest visible entry of the next user
     /// key. With `skipping`, entries of user keys `<= saved_key` are hidden.
     fn find_next_user_entry(&mut self, mut skipping: bool) {
+        self.pending_blob = false;
         if self.err.is_some() {
             self.valid = false;
             return;
@@ -320,6 +366,17 @@ impl DbIterator {
                     ValueKind::RangeDelete => {}
                     ValueKind::Put if !self.covered(p.user_key, p.seq) => {
                         self.valid = true;
+                        return;
+                    }
+                    ValueKind::BlobIndex if !self.covered(p.user_key, p.seq) => {
+                        // Held like a merged value: the key in `saved_key`, the inner
+                        // iterator at the entry (skipped by the next step).
+                        self.saved_key.clear();
+                        self.saved_key.extend_from_slice(p.user_key);
+                        self.blob_index.clear();
+                        self.blob_index.extend_from_slice(self.inner.value());
+                        self.value_saved = true;
+                        self.stop_at_blob();
                         return;
                     }
                     ValueKind::Merge if !self.covered(p.user_key, p.seq) => {
@@ -344,6 +401,7 @@ impl DbIterator {
     /// Moving backward from the inner position, finds the previous user key whose newest entry
     /// visible at `read_seq` is a live put; leaves the inner iterator before all its entries.
     fn find_prev_user_entry(&mut self) {
+        self.pending_blob = false;
         if self.err.is_some() {
             self.valid = false;
             return;
@@ -353,6 +411,8 @@ impl DbIterator {
         let mut live = false;
         let mut merging = false;
         let mut has_base = false;
+        // `saved_value` holds a blob index, not a value.
+        let mut blob = false;
         while self.inner.valid() {
             let Some(p) = parse_internal_key(self.inner.key()) else {
                 self.corrupt();
@@ -371,11 +431,12 @@ impl DbIterator {
                 }
                 let covered = self.covered(p.user_key, p.seq);
                 match p.kind {
-                    ValueKind::Put if !covered => {
+                    ValueKind::Put | ValueKind::BlobIndex if !covered => {
                         self.saved_key.clear();
                         self.saved_key.extend_from_slice(p.user_key);
                         self.saved_value.clear();
                         self.saved_value.extend_from_slice(self.inner.value());
+                        blob = p.kind == ValueKind::BlobIndex;
                         (live, merging) = (true, false);
                     }
                     ValueKind::Merge if !covered => {
@@ -397,6 +458,21 @@ impl DbIterator {
         if !(live || merging) || (!self.inner.valid() && self.inner.status().is_err()) {
             self.exhausted();
             return;
+        }
+        if live && blob {
+            std::mem::swap(&mut self.blob_index, &mut self.saved_value);
+            self.stop_at_blob();
+            return;
+        }
+        if merging && has_base && blob {
+            match self.read_blob(&self.saved_key, &self.saved_value) {
+                Ok(v) => self.saved_value = v,
+                Err(e) => {
+                    self.err = Some(e);
+                    self.valid = false;
+                    return;
+                }
+            }
         }
         if merging {
             // Gathered oldest first: the merge takes them newest first.
@@ -421,6 +497,7 @@ impl DbIterator {
         self.operands.clear();
         self.operands.push(self.inner.value());
         let mut base_put = false;
+        let mut base_blob = None;
         loop {
             self.inner.next();
             if !self.inner.valid() {
@@ -445,10 +522,24 @@ impl DbIterator {
                     base_put = true;
                     break;
                 }
+                ValueKind::BlobIndex => {
+                    match self.read_blob(&self.saved_key, self.inner.value()) {
+                        Ok(v) => base_blob = Some(v),
+                        Err(e) => {
+                            self.err = Some(e);
+                            self.valid = false;
+                            return;
+                        }
+                    }
+                    break;
+                }
                 _ => break,
             }
         }
-        let base = base_put.then(|| self.inner.value());
+        let base = match &base_blob {
+            Some(v) => Some(v.as_slice()),
+            None => base_put.then(|| self.inner.value()),
+        };
         match full_merge(self.merge.as_deref(), &self.saved_key, base, &self.operands) {
             Ok(v) => {
                 self.saved_value = v;

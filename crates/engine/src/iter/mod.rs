@@ -39,6 +39,13 @@ pub trait InternalIterator: Send {
     fn status(&self) -> Result<()>;
 }
 
+/// Reads the values of `BlobIndex` entries (implemented by `blob::reader::BlobSource`; a trait
+/// here so that the iterators need not know the blob files).
+pub trait BlobValues: Send + Sync {
+    /// The value the encoded blob index `index` of user key `key` points to.
+    fn blob_value(&self, key: &[u8], index: &[u8]) -> Result<Vec<u8>>;
+}
+
 /// An iterator over nothing (or over an error).
 #[derive(Default)]
 pub struct EmptyIterator {

@@ -5,9 +5,10 @@
 //! version built).
 
 use std::cmp::Ordering;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
+use super::blob_meta::BlobFileMeta;
 use super::{FileMetaData, Version, VersionEdit};
 use crate::key::compare_internal;
 
@@ -16,6 +17,8 @@ pub(crate) struct Builder {
     /// file number -> (level, metadata)
     files: HashMap<u64, (usize, Arc<FileMetaData>)>,
     num_levels: usize,
+    /// Live blob files (`blob_meta.rs`).
+    blobs: BTreeMap<u64, BlobFileMeta>,
 }
 
 impl Builder {
@@ -27,7 +30,7 @@ impl Builder {
                 files.insert(f.number, (level, Arc::clone(f)));
             }
         }
-        Builder { files, num_levels }
+        Builder { files, num_levels, blobs: (*base.blob_files).clone() }
     }
 
     /// Applies `edit`'s deletions, then its additions (so a file may move between levels in
@@ -66,17 +69,50 @@ impl Builder {
             }
             self.files.insert(meta.number, (*level, Arc::new(meta.clone())));
         }
+        self.apply_blobs(edit)
+    }
+
+    /// Applies `edit`'s blob file additions, then its garbage; a file all garbage is dropped
+    /// (no SST references it any more).
+    fn apply_blobs(&mut self, edit: &VersionEdit) -> Result<(), String> {
+        for a in &edit.blob_file_additions {
+            if self.blobs.contains_key(&a.number) || self.files.contains_key(&a.number) {
+                return Err(format!("edit adds blob file {}, but it is already live", a.number));
+            }
+            self.blobs.insert(a.number, BlobFileMeta { addition: *a, ..Default::default() });
+        }
+        for g in &edit.blob_file_garbage {
+            let Some(m) = self.blobs.get_mut(&g.number) else {
+                return Err(format!(
+                    "edit counts garbage in blob file {}, which is not live",
+                    g.number
+                ));
+            };
+            m.garbage_count = m.garbage_count.saturating_add(g.garbage_count);
+            m.garbage_bytes = m.garbage_bytes.saturating_add(g.garbage_bytes);
+            if m.garbage_count > m.addition.blob_count || m.garbage_bytes > m.addition.blob_bytes {
+                return Err(format!(
+                    "edit counts more garbage in blob file {} than it holds",
+                    g.number
+                ));
+            }
+            if m.all_garbage() {
+                self.blobs.remove(&g.number);
+            }
+        }
         Ok(())
     }
 
     /// The largest file number present (0 if none).
     pub(crate) fn max_file_number(&self) -> u64 {
-        self.files.keys().copied().max().unwrap_or(0)
+        let tables = self.files.keys().copied().max().unwrap_or(0);
+        tables.max(self.blobs.keys().next_back().copied().unwrap_or(0))
     }
 
     /// Builds the version: level 0 newest first, deeper levels by smallest internal key.
     pub(crate) fn finish(&self) -> Version {
         let mut v = Version::new(self.num_levels);
+        v.blob_files = Arc::new(self.blobs.clone());
         for (level, f) in self.files.values() {
             if let Some(files) = v.files.get_mut(*level) {
                 files.push(Arc::clone(f));

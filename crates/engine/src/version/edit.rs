@@ -6,6 +6,9 @@
 //! offset. A cut exactly between two fields still decodes (to the fields before the cut): the
 //! log record's checksum, not the edit, guards against truncation.
 
+use super::blob_meta::{
+    BlobFileAddition, BlobFileGarbage, TAG_BLOB_FILE_ADDITION, TAG_BLOB_FILE_GARBAGE,
+};
 use super::FileMetaData;
 use crate::coding::{put_length_prefixed, put_varint32, put_varint64, Decoder};
 use crate::error::{Error, Result};
@@ -39,6 +42,10 @@ pub struct VersionEdit {
     pub deleted_files: Vec<(usize, u64)>,
     /// Files added: (level, metadata).
     pub new_files: Vec<(usize, FileMetaData)>,
+    /// Blob files added (tag 400).
+    pub blob_file_additions: Vec<BlobFileAddition>,
+    /// Garbage counted in blob files (tag 401).
+    pub blob_file_garbage: Vec<BlobFileGarbage>,
 }
 
 impl VersionEdit {
@@ -74,6 +81,12 @@ impl VersionEdit {
             put_varint64(dst, f.largest_seq);
             put_varint64(dst, f.num_entries);
             put_varint64(dst, f.num_deletions);
+        }
+        for a in &self.blob_file_additions {
+            a.encode(dst);
+        }
+        for g in &self.blob_file_garbage {
+            g.encode(dst);
         }
     }
 
@@ -117,6 +130,16 @@ impl VersionEdit {
                 TAG_NEW_FILE => {
                     let f = decode_new_file(&mut d).ok_or_else(|| err("bad new-file entry"))?;
                     edit.new_files.push(f);
+                }
+                TAG_BLOB_FILE_ADDITION => {
+                    let a = BlobFileAddition::decode(&mut d)
+                        .ok_or_else(|| err("bad blob file addition"))?;
+                    edit.blob_file_additions.push(a);
+                }
+                TAG_BLOB_FILE_GARBAGE => {
+                    let g = BlobFileGarbage::decode(&mut d)
+                        .ok_or_else(|| err("bad blob file garbage"))?;
+                    edit.blob_file_garbage.push(g);
                 }
                 other => return Err(err(&format!("unknown tag {other}"))),
             }
@@ -282,6 +305,40 @@ mod tests {
         want.extend_from_slice(&[0x02, 0x00, 0x03, 0x02, 0x04, 0x00]);
         assert_eq!(buf, want);
         assert_eq!(buf.len(), 34);
+    }
+
+    #[test]
+    fn blob_file_tags_golden_bytes() {
+        // docs/format/manifest.md, "Blob files" (bytes computed independently).
+        let e = VersionEdit {
+            blob_file_additions: vec![crate::version::blob_meta::BlobFileAddition {
+                number: 9,
+                blob_count: 2,
+                blob_bytes: 300,
+                file_size: 356,
+                checksum: 0x1122_3344,
+            }],
+            blob_file_garbage: vec![crate::version::blob_meta::BlobFileGarbage {
+                number: 9,
+                garbage_count: 1,
+                garbage_bytes: 150,
+            }],
+            ..Default::default()
+        };
+        let mut buf = Vec::new();
+        e.encode(&mut buf);
+        let want = [
+            0x90, 0x03, 0x09, 0x02, 0xac, 0x02, 0xe4, 0x02, 0x44, 0x33, 0x22, 0x11, 0x91, 0x03,
+            0x09, 0x01, 0x96, 0x01,
+        ];
+        assert_eq!(buf, want);
+        assert_eq!(VersionEdit::decode(&buf, "M", 0).unwrap(), e);
+        for cut in 1..buf.len() {
+            let r = VersionEdit::decode(&buf[..cut], "M", 0);
+            if cut != 12 {
+                assert!(r.unwrap_err().is_corruption(), "cut at {cut}");
+            }
+        }
     }
 
     #[test]

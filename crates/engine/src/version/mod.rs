@@ -12,6 +12,7 @@ use std::sync::{Arc, OnceLock};
 use crate::key::{InternalKey, SequenceNumber};
 use crate::sst::TableReader;
 
+pub mod blob_meta;
 mod builder;
 pub mod current;
 pub mod edit;
@@ -86,6 +87,8 @@ pub struct FileMetaData {
 pub struct Version {
     /// Files per level.
     pub files: Vec<Vec<Arc<FileMetaData>>>,
+    /// Live blob files by number (`blob_meta.rs`).
+    pub blob_files: Arc<std::collections::BTreeMap<u64, blob_meta::BlobFileMeta>>,
 }
 
 impl FileMetaData {
@@ -115,7 +118,7 @@ impl Version {
     }
     /// An empty version with `num_levels` levels.
     pub fn new(num_levels: usize) -> Self {
-        Version { files: vec![Vec::new(); num_levels] }
+        Version { files: vec![Vec::new(); num_levels], blob_files: Default::default() }
     }
     /// Number of files over all levels.
     pub fn num_files(&self) -> usize {

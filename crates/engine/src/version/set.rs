@@ -304,7 +304,11 @@ impl VersionSet {
         edit.last_sequence = Some(self.last_sequence);
         let mut record = Vec::new();
         edit.encode(&mut record);
-        let added = edit.new_files.iter().map(|(_, f)| f.number);
+        let added = edit
+            .new_files
+            .iter()
+            .map(|(_, f)| f.number)
+            .chain(edit.blob_file_additions.iter().map(|a| a.number));
         match (roll_to, self.manifest.as_mut()) {
             (None, Some(writer)) => {
                 let synced = writer.add_record(&record).and_then(|()| {
@@ -365,6 +369,7 @@ impl VersionSet {
             for level in &v.files {
                 live.extend(level.iter().map(|f| f.number));
             }
+            live.extend(v.blob_files.keys().copied());
         }
         live
     }
@@ -405,6 +410,16 @@ impl VersionSet {
         };
         for (level, files) in self.current.files.iter().enumerate() {
             edit.new_files.extend(files.iter().map(|f| (level, (**f).clone())));
+        }
+        for m in self.current.blob_files.values() {
+            edit.blob_file_additions.push(m.addition);
+            if m.garbage_count > 0 {
+                edit.blob_file_garbage.push(crate::version::blob_meta::BlobFileGarbage {
+                    number: m.addition.number,
+                    garbage_count: m.garbage_count,
+                    garbage_bytes: m.garbage_bytes,
+                });
+            }
         }
         edit
     }

@@ -28,6 +28,7 @@ pub(crate) const PROFILES: &[&str] = &[
     "direct-io-partitioned",
     "universal",
     "subcompactions-4",
+    "blob-files",
 ];
 
 /// The profile with direct IO and partitioned index and filters on.
@@ -42,6 +43,16 @@ pub(crate) fn apply_profile(o: &mut Options, p: usize) {
             o.intra_l0_compaction = true;
         }
         "subcompactions-4" => o.max_subcompactions = 4,
+        // Key-value separation: every value of 8 bytes or more goes to a blob file, small blob
+        // files (many of them), L0 outputs separated by flushes, garbage collected by every
+        // compaction from the older half of the files.
+        "blob-files" => {
+            o.enable_blob_files = true;
+            o.min_blob_size = 8;
+            o.blob_file_size = 2048;
+            o.enable_blob_garbage_collection = true;
+            o.blob_garbage_collection_age_cutoff = 0.5;
+        }
         "universal" => o.compaction_style = talus::CompactionStyle::Universal,
         "parallel-no-intra-l0" => {
             o.max_background_jobs = 4;

@@ -248,6 +248,23 @@ const OPTIONS: &[EngineOption] = &[
     }),
     opt!("compression_opts", raw, "window_bits:level:strategy (the level: zstd -131072..22, 32767 the default)", |o, n, v| compression_opts(o, n, v, false)),
     opt!("bottommost_compression_opts", raw, "As compression_opts, for the last level (used when enabled=true)", |o, n, v| compression_opts(o, n, v, true)),
+    opt!("enable_blob_files", bool, "Separate large values into blob files (RocksDB's integrated BlobDB)", |o, v| o.enable_blob_files = v),
+    opt!("min_blob_size", int, "Values at least this long go to blob files", |o, v| o.min_blob_size = v),
+    opt!("blob_file_size", int, "Size at which a blob file is finished", |o, v| o.blob_file_size = v),
+    opt!("blob_compression_type", raw, "Compression of blob records", |o, n, v| {
+        o.blob_compression_type = compression(n, v)?;
+        Ok(())
+    }),
+    opt!("blob_file_starting_level", int, "Compactions write blob files for output levels at or above this", |o, v| o.blob_file_starting_level = v),
+    opt!("enable_blob_garbage_collection", bool, "Compactions relocate live values out of the oldest blob files", |o, v| o.enable_blob_garbage_collection = v),
+    opt!("blob_garbage_collection_age_cutoff", raw, "Fraction of blob files, oldest first, garbage collection takes (0-1)", |o, n, v| {
+        o.blob_garbage_collection_age_cutoff = double(n, v)?;
+        Ok(())
+    }),
+    opt!("blob_garbage_collection_force_threshold", raw, "Garbage ratio of the oldest blob files that forces a compaction (0-1; accepted, not acted on)", |o, n, v| {
+        o.blob_garbage_collection_force_threshold = double(n, v)?;
+        Ok(())
+    }),
     opt!("disable_auto_compactions", bool, "No automatic compactions", |o, v| o.disable_auto_compactions = v),
     opt!("level_compaction_dynamic_level_bytes", bool, "Dynamic level targets", |o, v| o.level_compaction_dynamic_level_bytes = v),
     opt!("max_compaction_bytes", int, "Upper bound of one compaction's input bytes (0: 25 * target_file_size_base)", |o, v| o.max_compaction_bytes = v),

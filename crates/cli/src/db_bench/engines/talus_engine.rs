@@ -128,6 +128,15 @@ fn flag_options(f: &Flags) -> EResult<Options> {
         use_direct_reads: f.use_direct_reads,
         use_direct_io_for_flush_and_compaction: f.use_direct_io_for_flush_and_compaction,
         compaction_readahead_size: f.compaction_readahead_size as usize,
+        enable_blob_files: f.enable_blob_files,
+        min_blob_size: f.min_blob_size,
+        blob_file_size: f.blob_file_size,
+        blob_compression_type: CompressionType::parse(&f.blob_compression_type)
+            .map_err(|e| format!("--blob_compression_type: {e}"))?,
+        blob_file_starting_level: f.blob_file_starting_level as usize,
+        enable_blob_garbage_collection: f.enable_blob_garbage_collection,
+        blob_garbage_collection_age_cutoff: f.blob_garbage_collection_age_cutoff,
+        blob_garbage_collection_force_threshold: f.blob_garbage_collection_force_threshold,
         high_pri_pool_ratio: f.cache_high_pri_pool_ratio,
         wal_bytes_per_sync: if f.wal_bytes_per_sync >= 0 {
             f.wal_bytes_per_sync as u64

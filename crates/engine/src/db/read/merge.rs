@@ -21,6 +21,8 @@ struct Chain<'a> {
     /// Set when the base was met: the merged value (or the read's error).
     done: Option<Result<Option<Vec<u8>>>>,
     op: Option<&'a dyn crate::merge::MergeOperator>,
+    /// Where a base in a blob file is read from.
+    blobs: &'a crate::blob::reader::BlobSource,
 }
 
 impl Chain<'_> {
@@ -35,8 +37,15 @@ impl Chain<'_> {
                 true
             }
             ValueKind::Put => self.end(Some(v)),
+            ValueKind::BlobIndex => {
+                self.done = Some(match self.blobs.get(self.key, v) {
+                    Ok(base) => self.resolve(Some(&base)),
+                    Err(e) => Err(e),
+                });
+                false
+            }
             // Deletes end the chain with no base; a range tombstone never reaches the point
-            // stream, and blob references are never written.
+            // stream.
             _ => self.end(None),
         }
     }
@@ -70,6 +79,7 @@ impl DbInner {
             max_tomb: 0,
             done: None,
             op: self.opts.merge_operator.as_deref(),
+            blobs: &self.blobs,
         };
         if let Some(t) = sv.mem.fragmented_range_tombstones() {
             c.max_tomb = t.max_covering_seq(key, read_seq);

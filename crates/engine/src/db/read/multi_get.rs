@@ -8,7 +8,7 @@
 
 use crate::db::core::{DbInner, SuperVersion};
 use crate::error::{Error, Result};
-use crate::key::SequenceNumber;
+use crate::key::{SequenceNumber, ValueKind};
 use crate::perf;
 use crate::sst::filter::filter_hash;
 use crate::sst::reader::MultiGetKey;
@@ -188,6 +188,9 @@ impl DbInner {
                 (Some(e), _) => Err(e),
                 (None, Some((kind, seq, _))) if is_merge(kind, seq, p.max_tomb) => {
                     self.get_merged(sv, p.key, read_seq, fill_cache)
+                }
+                (None, Some((ValueKind::BlobIndex, seq, v))) if seq >= p.max_tomb => {
+                    self.blobs.get(p.key, &v).map(Some)
                 }
                 (None, Some((kind, seq, v))) => Ok(is_live(kind, seq, p.max_tomb).then_some(v)),
                 (None, None) => continue,

@@ -206,6 +206,20 @@ pub fn db_options(f: &Flags) -> EResult<DbOptions> {
             b(f.use_direct_io_for_flush_and_compaction),
         );
         ffi::rocksdb_options_compaction_readahead_size(p, f.compaction_readahead_size as usize);
+        ffi::rocksdb_options_set_enable_blob_files(p, b(f.enable_blob_files));
+        ffi::rocksdb_options_set_min_blob_size(p, f.min_blob_size);
+        ffi::rocksdb_options_set_blob_file_size(p, f.blob_file_size);
+        ffi::rocksdb_options_set_blob_compression_type(
+            p,
+            talus_compression(&f.blob_compression_type)?,
+        );
+        ffi::rocksdb_options_set_blob_file_starting_level(p, f.blob_file_starting_level as c_int);
+        ffi::rocksdb_options_set_enable_blob_gc(p, b(f.enable_blob_garbage_collection));
+        ffi::rocksdb_options_set_blob_gc_age_cutoff(p, f.blob_garbage_collection_age_cutoff);
+        ffi::rocksdb_options_set_blob_gc_force_threshold(
+            p,
+            f.blob_garbage_collection_force_threshold,
+        );
         set_table_options(p, f);
         Ok(o)
     }

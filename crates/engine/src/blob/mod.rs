@@ -1,0 +1,18 @@
+//! Key-value separation (RocksDB's integrated BlobDB): values of at least `min_blob_size` bytes
+//! written by a flush (or a compaction into a level at or below `blob_file_starting_level`)
+//! go to blob files; the SST keeps a `BlobIndex` entry (file number, offset, size,
+//! compression) in their place.
+//!
+//! - `format`: the blob file and blob index encodings (`docs/format/blob.md`);
+//! - `writer`: writes one blob file; `separate`: decides which values go to blob files and
+//!   rotates files at `blob_file_size`;
+//! - `reader`: reads values back ([`reader::BlobSource`], the database's open blob files).
+//!
+//! The MANIFEST records each blob file (`version::blob_meta`); obsolete-file deletion keeps
+//! every blob file a live version lists.
+
+pub mod format;
+pub mod gc;
+pub mod reader;
+pub mod separate;
+pub mod writer;

@@ -1,0 +1,92 @@
+//! The blob files a flush writes: a [`BlobSeparator`] whose file numbers are pending outputs
+//! (kept from obsolete-file deletion until the MANIFEST lists the files or the job is over).
+//!
+//! Who calls: `flush.rs` (`write_level0_table`). Locks: `versions` then `state`, one after the
+//! other, for each new blob file's number (`reserve_output`). A file written by a job that
+//! fails, or by one a crash interrupts before its MANIFEST edit, is in no version: obsolete-file
+//! deletion removes it once its guard is gone (at open, after a crash).
+
+use super::core::DbInner;
+use super::jobs::OutputGuard;
+use crate::blob::separate::{AddEntry, BlobSeparator};
+use crate::error::Result;
+use crate::version::blob_meta::BlobFileAddition;
+
+/// The blob files of one job and the guards that keep them.
+#[derive(Default)]
+pub(crate) struct BlobOutputs<'a> {
+    /// The finished files' MANIFEST records.
+    pub additions: Vec<BlobFileAddition>,
+    /// Their numbers' pending-output marks.
+    pub guards: Vec<OutputGuard<'a>>,
+    /// Bytes written to blob files.
+    pub bytes: u64,
+}
+
+impl DbInner {
+    /// A separator for an output at `level`, or `None` when values stay inline there.
+    pub(crate) fn blob_separator(&self, level: usize) -> Option<BlobSeparator<'_>> {
+        let policy = crate::blob::separate::SeparationPolicy::for_level(&self.opts, level)?;
+        Some(BlobSeparator::new(self.fs.as_ref(), &self.path, policy))
+    }
+
+    /// Writes `ikey`/`value` to `add`, through `sep` when it separates the value.
+    pub(crate) fn add_maybe_separated<'a>(
+        &'a self,
+        sep: &mut Option<BlobSeparator<'_>>,
+        outputs: &mut BlobOutputs<'a>,
+        ikey: &[u8],
+        value: &[u8],
+        add: &mut AddEntry<'_>,
+    ) -> Result<()> {
+        if let Some(s) = sep {
+            let mut new_number = || {
+                let g = self.reserve_output();
+                let n = g.number();
+                outputs.guards.push(g);
+                n
+            };
+            if s.separate(ikey, value, &mut new_number)? {
+                return add(s.key(), s.value());
+            }
+        }
+        add(ikey, value)
+    }
+
+    /// What a compaction takes for blob files: the source to read them (when the database has
+    /// any or writes them) and the garbage collection cutoff: blob indexes into files numbered
+    /// below it are relocated (RocksDB's `blob_garbage_collection_age_cutoff`: that fraction of
+    /// the live blob files, oldest first; 0 when garbage collection is off).
+    pub(crate) fn blob_compaction_inputs(&self) -> (Option<&crate::blob::reader::BlobSource>, u64) {
+        let v = &self.super_version.load().version;
+        if !self.opts.enable_blob_files && v.blob_files.is_empty() {
+            return (None, 0);
+        }
+        let mut cutoff = 0;
+        if self.opts.enable_blob_garbage_collection {
+            let n = v.blob_files.len();
+            let take = (n as f64 * self.opts.blob_garbage_collection_age_cutoff).ceil() as usize;
+            cutoff = match v.blob_files.keys().nth(take.min(n)) {
+                Some(&first_kept) => first_kept,
+                None if take > 0 => u64::MAX,
+                None => 0,
+            };
+        }
+        (Some(&self.blobs), cutoff)
+    }
+
+    /// Finishes `sep`'s last file; its records go to `outputs`.
+    pub(crate) fn finish_blobs(
+        &self,
+        sep: Option<BlobSeparator<'_>>,
+        outputs: &mut BlobOutputs<'_>,
+    ) -> Result<()> {
+        if let Some(s) = sep {
+            outputs.bytes += s.bytes_written();
+            let written = &self.blobs.stats.bytes_written;
+            written.fetch_add(s.bytes_written(), std::sync::atomic::Ordering::Relaxed);
+            outputs.additions.extend(s.finish()?);
+        }
+        Ok(())
+    }
+}
