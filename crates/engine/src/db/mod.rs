@@ -24,6 +24,7 @@ mod api_read;
 mod api_write;
 mod background;
 pub(crate) mod checkpoint;
+mod column_family;
 mod compact;
 mod conflict;
 pub(crate) mod core;

@@ -6,6 +6,7 @@
 //! offset. A cut exactly between two fields still decodes (to the fields before the cut): the
 //! log record's checksum, not the edit, guards against truncation.
 
+use super::cf_edit::{is_cf_tag, CfEdit};
 use super::FileMetaData;
 use crate::coding::{put_length_prefixed, put_varint32, put_varint64, Decoder};
 use crate::error::{Error, Result};
@@ -39,6 +40,8 @@ pub struct VersionEdit {
     pub deleted_files: Vec<(usize, u64)>,
     /// Files added: (level, metadata).
     pub new_files: Vec<(usize, FileMetaData)>,
+    /// The column family fields (`cf_edit.rs`): which family, created, dropped.
+    pub cf: CfEdit,
 }
 
 impl VersionEdit {
@@ -75,6 +78,7 @@ impl VersionEdit {
             put_varint64(dst, f.num_entries);
             put_varint64(dst, f.num_deletions);
         }
+        self.cf.encode(dst);
     }
 
     /// Decodes an edit; `file`/`offset` name its record for the error.
@@ -118,6 +122,7 @@ impl VersionEdit {
                     let f = decode_new_file(&mut d).ok_or_else(|| err("bad new-file entry"))?;
                     edit.new_files.push(f);
                 }
+                t if is_cf_tag(t) => edit.cf.decode_field(t, &mut d).map_err(err)?,
                 other => return Err(err(&format!("unknown tag {other}"))),
             }
         }

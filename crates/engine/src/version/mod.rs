@@ -13,6 +13,7 @@ use crate::key::{InternalKey, SequenceNumber};
 use crate::sst::TableReader;
 
 mod builder;
+pub mod cf_edit;
 pub mod current;
 pub mod edit;
 mod file_meta;
