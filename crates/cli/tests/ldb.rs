@@ -306,3 +306,29 @@ fn merge_operands_read_through_the_database() {
     assert!(text.contains("type:1") && !text.contains("type:2"), "{text}");
     assert_eq!(String::from_utf8(ldb_ok(&db, &[key, "get", k])).unwrap(), v);
 }
+
+/// `list_column_families` prints RocksDB's lines; `--column_family` works on `default` and
+/// refuses a name the database does not have, as RocksDB's `ldb` does, before the command runs.
+#[test]
+fn column_families_are_listed_and_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    ldb_ok(&db, &["put", "a", "1", "--create_if_missing"]);
+    assert_eq!(
+        text(&ldb_ok(&db, &["list_column_families"])),
+        format!("Column families in {}: \n{{default}}\n", db.display())
+    );
+    assert_eq!(text(&ldb_ok(&db, &["--column_family=default", "get", "a"])), "1\n");
+    assert_eq!(text(&ldb_ok(&db, &["put", "b", "2", "--column_family=default"])), "OK\n");
+    assert_eq!(text(&ldb_ok(&db, &["scan", "--column_family=default"])), "a : 1\nb : 2\n");
+    for args in
+        [&["--column_family=users", "get", "a"][..], &["--column_family=users", "put", "c", "3"]]
+    {
+        let out = ldb(&db, args, b"");
+        assert!(!out.status.success(), "{args:?}");
+        assert_eq!(text(&out.stderr), "Failed: Non-existing column family users\n", "{args:?}");
+    }
+    assert_eq!(text(&ldb_ok(&db, &["scan"])), "a : 1\nb : 2\n", "the refused put wrote nothing");
+    let out = ldb(&dir.path().join("none"), &["list_column_families"], b"");
+    assert!(!out.status.success() && text(&out.stderr).contains("Not found"), "{out:?}");
+}

@@ -119,10 +119,14 @@ impl Drop for Nodes {
 
 /// A raw HTTP/1.1 POST (the test checks the service's own JSON, not a client's reading of it).
 fn post(addr: &str, path: &str, body: &str) -> String {
+    request(addr, "POST", path, body)
+}
+
+fn request(addr: &str, method: &str, path: &str, body: &str) -> String {
     let mut s = TcpStream::connect(addr).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     let req = format!(
-        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
     );
     s.write_all(req.as_bytes()).unwrap();
@@ -179,7 +183,14 @@ fn refusals_by_name_and_followers_answer_with_the_leader() {
         post(&nodes.addrs[follower - 1], "/api/write", r#"{"Put":{"key":"k","value":"v2"}}"#);
     assert!(reply.contains("NotLeader") && reply.contains(leader_addr.as_str()), "{reply}");
 
-    // Node 3 restarted with a peer list that moves node 2: refused, naming node 2.
+    // Node 3 restarted with a peer list that moves node 2: refused, naming node 2. It must
+    // hold the membership first: the put commits on two nodes, and a node 3 killed before the
+    // leader reached it has nothing stored, so it would take the fresh node's path below.
+    let start = Instant::now();
+    while !request(&nodes.addrs[2], "GET", "/debug/dump_local", "").contains("v1") {
+        assert!(start.elapsed() < Duration::from_secs(30), "node 3 never applied the put");
+        std::thread::sleep(Duration::from_millis(100));
+    }
     nodes.kill(3);
     let wrong: String = nodes.peers.replace(&nodes.addrs[1], "127.0.0.1:1");
     let (code, err) = finish(nodes.spawn(dir.path(), 3, &wrong, "n3"), 30);

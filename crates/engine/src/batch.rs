@@ -12,7 +12,12 @@
 //! added, the batch remembers the first refusal, and [`WriteBatch::status`] (checked by
 //! `Db::write` before anything is written) returns it as `InvalidArgument`.
 
-use crate::coding::{put_length_prefixed, varint_len, Decoder};
+mod cf;
+
+pub(crate) use cf::check_families_exist;
+
+use crate::coding::{put_length_prefixed, put_varint32, varint_len, Decoder};
+use crate::column_family::{ColumnFamily, DEFAULT_COLUMN_FAMILY_ID};
 use crate::error::{Error, Result};
 use crate::key::{SequenceNumber, ValueKind};
 
@@ -63,6 +68,8 @@ pub struct WriteBatch {
     refused: Option<Box<Refusal>>,
     /// A merge operand was added (`Db::write` refuses it without a merge operator).
     has_merge: bool,
+    /// The largest column family id of an operation (0: all in `default`).
+    max_cf: u32,
 }
 
 /// Why an operation was not added to a batch (boxed in the batch: one pointer when absent).
@@ -105,14 +112,14 @@ pub enum BatchOp<'a> {
 impl WriteBatch {
     /// An empty batch (allocates nothing until the first operation).
     pub fn new() -> Self {
-        WriteBatch { rep: Vec::new(), refused: None, has_merge: false }
+        WriteBatch { rep: Vec::new(), refused: None, has_merge: false, max_cf: 0 }
     }
 
     /// An empty batch with room for `bytes` bytes of encoded operations.
     pub fn with_capacity(bytes: usize) -> Self {
         let mut rep = Vec::with_capacity(HEADER_LEN + bytes);
         rep.resize(HEADER_LEN, 0);
-        WriteBatch { rep, refused: None, has_merge: false }
+        WriteBatch { rep, refused: None, has_merge: false, max_cf: 0 }
     }
 
     /// `Ok` unless an operation was refused as too large (see [`check_entry_size`]); then
@@ -127,6 +134,12 @@ impl WriteBatch {
     /// Appends a record of `kind` with strings `a` and `b` (one allocation at most), unless it
     /// is too large (then the refusal is remembered and nothing is added).
     fn begin_record(&mut self, kind: ValueKind, a: &[u8], b: Option<&[u8]>) {
+        self.begin_cf_record(DEFAULT_COLUMN_FAMILY_ID, kind, a, b);
+    }
+
+    /// [`WriteBatch::begin_record`] in family `cf`: a family-tagged record unless `cf` is the
+    /// default family (`batch/cf.rs`).
+    fn begin_cf_record(&mut self, cf: u32, kind: ValueKind, a: &[u8], b: Option<&[u8]>) {
         let b_len = b.map_or(0, <[u8]>::len);
         let count = self.count();
         if a.len().saturating_add(b_len) > MAX_ENTRY_LEN || count == u32::MAX {
@@ -134,6 +147,7 @@ impl WriteBatch {
             return;
         }
         let need = 1
+            + if cf == DEFAULT_COLUMN_FAMILY_ID { 0 } else { varint_len(u64::from(cf)) }
             + varint_len(a.len() as u64)
             + a.len()
             + b.map_or(0, |b| varint_len(b.len() as u64) + b.len());
@@ -143,7 +157,13 @@ impl WriteBatch {
         } else {
             self.rep.reserve(need);
         }
-        self.rep.push(kind as u8);
+        if cf == DEFAULT_COLUMN_FAMILY_ID {
+            self.rep.push(kind as u8);
+        } else {
+            self.rep.push(cf::cf_tag(kind));
+            put_varint32(&mut self.rep, cf);
+            self.max_cf = self.max_cf.max(cf);
+        }
         put_length_prefixed(&mut self.rep, a);
         if let Some(b) = b {
             put_length_prefixed(&mut self.rep, b);
@@ -196,11 +216,44 @@ impl WriteBatch {
         self.begin_record(ValueKind::RangeDelete, begin.as_ref(), Some(end.as_ref()));
     }
 
+    /// Adds a put in family `cf` (RocksDB's `WriteBatch::Put(cf, ..)`); the batch stays atomic
+    /// across families.
+    pub fn put_cf(&mut self, cf: &ColumnFamily, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) {
+        self.begin_cf_record(cf.id(), ValueKind::Put, key.as_ref(), Some(value.as_ref()));
+    }
+
+    /// Adds a point delete in family `cf`.
+    pub fn delete_cf(&mut self, cf: &ColumnFamily, key: impl AsRef<[u8]>) {
+        self.begin_cf_record(cf.id(), ValueKind::Delete, key.as_ref(), None);
+    }
+
+    /// Adds a merge operand in family `cf` (the database must have a merge operator).
+    pub fn merge_cf(&mut self, cf: &ColumnFamily, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) {
+        self.begin_cf_record(cf.id(), ValueKind::Merge, key.as_ref(), Some(value.as_ref()));
+        self.has_merge = true;
+    }
+
+    /// Adds a range delete of `[begin, end)` in family `cf`.
+    pub fn delete_range_cf(
+        &mut self,
+        cf: &ColumnFamily,
+        begin: impl AsRef<[u8]>,
+        end: impl AsRef<[u8]>,
+    ) {
+        self.begin_cf_record(cf.id(), ValueKind::RangeDelete, begin.as_ref(), Some(end.as_ref()));
+    }
+
+    /// The largest column family id among the operations (0 when every one is in `default`).
+    pub fn max_column_family_id(&self) -> u32 {
+        self.max_cf
+    }
+
     /// Removes every operation (and a remembered refusal).
     pub fn clear(&mut self) {
         self.rep.clear();
         self.refused = None;
         self.has_merge = false;
+        self.max_cf = 0;
     }
 
     /// Where the batch ends now: pass it to [`WriteBatch::truncate_to`] to drop what is added
@@ -270,6 +323,7 @@ impl WriteBatch {
             self.refused.clone_from(&other.refused);
         }
         self.has_merge |= other.has_merge;
+        self.max_cf = self.max_cf.max(other.max_cf);
         self.ensure_header();
         let c = self.count().saturating_add(other.count());
         self.rep.extend_from_slice(other.rep.get(HEADER_LEN..).unwrap_or(&[]));
@@ -280,14 +334,18 @@ impl WriteBatch {
     /// record. `file`/`offset` name where
     /// the bytes came from, for the error.
     pub fn from_data(data: Vec<u8>, file: &str, offset: u64) -> Result<WriteBatch> {
-        let mut b = WriteBatch { rep: data, refused: None, has_merge: false };
+        let mut b = WriteBatch { rep: data, refused: None, has_merge: false, max_cf: 0 };
         let mut n = 0u32;
         let mut has_merge = false;
-        for op in b.iter_checked(file, offset)? {
-            has_merge |= matches!(op?, BatchOp::Merge(..));
+        let mut max_cf = 0;
+        for item in b.iter_checked(file, offset)? {
+            let (cf, op) = item?;
+            has_merge |= matches!(op, BatchOp::Merge(..));
+            max_cf = max_cf.max(cf);
             n += 1;
         }
         b.has_merge = has_merge;
+        b.max_cf = max_cf;
         if n != b.count() {
             return Err(Error::corruption(
                 file,
@@ -299,8 +357,15 @@ impl WriteBatch {
     }
 
     /// Iterates the operations, assuming the batch is well formed (built by this type or
-    /// validated by [`WriteBatch::from_data`]).
+    /// validated by [`WriteBatch::from_data`]). Every family's operations, without their family:
+    /// for a batch whose [`WriteBatch::max_column_family_id`] is 0, else see
+    /// [`WriteBatch::iter_cf`].
     pub fn iter(&self) -> impl Iterator<Item = BatchOp<'_>> {
+        self.iter_cf().map(|(_, op)| op)
+    }
+
+    /// Iterates the operations with their column family ids, assuming the batch is well formed.
+    pub fn iter_cf(&self) -> impl Iterator<Item = (u32, BatchOp<'_>)> {
         BatchIter {
             d: Decoder::new(self.rep.get(HEADER_LEN..).unwrap_or(&[])),
             file: "",
@@ -313,7 +378,7 @@ impl WriteBatch {
         &'a self,
         file: &'a str,
         offset: u64,
-    ) -> Result<impl Iterator<Item = Result<BatchOp<'a>>> + 'a> {
+    ) -> Result<impl Iterator<Item = Result<(u32, BatchOp<'a>)>> + 'a> {
         if self.rep.len() < HEADER_LEN {
             return Err(Error::corruption(file, offset, "write batch shorter than its header"));
         }
@@ -328,7 +393,7 @@ struct BatchIter<'a> {
 }
 
 impl<'a> Iterator for BatchIter<'a> {
-    type Item = Result<BatchOp<'a>>;
+    type Item = Result<(u32, BatchOp<'a>)>;
     fn next(&mut self) -> Option<Self::Item> {
         if self.d.is_empty() {
             return None;
@@ -336,9 +401,16 @@ impl<'a> Iterator for BatchIter<'a> {
         let bad = |what: &str| {
             Some(Err(Error::corruption(self.file, self.offset, format!("bad write batch: {what}"))))
         };
-        let Some(kind) = self.d.u8() else { return bad("missing kind") };
+        let Some(tag) = self.d.u8() else { return bad("missing kind") };
+        let (family, kind) = match cf::kind_of_cf_tag(tag) {
+            Some(kind) => match self.d.varint32() {
+                Some(id) => (id, Some(kind)),
+                None => return bad("truncated column family id"),
+            },
+            None => (DEFAULT_COLUMN_FAMILY_ID, ValueKind::from_u8(tag)),
+        };
         let Some(key) = self.d.length_prefixed() else { return bad("truncated key") };
-        let op = match ValueKind::from_u8(kind) {
+        let op = match kind {
             Some(ValueKind::Put) => match self.d.length_prefixed() {
                 Some(v) => BatchOp::Put(key, v),
                 None => return bad("truncated value"),
@@ -357,7 +429,7 @@ impl<'a> Iterator for BatchIter<'a> {
                 return bad("unknown record kind");
             }
         };
-        Some(Ok(op))
+        Some(Ok((family, op)))
     }
 }
 

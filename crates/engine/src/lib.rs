@@ -33,6 +33,7 @@ pub mod blob;
 pub mod cache;
 #[doc(hidden)]
 pub mod coding;
+pub mod column_family;
 #[doc(hidden)]
 pub mod compaction;
 pub mod compaction_filter;
@@ -68,6 +69,7 @@ pub mod wal;
 
 pub use backup::{BackupEngine, BackupInfo};
 pub use batch::WriteBatch;
+pub use column_family::ColumnFamily;
 pub use compaction_filter::{CompactionFilter, FilterDecision, FilterValueType};
 pub use db::{
     destroy_db, Db, IngestOptions, Iter, KeyRange, KeyValue, PinnedSlice, RangeIter, RawIter,

@@ -75,8 +75,15 @@ pub fn replay(
             )),
             ReadOutcome::Record(payload, offset) => {
                 match VersionEdit::decode(&payload, &name, offset) {
-                    Ok(edit) => {
+                    Ok(mut edit) => {
                         on_edit(offset, &edit)?;
+                        // The shape is `default`'s: another family's files and log number are
+                        // not in it (its counters are global).
+                        if edit.cf.family != talus::column_family::DEFAULT_COLUMN_FAMILY_ID {
+                            edit.new_files.clear();
+                            edit.deleted_files.clear();
+                            edit.log_number = None;
+                        }
                         st.apply(edit);
                     }
                     Err(e) => st.problems.push(e.to_string()),
@@ -328,6 +335,17 @@ pub(super) fn check_consistency(ctx: &mut Ctx<'_>) -> Result<(), Fail> {
     } else {
         Err(Fail::Msg(problems.join("\n")))
     }
+}
+
+/// `list_column_families`: the live families of the MANIFEST named by CURRENT, as RocksDB's
+/// `ldb` prints them (`Column families in PATH: ` then `{default, ...}`); opens nothing but
+/// CURRENT and that MANIFEST.
+pub(super) fn list_column_families(ctx: &mut Ctx<'_>) -> Result<(), Fail> {
+    let path = ctx.db_path()?;
+    let names = talus::Db::list_column_families(&path, &Options::default())?;
+    writeln!(ctx.out, "Column families in {}: ", path.display())?;
+    writeln!(ctx.out, "{{{}}}", names.join(", "))?;
+    Ok(())
 }
 
 #[cfg(test)]

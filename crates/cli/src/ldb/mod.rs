@@ -17,6 +17,12 @@
 //! error while another process has the database open. `--wal_recovery_mode=` (RocksDB's names
 //! or 0-3) applies to both. Whenever the open's WAL recovery dropped anything, the command
 //! prints a `Warning:` with the recovery report on stderr (and still runs).
+//!
+//! `--column_family=NAME` (every command) picks the family the command works on; a name the
+//! database does not have fails as RocksDB's does (`Failed: Non-existing column family NAME`).
+//! Only `default` exists in this build's engine (`talus::column_family`), and a database with
+//! other families does not open. `list_column_families` prints the families of the MANIFEST as
+//! RocksDB's `ldb` does, without opening the database.
 
 use std::io::{self, BufRead, BufWriter, Write};
 use std::path::PathBuf;
@@ -31,7 +37,7 @@ mod data;
 mod manifest;
 
 /// Options every command accepts.
-const GLOBAL_VALUES: &[&str] = &["db"];
+const GLOBAL_VALUES: &[&str] = &["db", "column_family"];
 /// Flags every command accepts (and every engine option: `--create_if_missing`,
 /// `--wal_recovery_mode`, `--options_file`, ...; see [`crate::options`]).
 const GLOBAL_FLAGS: &[&str] = &["hex", "key_hex", "value_hex", "help"];
@@ -122,6 +128,11 @@ impl Ctx<'_> {
         tweak(&mut opts);
         let db =
             if self.read_only { Db::open_read_only(&path, opts)? } else { Db::open(&path, opts)? };
+        if let Some(cf) = self.args.value("column_family") {
+            if db.cf_handle(cf).is_none() {
+                return Err(Fail::Msg(format!("Non-existing column family {cf}")));
+            }
+        }
         let report = db.recovery_report();
         if !report.is_empty() {
             writeln!(
@@ -262,6 +273,15 @@ pub const COMMANDS: &[Command] = &[
         usage: "<property_name>   (talus.stats, talus.num-files-at-level<N>, ...)",
         read_only: true,
         run: data::get_property,
+    },
+    Command {
+        name: "list_column_families",
+        args: &[],
+        values: &[],
+        flags: &[],
+        usage: "   (reads the MANIFEST; does not open the database)",
+        read_only: true,
+        run: manifest::list_column_families,
     },
     Command {
         name: "compact",

@@ -25,6 +25,7 @@ mod api_write;
 mod background;
 mod blob_outputs;
 pub(crate) mod checkpoint;
+mod column_family;
 mod compact;
 mod conflict;
 pub(crate) mod core;

@@ -54,6 +54,7 @@ impl DbInner {
     pub(crate) fn write(&self, batch: WriteBatch, opts: &WriteOptions) -> Result<()> {
         self.check_writable()?;
         batch.status()?;
+        crate::batch::check_families_exist(&batch)?;
         if batch.has_merge() && self.opts.merge_operator.is_none() {
             return Err(crate::Error::NotSupported(
                 "merge: provide a merge_operator when opening the database".into(),

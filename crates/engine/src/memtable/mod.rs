@@ -123,9 +123,15 @@ impl MemTable {
         self.insert_batch_with(batch, first_seq, true);
     }
 
+    /// Operations of column families other than `default` are not this memtable's: they are
+    /// skipped, their sequence numbers with them (the write path refuses them; recovery skips
+    /// them as RocksDB skips a family that is gone).
     fn insert_batch_with(&self, batch: &WriteBatch, first_seq: u64, concurrent: bool) {
         self.note_seq(first_seq);
-        for (seq, op) in (first_seq..).zip(batch.iter()) {
+        for (seq, (cf, op)) in (first_seq..).zip(batch.iter_cf()) {
+            if cf != crate::column_family::DEFAULT_COLUMN_FAMILY_ID {
+                continue;
+            }
             match op {
                 BatchOp::Put(k, v) => self.add_with(seq, ValueKind::Put, k, v, concurrent),
                 BatchOp::Delete(k) => self.add_with(seq, ValueKind::Delete, k, &[], concurrent),

@@ -181,6 +181,7 @@ impl DbWithTtl {
     /// (RocksDB's `DBWithTTLImpl::Write` rewrites the batch the same way).
     pub fn write(&self, batch: WriteBatch, opts: &WriteOptions) -> Result<()> {
         batch.status()?;
+        crate::batch::check_families_exist(&batch)?;
         let now = self.now();
         let mut stamped =
             WriteBatch::with_capacity(batch.size_in_bytes() + 4 * batch.count() as usize);

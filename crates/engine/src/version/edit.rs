@@ -9,6 +9,7 @@
 use super::blob_meta::{
     BlobFileAddition, BlobFileGarbage, TAG_BLOB_FILE_ADDITION, TAG_BLOB_FILE_GARBAGE,
 };
+use super::cf_edit::{is_cf_tag, CfEdit};
 use super::FileMetaData;
 use crate::coding::{put_length_prefixed, put_varint32, put_varint64, Decoder};
 use crate::error::{Error, Result};
@@ -46,6 +47,8 @@ pub struct VersionEdit {
     pub blob_file_additions: Vec<BlobFileAddition>,
     /// Garbage counted in blob files (tag 401).
     pub blob_file_garbage: Vec<BlobFileGarbage>,
+    /// The column family fields (`cf_edit.rs`): which family, created, dropped.
+    pub cf: CfEdit,
 }
 
 impl VersionEdit {
@@ -88,6 +91,7 @@ impl VersionEdit {
         for g in &self.blob_file_garbage {
             g.encode(dst);
         }
+        self.cf.encode(dst);
     }
 
     /// Decodes an edit; `file`/`offset` name its record for the error.
@@ -141,6 +145,7 @@ impl VersionEdit {
                         .ok_or_else(|| err("bad blob file garbage"))?;
                     edit.blob_file_garbage.push(g);
                 }
+                t if is_cf_tag(t) => edit.cf.decode_field(t, &mut d).map_err(err)?,
                 other => return Err(err(&format!("unknown tag {other}"))),
             }
         }

@@ -14,6 +14,7 @@ use crate::sst::TableReader;
 
 pub mod blob_meta;
 mod builder;
+pub mod cf_edit;
 pub mod current;
 pub mod edit;
 mod file_meta;

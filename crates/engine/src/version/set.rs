@@ -34,6 +34,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Weak};
 
 use super::builder::Builder;
+use super::cf_edit::CfTracker;
 use super::current::{foreign_writer, read_current, write_new_manifest};
 use super::{Version, VersionEdit};
 use crate::error::{Error, Result};
@@ -62,6 +63,8 @@ pub struct VersionSet {
     in_doubt: HashSet<u64>,
     /// Every version installed; the ones still referenced somewhere pin their files.
     versions: Vec<Weak<Version>>,
+    /// The largest column family id ever given (0: none), kept across MANIFEST rolls.
+    max_column_family: u32,
 }
 
 impl VersionSet {
@@ -125,6 +128,7 @@ impl VersionSet {
         let mut next_file_number = None;
         let mut last_sequence = None;
         let mut edits = 0usize;
+        let mut families = CfTracker::default();
         loop {
             match reader.read_record()? {
                 ReadOutcome::Record(payload, offset) => {
@@ -146,8 +150,11 @@ impl VersionSet {
                             )));
                         }
                     }
-                    builder.apply(&edit).map_err(|d| Error::corruption(&file_name, offset, d))?;
-                    log_number = edit.log_number.or(log_number);
+                    let corrupt = |d: String| Error::corruption(&file_name, offset, d);
+                    if families.observe(&edit).map_err(corrupt)? {
+                        builder.apply(&edit).map_err(corrupt)?;
+                        log_number = edit.log_number.or(log_number);
+                    }
                     next_file_number = edit.next_file_number.or(next_file_number);
                     last_sequence = edit.last_sequence.or(last_sequence);
                     edits += 1;
@@ -171,6 +178,7 @@ impl VersionSet {
         if edits == 0 {
             return Err(missing("version edit"));
         }
+        families.check_only_default(dir)?;
         let mut vs = VersionSet::empty(dir, fs, num_levels);
         vs.next_file_number = next_file_number.ok_or_else(|| missing("next file number"))?;
         vs.last_sequence = last_sequence.ok_or_else(|| missing("last sequence number"))?;
@@ -182,6 +190,7 @@ impl VersionSet {
             ));
         }
         vs.log_number = log_number.unwrap_or(0);
+        vs.max_column_family = families.max_column_family();
         vs.manifest_file_number = number;
         vs.mark_file_number_used(number);
         vs.mark_file_number_used(vs.log_number);
@@ -239,6 +248,12 @@ impl VersionSet {
     pub fn manifest_file_size(&self) -> u64 {
         self.manifest.as_ref().map_or(0, LogWriter::file_size)
     }
+
+    /// The largest column family id ever given (0: none; `cf_edit.rs`).
+    pub fn max_column_family(&self) -> u32 {
+        self.max_column_family
+    }
+
     /// Number of levels.
     pub fn num_levels(&self) -> usize {
         self.num_levels
@@ -274,6 +289,9 @@ impl VersionSet {
     }
 
     fn apply_edit(&mut self, mut edit: VersionEdit, new_manifest: Option<u64>) -> Result<()> {
+        if !edit.cf.is_default_only() {
+            return Err(Error::NotSupported("column family edits (only `default` exists)".into()));
+        }
         if let Some(n) = edit.log_number {
             if n < self.log_number || n >= self.next_file_number {
                 return Err(Error::InvalidArgument(format!(
@@ -381,6 +399,7 @@ impl VersionSet {
             fs,
             num_levels,
             versions: vec![Arc::downgrade(&current)],
+            max_column_family: 0,
             current,
             next_file_number: 2,
             last_sequence: 0,
@@ -408,6 +427,9 @@ impl VersionSet {
             last_sequence: Some(self.last_sequence),
             ..Default::default()
         };
+        if self.max_column_family > 0 {
+            edit.cf.max_column_family = Some(self.max_column_family);
+        }
         for (level, files) in self.current.files.iter().enumerate() {
             edit.new_files.extend(files.iter().map(|f| (level, (**f).clone())));
         }

@@ -291,3 +291,58 @@ fn issue_34_bad_files_are_refused_by_name() {
         assert_eq!(o.max_open_files, Options::default().max_open_files, "{what}");
     }
 }
+
+/// RocksDB 10.4.2's own file of three families (`db_bench --num_column_families=3`, see
+/// `crates/cli/tests/data/README.md`), and a copy with different values per family: each
+/// family gets `[DBOptions]` plus its own sections, nothing of the others'.
+#[test]
+fn a_file_of_several_families_is_read_per_family() {
+    let text = include_str!("../../../cli/tests/data/rocksdb-10.4.2-3cf-OPTIONS");
+    let e = families(&Options::default(), text, false).unwrap_err();
+    assert!(e.contains("format_version"), "{e}");
+    let (fams, applied) = families(&Options::default(), text, true).unwrap();
+    let names: Vec<&str> = fams.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["default", "column_family_name_000001", "column_family_name_000002"]);
+    for (name, o) in &fams {
+        assert_eq!((o.write_buffer_size, o.compression), (1 << 20, CompressionType::Lz4), "{name}");
+    }
+    // `[DBOptions]`' unknown options are named once, not once per family.
+    let db_unknown = applied.ignored.iter().filter(|u| u.starts_with("[DBOptions]")).count();
+    let mut single = Options::default();
+    let one = apply(&mut single, text, true).unwrap();
+    assert_eq!(db_unknown, one.ignored.iter().filter(|u| u.starts_with("[DBOptions]")).count());
+    assert_eq!(single.write_buffer_size, 1 << 20);
+
+    // Different values per family land in their family only.
+    let mut edited = String::new();
+    let mut family = String::new();
+    for line in text.lines() {
+        if let Some(n) = cf_section(line.trim()).or_else(|| table_section(line.trim())) {
+            family = n.to_string();
+        }
+        let line = match (family.as_str(), line.trim()) {
+            ("column_family_name_000001", "write_buffer_size=1048576") => {
+                "  write_buffer_size=4096"
+            }
+            ("column_family_name_000002", "block_size=4096") => "  block_size=16384",
+            ("column_family_name_000002", "compaction_style=kCompactionStyleLevel") => {
+                "  compaction_style=kCompactionStyleUniversal"
+            }
+            _ => line,
+        };
+        edited.push_str(line);
+        edited.push('\n');
+    }
+    let (fams, _) = families(&Options::default(), &edited, true).unwrap();
+    let shape: Vec<_> =
+        fams.iter().map(|(_, o)| (o.write_buffer_size, o.block_size, o.compaction_style)).collect();
+    use CompactionStyle::{Level, Universal};
+    assert_eq!(shape, [(1 << 20, 4096, Level), (4096, 4096, Level), (1 << 20, 16384, Universal)]);
+    // `apply` reads `default` only and names the other families' sections.
+    let e = apply(&mut Options::default(), &edited, false).unwrap_err();
+    assert!(e.contains("[CFOptions \"column_family_name_000001\"]"), "{e}");
+    // A table section of a family without [CFOptions] is an unknown section.
+    let orphan = format!("{text}[TableOptions/BlockBasedTable \"nobody\"]\n  block_size=1\n");
+    let (_, a) = families(&Options::default(), &orphan, true).unwrap();
+    assert!(a.ignored.iter().any(|u| u.contains("\"nobody\"")), "{:?}", a.ignored);
+}

@@ -1,0 +1,121 @@
+//! Family-tagged batch records (WAL format version 4, `docs/format/wal.md`): a record of a
+//! family other than `default` starts with RocksDB's column-family tag for its kind, then the
+//! family id as a varint32, then the fields of the plain record. A `default` record keeps the
+//! plain kind byte, so a batch without families is byte-for-byte a version 3 batch and old WALs
+//! replay unchanged. The tags are RocksDB's (`db/dbformat.h`), so the records are RocksDB's too.
+
+use super::WriteBatch;
+use crate::column_family::DEFAULT_COLUMN_FAMILY_ID;
+use crate::error::{Error, Result};
+use crate::key::ValueKind;
+
+/// RocksDB's `kTypeColumnFamilyDeletion`: a delete in a family.
+pub const TAG_CF_DELETE: u8 = 0x04;
+/// RocksDB's `kTypeColumnFamilyValue`: a put in a family.
+pub const TAG_CF_PUT: u8 = 0x05;
+/// RocksDB's `kTypeColumnFamilyMerge`: a merge operand in a family.
+pub const TAG_CF_MERGE: u8 = 0x06;
+/// RocksDB's `kTypeColumnFamilyRangeDeletion`: a range delete in a family.
+pub const TAG_CF_RANGE_DELETE: u8 = 0x0E;
+
+/// The tag that starts a record of `kind` in a family other than `default`.
+pub fn cf_tag(kind: ValueKind) -> u8 {
+    match kind {
+        ValueKind::Put => TAG_CF_PUT,
+        ValueKind::Merge => TAG_CF_MERGE,
+        ValueKind::RangeDelete => TAG_CF_RANGE_DELETE,
+        // Batches hold only the four kinds above and Delete.
+        _ => TAG_CF_DELETE,
+    }
+}
+
+/// The kind of a family-tagged record, or `None` if `tag` is not one.
+pub fn kind_of_cf_tag(tag: u8) -> Option<ValueKind> {
+    Some(match tag {
+        TAG_CF_DELETE => ValueKind::Delete,
+        TAG_CF_PUT => ValueKind::Put,
+        TAG_CF_MERGE => ValueKind::Merge,
+        TAG_CF_RANGE_DELETE => ValueKind::RangeDelete,
+        _ => return None,
+    })
+}
+
+/// `InvalidArgument` if `batch` writes to a family this database does not have (RocksDB's
+/// "Invalid column family specified in write batch"); only `default` exists in this build.
+pub(crate) fn check_families_exist(batch: &WriteBatch) -> Result<()> {
+    match batch.max_column_family_id() {
+        DEFAULT_COLUMN_FAMILY_ID => Ok(()),
+        id => Err(Error::InvalidArgument(format!(
+            "invalid column family specified in write batch: id {id} does not exist (only \
+             `default` exists)"
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::batch::{BatchOp, WriteBatch};
+    use crate::column_family::ColumnFamily;
+
+    /// The bytes `docs/format/wal.md` shows for a cross-family batch (version 4).
+    #[test]
+    fn cf_records_golden_bytes() {
+        let cf = ColumnFamily::new(2, "two");
+        let mut b = WriteBatch::new();
+        b.put(b"k", b"v");
+        b.put_cf(&cf, b"k", b"v");
+        b.delete_cf(&cf, b"d");
+        b.merge_cf(&cf, b"m", b"1");
+        b.delete_range_cf(&cf, b"a", b"b");
+        b.set_sequence(1);
+        #[rustfmt::skip]
+        let want: &[u8] = &[
+            1, 0, 0, 0, 0, 0, 0, 0, 5, 0, 0, 0,
+            0x01, 0x01, b'k', 0x01, b'v',
+            0x05, 0x02, 0x01, b'k', 0x01, b'v',
+            0x04, 0x02, 0x01, b'd',
+            0x06, 0x02, 0x01, b'm', 0x01, b'1',
+            0x0E, 0x02, 0x01, b'a', 0x01, b'b',
+        ];
+        assert_eq!(b.data(), want);
+        let c = WriteBatch::from_data(want.to_vec(), "f", 0).unwrap();
+        assert_eq!(c.max_column_family_id(), 2);
+        let ops: Vec<_> = c.iter_cf().collect();
+        assert_eq!(
+            ops,
+            vec![
+                (0, BatchOp::Put(b"k", b"v")),
+                (2, BatchOp::Put(b"k", b"v")),
+                (2, BatchOp::Delete(b"d")),
+                (2, BatchOp::Merge(b"m", b"1")),
+                (2, BatchOp::DeleteRange(b"a", b"b")),
+            ]
+        );
+        // Every cut is corruption, never a shorter batch.
+        for cut in 0..want.len() {
+            assert!(WriteBatch::from_data(want[..cut].to_vec(), "f", 0).is_err(), "cut {cut}");
+        }
+    }
+
+    /// The default family's handle writes plain records: the version 3 bytes.
+    #[test]
+    fn default_family_records_are_plain() {
+        let mut a = WriteBatch::new();
+        a.put_cf(&ColumnFamily::default_family(), b"k", b"v");
+        a.delete_cf(&ColumnFamily::default_family(), b"k");
+        let mut b = WriteBatch::new();
+        b.put(b"k", b"v");
+        b.delete(b"k");
+        assert_eq!(a.data(), b.data());
+        assert_eq!(a.max_column_family_id(), 0);
+    }
+
+    /// A family id that does not fit a varint32 is corruption.
+    #[test]
+    fn bad_family_id_is_corruption() {
+        let mut d = vec![0u8; 8];
+        d.extend_from_slice(&1u32.to_le_bytes());
+        d.extend_from_slice(&[0x05, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, b'k', 0x01, b'v']);
+        assert!(WriteBatch::from_data(d, "f", 3).unwrap_err().is_corruption());
+    }
+}
