@@ -40,7 +40,6 @@ use crate::cache::{AutoHyperClockCache, Cache, HyperClockCache, LruCache};
 use crate::error::{Error, Result};
 use crate::filename::{current_path, lock_path, parse_file_name, table_name, table_path, FileType};
 use crate::fs::{FileLock, Fs};
-use crate::iter::range_del::FragmentedTombstones;
 use crate::memtable::MemTable;
 use crate::options::{CacheType, Options};
 use crate::sst::Block;
@@ -353,7 +352,7 @@ impl DbInner {
             st.mem = newest;
         }
         for mem in mems {
-            let tombstones = Arc::new(FragmentedTombstones::new(mem.range_tombstones()));
+            let tombstones = mem.fragmented_range_tombstones().unwrap_or_default();
             st.imms.push_back(Imm { mem, log_number: 0, tombstones });
         }
         self.last_sequence.store(last_sequence, std::sync::atomic::Ordering::Release);

@@ -18,7 +18,6 @@ use crate::batch::WriteBatch;
 use crate::error::{Error, Result};
 use crate::filename::wal_path;
 use crate::fs::WritableFile;
-use crate::iter::range_del::FragmentedTombstones;
 use crate::kill_point::kill_point;
 use crate::memtable::MemTable;
 use crate::options::WalRecoveryMode;
@@ -247,7 +246,7 @@ impl DbInner {
         st.wal_wanted = true;
         let old = std::mem::replace(&mut st.mem, Arc::new(MemTable::new()));
         let old_log = std::mem::replace(&mut st.mem_log_number, log_number);
-        let tombstones = Arc::new(FragmentedTombstones::new(old.range_tombstones()));
+        let tombstones = old.fragmented_range_tombstones().unwrap_or_default();
         st.imms.push_back(Imm { mem: old, log_number: old_log, tombstones });
         let retired = self.install_super_version(&st);
         drop(st);
