@@ -45,7 +45,7 @@ impl Db {
         // newer one in the same snapshot stripe) is never needed. Writes that land in a newer
         // memtable after the load are not seen: the read sees the prefix up to the switch.
         let t0 = st::start();
-        let sv = inner.super_version.load();
+        let sv = inner.default_cf.super_version.load();
         let seq = inner.read_sequence(opts)?;
         let r = inner.get_in(&sv, key.as_ref(), seq, opts.fill_cache);
         if let Some(t0) = t0 {
@@ -88,7 +88,7 @@ impl Db {
         let inner = self.inner();
         // SuperVersion, then sequence: see `get_opt`.
         let t0 = st::start();
-        let sv = inner.super_version.load();
+        let sv = inner.default_cf.super_version.load();
         let seq = inner.read_sequence(opts)?;
         let r = inner.get_pinned_in(&sv, key.as_ref(), seq, opts.fill_cache);
         if let Some(t0) = t0 {
@@ -116,7 +116,7 @@ impl Db {
     ) -> Vec<Result<Option<Vec<u8>>>> {
         let inner = self.inner();
         // SuperVersion, then sequence: see `get_opt`.
-        let sv = inner.super_version.load_full();
+        let sv = inner.default_cf.super_version.load_full();
         match inner.read_sequence(opts) {
             Ok(seq) => inner.multi_get_in(&sv, keys, seq, opts.fill_cache),
             Err(e) => {
@@ -175,7 +175,7 @@ impl Db {
         // writes new files and never changes old ones), so no snapshot needs registering: the
         // iterator reads at the sequence number current now (read after the SuperVersion: see
         // `get_opt`).
-        let sv = inner.super_version.load_full();
+        let sv = inner.default_cf.super_version.load_full();
         // A foreign snapshot: an iterator that never positions and reports the refusal.
         let (seq, refused) = match inner.read_sequence(opts) {
             Ok(seq) => (seq, None),

@@ -111,7 +111,7 @@ impl DbInner {
                             st.wal_wanted = false;
                             break Job::PrepareWal;
                         }
-                        if role == Role::Flush && !st.jobs.flush_running() && !st.imms.is_empty() {
+                        if role == Role::Flush && !st.jobs.flush_running() && st.has_imms() {
                             break Job::Flush;
                         }
                         if role == Role::Compaction
@@ -121,7 +121,9 @@ impl DbInner {
                             && st.jobs.compactions_running() < max_compactions(&self.opts)
                         {
                             let picker = picker_for(&self.opts);
-                            if let Some(c) = picker.pick(&st.current, &self.opts, &st.jobs.view()) {
+                            if let Some(c) =
+                                picker.pick(&st.default_cf().current, &self.opts, &st.jobs.view())
+                            {
                                 if let Some((level, key)) = picker.cursor_after(&c) {
                                     st.jobs.set_cursor(level, key);
                                 }
@@ -202,8 +204,7 @@ impl DbInner {
             live.extend(st.jobs.pending_outputs());
             // Added by a MANIFEST write that failed but may have committed: maybe referenced.
             live.extend(vs.in_doubt());
-            let min_log = st.imms.front().map_or(st.mem_log_number, |i| i.log_number);
-            (live, vs.manifest_file_number(), min_log.min(vs.log_number()))
+            (live, vs.manifest_file_number(), st.min_log_number().min(vs.log_number()))
         };
         for name in names {
             let delete = match parse_file_name(&name) {

@@ -58,7 +58,7 @@ impl DbInner {
     /// below it are relocated (RocksDB's `blob_garbage_collection_age_cutoff`: that fraction of
     /// the live blob files, oldest first; 0 when garbage collection is off).
     pub(crate) fn blob_compaction_inputs(&self) -> (Option<&crate::blob::reader::BlobSource>, u64) {
-        let v = &self.super_version.load().version;
+        let v = &self.default_cf.super_version.load().version;
         if !self.opts.enable_blob_files && v.blob_files.is_empty() {
             return (None, 0);
         }

@@ -174,18 +174,18 @@ fn switch_if_not_empty(inner: &DbInner) -> Result<Option<Arc<MemTable>>> {
     {
         let st = inner.state.lock();
         DbInner::check_bg_error(&st)?;
-        if st.mem.is_empty() && !st.mem.has_range_tombstones() {
+        if st.default_cf().mem_is_empty() {
             return Ok(None);
         }
     }
     inner.switch_memtable()?;
-    Ok(inner.state.lock().imms.back().map(|imm| imm.mem.clone()))
+    Ok(inner.state.lock().default_cf().imms.back().map(|imm| imm.mem.clone()))
 }
 
 /// Waits until `mem` has been flushed (it left the immutable memtables).
 fn wait_flushed(inner: &DbInner, mem: &Arc<MemTable>) -> Result<()> {
     let mut st = inner.state.lock();
-    while st.imms.iter().any(|imm| Arc::ptr_eq(&imm.mem, mem)) {
+    while st.default_cf().imms.iter().any(|imm| Arc::ptr_eq(&imm.mem, mem)) {
         DbInner::check_bg_error(&st)?;
         inner.done_cv.wait_for(&mut st, Duration::from_millis(50));
     }
@@ -197,7 +197,7 @@ fn read_if_empty(inner: &DbInner) -> Result<Option<Capture>> {
     let vs = inner.versions.lock();
     let st = inner.state.lock();
     DbInner::check_bg_error(&st)?;
-    if !(st.mem.is_empty() && !st.mem.has_range_tombstones() && st.imms.is_empty()) {
+    if !(st.default_cf().mem_is_empty() && st.default_cf().imms.is_empty()) {
         return Ok(None);
     }
     drop(st);

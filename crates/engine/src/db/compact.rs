@@ -11,6 +11,7 @@ use std::time::Instant;
 
 use super::core::DbInner;
 use super::stats::LevelSnap;
+use crate::column_family::DEFAULT_COLUMN_FAMILY_ID;
 use crate::kill_point::kill_point;
 use parking_lot::Mutex;
 
@@ -98,8 +99,8 @@ impl DbInner {
         vs.log_and_apply(edit)?;
         let current = vs.current();
         let mut st = self.state.lock();
-        st.current = current;
-        let retired = self.install_super_version(&st);
+        st.default_cf_mut().current = current;
+        let retired = self.install_super_version(&st, DEFAULT_COLUMN_FAMILY_ID);
         drop(st);
         drop(vs);
         drop(retired);
@@ -280,7 +281,7 @@ impl DbInner {
 
     fn compact_range_locked(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
         let (last, num_levels) = {
-            let v = self.state.lock().current.clone();
+            let v = self.state.lock().default_cf().current.clone();
             let last = (0..v.num_levels()).rev().find(|&l| !v.level_files(l).is_empty());
             (last, v.num_levels())
         };
@@ -295,7 +296,7 @@ impl DbInner {
         };
         let mut level = 0;
         while level < target {
-            let v = self.state.lock().current.clone();
+            let v = self.state.lock().default_cf().current.clone();
             let lo = begin.map(|b| b.to_vec());
             let hi = end.map(|e| e.to_vec());
             let files: Vec<_> = v
@@ -362,7 +363,7 @@ impl DbInner {
         begin: Option<&[u8]>,
         end: Option<&[u8]>,
     ) -> Result<()> {
-        let v = self.state.lock().current.clone();
+        let v = self.state.lock().default_cf().current.clone();
         let files: Vec<_> = v
             .level_files(level)
             .iter()

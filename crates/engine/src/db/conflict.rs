@@ -36,7 +36,7 @@ impl Db {
         keys: impl IntoIterator<Item = (&'a [u8], SequenceNumber)>,
     ) -> Result<Option<&'a [u8]>> {
         let inner = self.inner();
-        let sv = inner.super_version.load();
+        let sv = inner.default_cf.super_version.load();
         // Published after the SuperVersion was loaded: a later write is not in it, and is not
         // seen either way (it raced with the check).
         let visible = inner.visible_sequence();

@@ -6,23 +6,28 @@
 //! 3. `versions`: the VersionSet; held across MANIFEST writes (one background job at a time);
 //! 4. `state`: memtables, job flags, the current version; never held across IO.
 //!
-//! Readers take none of them: they load the current [`SuperVersion`] from `super_version`
-//! (an `ArcSwap`) and the published sequence number from `last_sequence`.
+//! Readers take none of them: they load the current [`SuperVersion`] from their family's
+//! `super_version` (an `ArcSwap`, `cf_data.rs`) and the published sequence number from
+//! `last_sequence`.
+//!
+//! Column families: each family's memtables and version are a [`CfState`] in
+//! `DbState::cfs` (`cf_data.rs`); everything here is shared by all of them.
 
-use std::collections::VecDeque;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
-use arc_swap::ArcSwap;
 use parking_lot::{Condvar, Mutex};
 
+use super::cf_data::{CfState, ColumnFamilyData};
 use super::info_log::InfoLog;
 use super::jobs::{CompactionGuard, FlushGuard, JobHost, Jobs, ManualGuard, OutputGuard};
 use super::snapshot::SnapshotList;
 use super::stats::DbStats;
 use super::write_controller::WriteController;
 use super::write_queue::WriteQueue;
+use crate::column_family::DEFAULT_COLUMN_FAMILY_ID;
 use crate::compaction::Compaction;
 use crate::error::{Error, Result};
 use crate::fs::{FileLock, Fs, WritableFile};
@@ -53,11 +58,8 @@ pub(crate) struct Imm {
 
 /// Mutable state under `DbInner::state`.
 pub(crate) struct DbState {
-    pub mem: Arc<MemTable>,
-    pub mem_log_number: u64,
-    /// Oldest first.
-    pub imms: VecDeque<Imm>,
-    pub current: Arc<Version>,
+    /// The live column families by id (`default`, 0, always): memtables and current version.
+    pub cfs: BTreeMap<u32, CfState>,
     /// Running jobs (flush, compactions, manual slot, pending outputs): `jobs.rs`.
     pub jobs: Jobs,
     /// Set when a background job fails; writes are refused until resumed.
@@ -68,6 +70,35 @@ pub(crate) struct DbState {
     /// Set by each memtable switch: the next WAL should be made ahead; the flush thread clears
     /// it and makes one (`Db::open` makes the first).
     pub wal_wanted: bool,
+}
+
+impl DbState {
+    /// The `default` family's state.
+    pub fn default_cf(&self) -> &CfState {
+        match self.cfs.get(&DEFAULT_COLUMN_FAMILY_ID) {
+            Some(cf) => cf,
+            None => unreachable!("the default column family is always live"),
+        }
+    }
+
+    /// The `default` family's state, to change.
+    pub fn default_cf_mut(&mut self) -> &mut CfState {
+        match self.cfs.get_mut(&DEFAULT_COLUMN_FAMILY_ID) {
+            Some(cf) => cf,
+            None => unreachable!("the default column family is always live"),
+        }
+    }
+
+    /// The oldest WAL holding writes not yet flushed, over every family: WALs below it are
+    /// obsolete (RocksDB's `MinLogNumberToKeep`).
+    pub fn min_log_number(&self) -> u64 {
+        self.cfs.values().map(CfState::min_log_number).min().unwrap_or(0)
+    }
+
+    /// True when some family has an immutable memtable waiting for a flush.
+    pub fn has_imms(&self) -> bool {
+        self.cfs.values().any(|cf| !cf.imms.is_empty())
+    }
 }
 
 pub(crate) struct DbInner {
@@ -84,7 +115,8 @@ pub(crate) struct DbInner {
     /// Writers (stalls), `flush()` and `compact_range()` wait here for jobs to finish.
     pub done_cv: Condvar,
     pub versions: Mutex<VersionSet>,
-    pub super_version: ArcSwap<SuperVersion>,
+    /// The `default` family (also in `DbState::cfs`), which the plain `Db` methods read.
+    pub default_cf: Arc<ColumnFamilyData>,
     /// The last sequence number visible to readers.
     pub last_sequence: AtomicU64,
     /// The last sequence number handed to a write group (by stage one, `write_group.rs`);
@@ -125,26 +157,24 @@ impl DbInner {
         self.last_sequence.load(Ordering::Acquire)
     }
 
-    /// Builds and publishes a SuperVersion from `st`. Called with the state lock held. Returns
-    /// the one it replaced, for the caller to drop after releasing the lock: it may be the last
-    /// holder of a flushed memtable, whose 64 MiB of arena took milliseconds to free (writers
-    /// waited for the state lock meanwhile).
+    /// Builds and publishes family `cf`'s SuperVersion from `st`. Called with the state lock
+    /// held. Returns the one it replaced, for the caller to drop after releasing the lock: it
+    /// may be the last holder of a flushed memtable, whose 64 MiB of arena took milliseconds to
+    /// free (writers waited for the state lock meanwhile). `None` if the family is not live.
     #[must_use = "drop the replaced SuperVersion after releasing the state lock"]
-    pub fn install_super_version(&self, st: &DbState) -> Arc<SuperVersion> {
-        let imms = st.imms.iter().rev().map(|i| (i.mem.clone(), i.tombstones.clone())).collect();
-        let retired = self.super_version.swap(Arc::new(SuperVersion {
-            mem: st.mem.clone(),
-            imms,
-            version: st.current.clone(),
-        }));
-        let v = &st.current;
+    pub fn install_super_version(&self, st: &DbState, cf: u32) -> Option<Arc<SuperVersion>> {
+        let family = st.cfs.get(&cf)?;
+        let retired = family.data.super_version.swap(Arc::new(family.super_version()));
+        // The stall condition follows `default` (per-family stall conditions: issue 39).
+        let d = st.default_cf();
+        let v = &d.current;
         let l0_compacting = v.level_files(0).iter().any(|f| st.jobs.is_compacting(f.number));
-        self.write_controller.recalculate(&self.opts, v, st.imms.len(), l0_compacting, &self.stats);
+        self.write_controller.recalculate(&self.opts, v, d.imms.len(), l0_compacting, &self.stats);
         // The new shape may lift a write stop: writers waiting in `make_room_for_write` look
         // again now, not when the job that installed this ends (a flush still closes its old
         // WAL after installing: milliseconds of munmap and truncate).
         self.done_cv.notify_all();
-        retired
+        Some(retired)
     }
 
     /// `NotSupported` on a read-only handle (RocksDB's message), for every call that writes.

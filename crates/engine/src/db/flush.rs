@@ -9,6 +9,7 @@ use std::time::Instant;
 
 use super::blob_outputs::BlobOutputs;
 use super::core::DbInner;
+use crate::column_family::DEFAULT_COLUMN_FAMILY_ID;
 use crate::compaction::iterator::{CompactionIter, CompactionPolicy};
 use crate::error::{Error, Result};
 use crate::filename::table_path;
@@ -104,7 +105,7 @@ impl DbInner {
         // Until the last flush job has finished too, not only installed its table: it still
         // logs, closes obsolete WALs and deletes files after the memtable leaves `imms` (a
         // caller that injects faults next must not see them taken by those).
-        while !st.imms.is_empty() || st.jobs.flush_running() {
+        while st.has_imms() || st.jobs.flush_running() {
             DbInner::check_bg_error(&st)?;
             if st.shutting_down {
                 return Err(Error::Busy("the database is closing".into()));
@@ -119,7 +120,8 @@ impl DbInner {
     pub(crate) fn flush_one(&self) -> Result<bool> {
         let (mem, flushing) = {
             let mut st = self.state.lock();
-            let Some(mem) = st.imms.front().map(|imm| imm.mem.clone()) else { return Ok(false) };
+            let front = st.default_cf().imms.front().map(|imm| imm.mem.clone());
+            let Some(mem) = front else { return Ok(false) };
             let Some(flushing) = self.begin_flush(&mut st) else { return Ok(false) };
             drop(st);
             (mem, flushing)
@@ -181,13 +183,14 @@ impl DbInner {
         let mut edit = VersionEdit::default();
         let next_log = {
             let st = self.state.lock();
+            let cf = st.default_cf();
             let front =
-                st.imms.front().ok_or_else(|| Error::Busy("memtable list changed".into()))?;
+                cf.imms.front().ok_or_else(|| Error::Busy("memtable list changed".into()))?;
             if !Arc::ptr_eq(&front.mem, mem) {
                 return Err(Error::Busy("memtable list changed during flush".into()));
             }
             // Logs older than the next memtable's are no longer needed.
-            let next_log = st.imms.get(1).map_or(st.mem_log_number, |i| i.log_number);
+            let next_log = cf.imms.get(1).map_or(cf.mem_log_number, |i| i.log_number);
             edit.log_number = Some(next_log);
             next_log
         };
@@ -201,9 +204,10 @@ impl DbInner {
         kill_point!("flush.manifest_written");
         let current = vs.current();
         let mut st = self.state.lock();
-        st.imms.pop_front();
-        st.current = current;
-        let retired = self.install_super_version(&st);
+        let cf = st.default_cf_mut();
+        cf.imms.pop_front();
+        cf.current = current;
+        let retired = self.install_super_version(&st, DEFAULT_COLUMN_FAMILY_ID);
         drop(st);
         drop(vs);
         // Likely the last holder of the flushed memtable: freed here, with no lock held.

@@ -26,6 +26,7 @@ use std::sync::Arc;
 
 use super::core::DbInner;
 use super::jobs::OutputGuard;
+use crate::column_family::DEFAULT_COLUMN_FAMILY_ID;
 use crate::error::{Error, Result};
 use crate::filename::{table_name, table_path};
 use crate::key::{make_internal_key, parse_internal_key, user_key, MAX_SEQUENCE};
@@ -204,7 +205,7 @@ impl DbInner {
 
     /// True if a memtable (active or immutable) holds a key or range tombstone in a file's range.
     fn memtables_overlap(&self, files: &[Ingested]) -> bool {
-        let sv = self.super_version.load_full();
+        let sv = self.default_cf.super_version.load_full();
         let mems = std::iter::once(&sv.mem).chain(sv.imms.iter().map(|(m, _)| m));
         for m in mems {
             let tombs = m.range_tombstones();
@@ -256,7 +257,7 @@ impl DbInner {
             self.switch_memtable()?;
             self.wait_for_flushes()?;
         }
-        let v = self.state.lock().current.clone();
+        let v = self.state.lock().default_cf().current.clone();
         let levels = v.num_levels();
         let bottom = levels - 1;
         let last = self.visible_sequence();
@@ -315,8 +316,8 @@ impl DbInner {
         let current = vs.current();
         drop(vs);
         let mut st = self.state.lock();
-        st.current = current;
-        let retired = self.install_super_version(&st);
+        st.default_cf_mut().current = current;
+        let retired = self.install_super_version(&st, DEFAULT_COLUMN_FAMILY_ID);
         // Publish the sequence number after the files: a reader that sees it sees them.
         if let Some(s) = seq {
             self.last_sequence.store(s, std::sync::atomic::Ordering::Release);

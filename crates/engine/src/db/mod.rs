@@ -24,6 +24,7 @@ mod api_read;
 mod api_write;
 mod background;
 mod blob_outputs;
+mod cf_data;
 pub(crate) mod checkpoint;
 mod column_family;
 mod compact;
@@ -304,7 +305,7 @@ impl Db {
             // Switch with the write queue quiet: take a place in it as an empty-batch leader.
             let st = inner.state.lock();
             DbInner::check_bg_error(&st)?;
-            let empty = st.mem.is_empty() && !st.mem.has_range_tombstones();
+            let empty = st.default_cf().mem_is_empty();
             drop(st);
             if !empty {
                 inner.with_write_lock(|| inner.switch_memtable())?;

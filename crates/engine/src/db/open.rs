@@ -19,15 +19,15 @@
 //! LOG, write the OPTIONS file and delete obsolete files. Background threads are started by
 //! `Db::open` (`mod.rs`).
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Arc;
 
-use arc_swap::ArcSwap;
 use parking_lot::{Condvar, Mutex};
 
-use super::core::{DbInner, DbState, Imm, SuperVersion};
+use super::cf_data::CfState;
+use super::core::{DbInner, DbState, Imm};
 use super::info_log::InfoLog;
 use super::jobs::Jobs;
 use super::open_checks::{self, Found};
@@ -37,6 +37,7 @@ use super::stats::DbStats;
 use super::write_controller::WriteController;
 use super::write_queue::WriteQueue;
 use crate::cache::{AutoHyperClockCache, Cache, HyperClockCache, LruCache};
+use crate::column_family::{DEFAULT_COLUMN_FAMILY_ID, DEFAULT_COLUMN_FAMILY_NAME};
 use crate::error::{Error, Result};
 use crate::filename::{current_path, lock_path, parse_file_name, table_name, table_path, FileType};
 use crate::fs::{FileLock, Fs};
@@ -130,6 +131,7 @@ fn open_found(
     let mut versions = match found {
         Found::Database => {
             let vs = VersionSet::load(path, fs.clone(), opts.num_levels)?;
+            vs.check_only_default()?;
             check_live_files(fs.as_ref(), path, &vs.current())?;
             vs
         }
@@ -166,7 +168,7 @@ fn open_found(
         inner.write_options_file();
         inner.delete_obsolete_files();
     }
-    inner.table_cache.preload(&inner.super_version.load().version);
+    inner.table_cache.preload(&inner.default_cf.super_version.load().version);
     Ok(inner)
 }
 
@@ -280,14 +282,16 @@ fn new_inner(
             use_direct_reads: opts.use_direct_reads,
         },
     ));
-    let current = versions.current();
     let num_levels = opts.num_levels;
-    let mem = Arc::new(MemTable::new());
+    let default = CfState::new(
+        DEFAULT_COLUMN_FAMILY_ID,
+        DEFAULT_COLUMN_FAMILY_NAME.to_string(),
+        opts.clone(),
+        versions.current(),
+    );
+    let default_cf = default.data.clone();
     let state = DbState {
-        mem: mem.clone(),
-        mem_log_number: 0,
-        imms: VecDeque::new(),
-        current: current.clone(),
+        cfs: BTreeMap::from([(DEFAULT_COLUMN_FAMILY_ID, default)]),
         jobs: Jobs::new(num_levels),
         bg_error: None,
         shutting_down: false,
@@ -305,11 +309,7 @@ fn new_inner(
         bg_cv: Condvar::new(),
         done_cv: Condvar::new(),
         versions: Mutex::new(versions),
-        super_version: ArcSwap::new(Arc::new(SuperVersion {
-            mem,
-            imms: Vec::new(),
-            version: current,
-        })),
+        default_cf,
         last_sequence: AtomicU64::new(last_seq),
         allocated_sequence: AtomicU64::new(last_seq),
         inflight_groups: std::sync::atomic::AtomicUsize::new(0),
@@ -348,15 +348,16 @@ impl DbInner {
         }
         *self.recovery_report.lock() = report;
         let mut st = self.state.lock();
+        let cf = st.default_cf_mut();
         if let Some(newest) = mems.pop() {
-            st.mem = newest;
+            cf.mem = newest;
         }
         for mem in mems {
             let tombstones = mem.fragmented_range_tombstones().unwrap_or_default();
-            st.imms.push_back(Imm { mem, log_number: 0, tombstones });
+            cf.imms.push_back(Imm { mem, log_number: 0, tombstones });
         }
         self.last_sequence.store(last_sequence, std::sync::atomic::Ordering::Release);
-        let retired = self.install_super_version(&st);
+        let retired = self.install_super_version(&st, DEFAULT_COLUMN_FAMILY_ID);
         drop(st);
         drop(retired);
     }

@@ -23,6 +23,7 @@ use std::sync::Arc;
 use super::core::DbInner;
 use super::replay::{replay_wals, Memtables, Replayed, WalFile};
 use crate::batch::WriteBatch;
+use crate::column_family::DEFAULT_COLUMN_FAMILY_ID;
 use crate::error::{Error, Result};
 use crate::filename::{corrupt_wal_name, corrupt_wal_path, table_path, wal_path};
 use crate::fs::Fs;
@@ -168,9 +169,10 @@ impl DbInner {
         *self.wal.lock() = Some(super::core::ActiveWal::new(wal, log_number));
         self.last_sequence.store(last_sequence, Ordering::Release);
         let mut st = self.state.lock();
-        st.mem_log_number = log_number;
-        st.current = current;
-        let retired = self.install_super_version(&st);
+        let cf = st.default_cf_mut();
+        cf.mem_log_number = log_number;
+        cf.current = current;
+        let retired = self.install_super_version(&st, DEFAULT_COLUMN_FAMILY_ID);
         drop(st);
         drop(retired);
         if !report.is_empty() {

@@ -14,7 +14,7 @@ use crate::sst::BlockCacheStats;
 impl DbInner {
     pub(crate) fn property(&self, name: &str) -> Option<String> {
         let name = name.strip_prefix("talus.").or_else(|| name.strip_prefix("rocksdb."))?;
-        let sv = self.super_version.load();
+        let sv = self.default_cf.super_version.load();
         let v = &sv.version;
         if let Some(n) = name.strip_prefix("num-files-at-level") {
             let level: usize = n.parse().ok()?;
@@ -130,7 +130,7 @@ impl DbInner {
     }
 
     fn level_stats_text(&self) -> String {
-        let sv = self.super_version.load();
+        let sv = self.default_cf.super_version.load();
         let v = &sv.version;
         let mut s = String::from("Level Files Size(MB)\n--------------------\n");
         for l in 0..v.num_levels() {
@@ -148,7 +148,7 @@ impl DbInner {
     /// The compaction stats table and DB stats, in RocksDB's layout. Moves the interval
     /// baseline forward, as RocksDB's `rocksdb.stats` does.
     fn stats_text(&self) -> String {
-        let v = self.super_version.load().version.clone();
+        let v = self.default_cf.super_version.load().version.clone();
         let scores = picker_for(&self.opts).scores(&v, &self.opts);
         let shapes: Vec<LevelShape> = {
             let st = self.state.lock();

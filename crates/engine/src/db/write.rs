@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use super::core::{ActiveWal, DbInner, Imm};
 use super::stats::DbStats;
 use crate::batch::WriteBatch;
+use crate::column_family::DEFAULT_COLUMN_FAMILY_ID;
 use crate::error::{Error, Result};
 use crate::filename::wal_path;
 use crate::fs::WritableFile;
@@ -76,7 +77,7 @@ impl DbInner {
             }
         }
         self.allocated_sequence.store(first_seq + count - 1, Ordering::Release);
-        let mem = self.state.lock().mem.clone();
+        let mem = self.state.lock().default_cf().mem.clone();
         Ok((mem, first_seq))
     }
 
@@ -103,7 +104,7 @@ impl DbInner {
                 self.done_cv.wait_for(&mut st, Duration::from_millis(100));
                 continue;
             }
-            if st.mem.approximate_memory_usage() >= self.opts.write_buffer_size {
+            if st.default_cf().mem.approximate_memory_usage() >= self.opts.write_buffer_size {
                 drop(st);
                 // Groups still inserting into the full memtable finish first: it must hold all
                 // of its WAL's writes before it is flushed.
@@ -244,11 +245,12 @@ impl DbInner {
         }
         let mut st = self.state.lock();
         st.wal_wanted = true;
-        let old = std::mem::replace(&mut st.mem, Arc::new(MemTable::new()));
-        let old_log = std::mem::replace(&mut st.mem_log_number, log_number);
+        let cf = st.default_cf_mut();
+        let old = std::mem::replace(&mut cf.mem, Arc::new(MemTable::new()));
+        let old_log = std::mem::replace(&mut cf.mem_log_number, log_number);
         let tombstones = old.fragmented_range_tombstones().unwrap_or_default();
-        st.imms.push_back(Imm { mem: old, log_number: old_log, tombstones });
-        let retired = self.install_super_version(&st);
+        cf.imms.push_back(Imm { mem: old, log_number: old_log, tombstones });
+        let retired = self.install_super_version(&st, DEFAULT_COLUMN_FAMILY_ID);
         drop(st);
         self.bg_cv.notify_all();
         drop(retired);

@@ -149,21 +149,6 @@ impl CfTracker {
         v.extend(self.live.values().cloned());
         v
     }
-
-    /// `InvalidArgument` naming the live families other than `default` (RocksDB's "Column
-    /// families not opened"): this build opens only `default`.
-    pub fn check_only_default(&self, dir: &Path) -> Result<()> {
-        if self.live.is_empty() {
-            return Ok(());
-        }
-        let names: Vec<&str> = self.live.values().map(String::as_str).collect();
-        Err(Error::InvalidArgument(format!(
-            "{}: column families not opened: {} (the database has column families other than \
-             `default`, which this build cannot open; nothing was changed)",
-            dir.display(),
-            names.join(", ")
-        )))
-    }
 }
 
 /// The names of the live column families of the database in `dir`, `default` first (RocksDB's

@@ -1,6 +1,7 @@
 //! Tests for the column family fields of MANIFEST edits: golden bytes, the tracker's rules,
-//! and what loading a MANIFEST with families does (refused while a family lives; a dropped
-//! family's files skipped; the largest id kept across a roll).
+//! and what the version set does with families (each family's files and log number loaded and
+//! kept apart; a dropped family's files skipped; the largest id kept across a roll; family
+//! edits applied, recovered, and refused when they do not apply).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -108,24 +109,32 @@ fn with_files(mut e: VersionEdit, files: &[u64]) -> VersionEdit {
 }
 
 #[test]
-fn a_live_family_is_listed_and_its_database_refused() {
+fn a_live_family_is_listed_and_loaded_apart_from_default() {
     let dir = tempfile::tempdir().unwrap();
+    let mut users = with_files(cf(1, None, false), &[6]);
+    users.log_number = Some(4);
     write_manifest(
         dir.path(),
-        &[
-            with_files(cf(0, None, false), &[5]),
-            cf(1, Some("users"), false),
-            with_files(cf(1, None, false), &[6]),
-        ],
+        &[with_files(cf(0, None, false), &[5]), cf(1, Some("users"), false), users],
     );
     assert_eq!(list_column_families(&StdFs, dir.path()).unwrap(), ["default", "users"]);
-    match VersionSet::load(dir.path(), Arc::new(StdFs), 7) {
+    let vs = VersionSet::load(dir.path(), Arc::new(StdFs), 7).unwrap();
+    let numbers =
+        |v: &crate::version::Version| v.files[0].iter().map(|f| f.number).collect::<Vec<_>>();
+    assert_eq!(numbers(&vs.current()), [5]);
+    assert_eq!(numbers(&vs.current_of(1).unwrap()), [6]);
+    assert_eq!((vs.log_number_of(0), vs.log_number_of(1), vs.log_number()), (Some(0), Some(4), 0));
+    let mut live: Vec<u64> = vs.live_files().into_iter().collect();
+    live.sort_unstable();
+    assert_eq!(live, [5, 6]);
+    // An open that names only `default` refuses, naming the family.
+    match vs.check_only_default() {
         Err(Error::InvalidArgument(m)) => {
             assert!(m.contains("column families not opened: users"), "{m}")
         }
-        other => panic!("{:?}", other.map(|_| ())),
+        other => panic!("{other:?}"),
     }
-    // The refusal changed nothing: the family is still listed.
+    // Loading changed nothing: the family is still listed.
     assert_eq!(list_column_families(&StdFs, dir.path()).unwrap(), ["default", "users"]);
 }
 
@@ -152,12 +161,58 @@ fn a_dropped_familys_files_are_not_live_and_its_id_is_never_reused() {
 }
 
 #[test]
-fn applying_a_family_edit_is_refused() {
+fn family_edits_apply_survive_recovery_and_a_drop_frees_the_files() {
     let dir = tempfile::tempdir().unwrap();
     let mut vs = VersionSet::create(dir.path(), Arc::new(StdFs), 7).unwrap();
-    let e = vs.log_and_apply(cf(1, Some("a"), false)).unwrap_err();
-    assert!(matches!(e, Error::NotSupported(_)), "{e}");
-    assert_eq!(list_column_families(&StdFs, dir.path()).unwrap(), ["default"]);
+    vs.log_and_apply(cf(1, Some("a"), false)).unwrap();
+    vs.log_and_apply(cf(2, Some("b"), false)).unwrap();
+    let (n5, n6, log) = (vs.new_file_number(), vs.new_file_number(), vs.new_file_number());
+    vs.log_and_apply(with_files(cf(0, None, false), &[n5])).unwrap();
+    let mut e = with_files(cf(2, None, false), &[n6]);
+    e.log_number = Some(log);
+    vs.log_and_apply(e).unwrap();
+    assert_eq!(list_column_families(&StdFs, dir.path()).unwrap(), ["default", "a", "b"]);
+    // The minimum over live families: `a` and `default` have written no log number.
+    assert_eq!((vs.log_number(), vs.log_number_of(2)), (0, Some(log)));
+
+    // Edits that do not apply write nothing.
+    for bad in [
+        cf(0, Some("x"), false),
+        cf(3, Some("default"), false),
+        cf(3, Some("a"), false),
+        cf(2, Some("c"), false),
+        cf(9, None, false),
+        cf(0, None, true),
+        with_files(cf(1, None, true), &[vs.next_file_number() - 1]),
+    ] {
+        let e = vs.log_and_apply(bad.clone()).unwrap_err();
+        assert!(matches!(e, Error::InvalidArgument(_)), "{bad:?}: {e}");
+    }
+    drop(vs);
+
+    // Recovery rolls the MANIFEST: its snapshot recreates every family with its files.
+    let mut vs = VersionSet::recover(dir.path(), Arc::new(StdFs), 7).unwrap();
+    let families: Vec<(u32, &str)> =
+        vs.families().iter().map(|(&id, f)| (id, f.name.as_str())).collect();
+    assert_eq!(families, [(0, "default"), (1, "a"), (2, "b")]);
+    assert_eq!(vs.current_of(2).unwrap().files[0][0].number, n6);
+    assert_eq!(vs.log_number_of(2), Some(log));
+    assert_eq!(vs.max_column_family(), 2);
+
+    // Dropping `b` frees its file once no reader holds its version.
+    let held = vs.current_of(2).unwrap();
+    vs.log_and_apply(cf(2, None, true)).unwrap();
+    assert!(vs.live_files().contains(&n6), "a reader holds it");
+    drop(held);
+    assert!(!vs.live_files().contains(&n6));
+    assert!(vs.current_of(2).is_none());
+    // A dropped id is never given again.
+    assert!(vs.log_and_apply(cf(2, Some("b"), false)).is_err());
+    vs.log_and_apply(cf(3, Some("b"), false)).unwrap();
+    drop(vs);
+    let vs = VersionSet::load(dir.path(), Arc::new(StdFs), 7).unwrap();
+    let names: Vec<&str> = vs.families().values().map(|f| f.name.as_str()).collect();
+    assert_eq!((names, vs.max_column_family()), (vec!["default", "a", "b"], 3));
 }
 
 #[test]

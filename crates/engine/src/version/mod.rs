@@ -17,6 +17,7 @@ mod builder;
 pub mod cf_edit;
 pub mod current;
 pub mod edit;
+mod family;
 mod file_meta;
 pub mod level_iter;
 pub mod set;

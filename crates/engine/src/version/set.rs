@@ -1,5 +1,6 @@
-//! [`VersionSet`]: the current [`Version`], the counters (next file number, last sequence, log
-//! number), and the MANIFEST that makes changes to them durable.
+//! [`VersionSet`]: each column family's current [`Version`] and log number
+//! ([`FamilyVersion`]), the counters (next file number, last sequence), and the MANIFEST that
+//! makes changes to them durable.
 //!
 //! Not internally synchronized: the database holds its version mutex around every call. Calls
 //! that write the MANIFEST (`create`, `recover`, `log_and_apply*`) do IO under that mutex; they
@@ -26,17 +27,23 @@
 //!   naming the MANIFEST and the record's offset; a record that is intact but holds another
 //!   engine's tags (RocksDB's, LevelDB's) is `InvalidArgument` saying so.
 //! - Nothing here deletes files but its own failed new MANIFEST; the database removes obsolete
-//!   ones using [`VersionSet::live_files`], [`VersionSet::log_number`] and
-//!   [`VersionSet::manifest_file_number`].
+//!   ones using [`VersionSet::live_files`] (every family's), [`VersionSet::log_number`] (the
+//!   minimum over live families) and [`VersionSet::manifest_file_number`].
+//! - Column families: an edit applies to the family `edit.cf.family` names (tag 200; absent:
+//!   `default`); an edit with `cf.add` creates that family (empty), one with `cf.drop` removes
+//!   it (its files stop being live once no reader holds its versions). A new MANIFEST's
+//!   snapshot holds one edit per live family, `default` first (`family.rs`).
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Weak};
 
 use super::builder::Builder;
 use super::cf_edit::CfTracker;
 use super::current::{foreign_writer, read_current, write_new_manifest};
+pub(crate) use super::family::FamilyVersion;
 use super::{Version, VersionEdit};
+use crate::column_family::{DEFAULT_COLUMN_FAMILY_ID, DEFAULT_COLUMN_FAMILY_NAME};
 use crate::error::{Error, Result};
 use crate::filename::{current_path, manifest_path};
 use crate::fs::Fs;
@@ -52,10 +59,10 @@ pub struct VersionSet {
     dir: PathBuf,
     fs: Arc<dyn Fs>,
     num_levels: usize,
-    current: Arc<Version>,
+    /// The live column families by id; `default` (0) is always there.
+    families: BTreeMap<u32, FamilyVersion>,
     next_file_number: u64,
     last_sequence: SequenceNumber,
-    log_number: u64,
     manifest_file_number: u64,
     /// The open MANIFEST; `None` after a failed write (roll to a new file on the next edit).
     manifest: Option<LogWriter>,
@@ -81,9 +88,8 @@ impl VersionSet {
         let mut vs = VersionSet::empty(dir, fs, num_levels);
         vs.next_file_number = 2;
         vs.manifest_file_number = 1;
-        let mut record = Vec::new();
-        vs.snapshot_edit().encode(&mut record);
-        vs.manifest = Some(write_new_manifest(&*vs.fs, dir, 1, &[&record])?);
+        let records = vs.snapshot_records();
+        vs.manifest = Some(write_new_manifest(&*vs.fs, dir, 1, &as_slices(&records))?);
         Ok(vs)
     }
 
@@ -92,9 +98,8 @@ impl VersionSet {
     pub fn recover(dir: &Path, fs: Arc<dyn Fs>, num_levels: usize) -> Result<VersionSet> {
         let mut vs = VersionSet::load(dir, fs, num_levels)?;
         let number = vs.new_file_number();
-        let mut record = Vec::new();
-        vs.snapshot_edit().encode(&mut record);
-        vs.manifest = Some(write_new_manifest(&*vs.fs, dir, number, &[&record])?);
+        let records = vs.snapshot_records();
+        vs.manifest = Some(write_new_manifest(&*vs.fs, dir, number, &as_slices(&records))?);
         vs.manifest_file_number = number;
         Ok(vs)
     }
@@ -123,8 +128,11 @@ impl VersionSet {
             ));
         }
         let mut reader = LogReader::new(fs.open_sequential(&path)?, file_name.clone());
-        let mut builder = Builder::new(&Version::new(num_levels), num_levels);
-        let mut log_number = None;
+        // Per live family: its name, builder and log number.
+        let mut builders = BTreeMap::new();
+        let empty = Version::new(num_levels);
+        let new_family = |name: &str| (name.to_string(), Builder::new(&empty, num_levels), None);
+        builders.insert(DEFAULT_COLUMN_FAMILY_ID, new_family(DEFAULT_COLUMN_FAMILY_NAME));
         let mut next_file_number = None;
         let mut last_sequence = None;
         let mut edits = 0usize;
@@ -151,9 +159,17 @@ impl VersionSet {
                         }
                     }
                     let corrupt = |d: String| Error::corruption(&file_name, offset, d);
-                    if families.observe(&edit).map_err(corrupt)? {
+                    families.observe(&edit).map_err(corrupt)?;
+                    let id = edit.cf.family;
+                    if let Some(name) = &edit.cf.add {
+                        builders.insert(id, new_family(name));
+                    }
+                    if edit.cf.drop {
+                        builders.remove(&id);
+                    } else if let Some((_, builder, log_number)) = builders.get_mut(&id) {
+                        // Absent: an edit of a family dropped earlier, skipped.
                         builder.apply(&edit).map_err(corrupt)?;
-                        log_number = edit.log_number.or(log_number);
+                        *log_number = edit.log_number.or(*log_number);
                     }
                     next_file_number = edit.next_file_number.or(next_file_number);
                     last_sequence = edit.last_sequence.or(last_sequence);
@@ -178,7 +194,6 @@ impl VersionSet {
         if edits == 0 {
             return Err(missing("version edit"));
         }
-        families.check_only_default(dir)?;
         let mut vs = VersionSet::empty(dir, fs, num_levels);
         vs.next_file_number = next_file_number.ok_or_else(|| missing("next file number"))?;
         vs.last_sequence = last_sequence.ok_or_else(|| missing("last sequence number"))?;
@@ -189,13 +204,19 @@ impl VersionSet {
                 format!("last sequence {} exceeds the maximum {MAX_SEQUENCE}", vs.last_sequence),
             ));
         }
-        vs.log_number = log_number.unwrap_or(0);
         vs.max_column_family = families.max_column_family();
         vs.manifest_file_number = number;
         vs.mark_file_number_used(number);
-        vs.mark_file_number_used(vs.log_number);
-        vs.mark_file_number_used(builder.max_file_number());
-        vs.install(builder.finish());
+        vs.families.clear();
+        for (id, (name, builder, log_number)) in builders {
+            let log_number = log_number.unwrap_or(0);
+            vs.mark_file_number_used(log_number);
+            vs.mark_file_number_used(builder.max_file_number());
+            let mut family = FamilyVersion::new(name, num_levels);
+            family.log_number = log_number;
+            vs.families.insert(id, family);
+            vs.install(id, builder.finish());
+        }
         Ok(vs)
     }
 
@@ -207,9 +228,43 @@ impl VersionSet {
         vs
     }
 
-    /// The current version.
+    /// The current version of the `default` family.
     pub fn current(&self) -> Arc<Version> {
-        Arc::clone(&self.current)
+        Arc::clone(&self.default_family().current)
+    }
+
+    /// The current version of family `id`, if it is live.
+    pub fn current_of(&self, id: u32) -> Option<Arc<Version>> {
+        self.families.get(&id).map(|f| Arc::clone(&f.current))
+    }
+
+    /// The live families by id, `default` (0) first.
+    #[cfg_attr(not(test), allow(dead_code))] // the family API's open (issue 39)
+    pub(crate) fn families(&self) -> &BTreeMap<u32, FamilyVersion> {
+        &self.families
+    }
+
+    /// `InvalidArgument` naming the live families other than `default` (RocksDB's "Column
+    /// families not opened"), for an open that names only `default`.
+    pub fn check_only_default(&self) -> Result<()> {
+        let others: Vec<&str> = self.families.values().skip(1).map(|f| f.name.as_str()).collect();
+        if others.is_empty() {
+            return Ok(());
+        }
+        Err(Error::InvalidArgument(format!(
+            "{}: column families not opened: {} (the database has column families other than \
+             `default`, which were not named; nothing was changed)",
+            self.dir.display(),
+            others.join(", ")
+        )))
+    }
+
+    fn default_family(&self) -> &FamilyVersion {
+        match self.families.get(&DEFAULT_COLUMN_FAMILY_ID) {
+            Some(f) => f,
+            // Every constructor inserts it and no edit removes it (`apply_edit` refuses).
+            None => unreachable!("the default column family is always live"),
+        }
     }
     /// Allocates a file number.
     pub fn new_file_number(&mut self) -> u64 {
@@ -236,9 +291,15 @@ impl VersionSet {
         debug_assert!(seq >= self.last_sequence, "last sequence must not go backwards");
         self.last_sequence = seq;
     }
-    /// WALs numbered below this are obsolete.
+    /// WALs numbered below this are obsolete: the minimum over live families' log numbers.
     pub fn log_number(&self) -> u64 {
-        self.log_number
+        self.families.values().map(|f| f.log_number).min().unwrap_or(0)
+    }
+
+    /// Family `id`'s log number (WALs below it hold none of its unflushed writes), if it is
+    /// live.
+    pub fn log_number_of(&self, id: u32) -> Option<u64> {
+        self.families.get(&id).map(|f| f.log_number)
     }
     /// The live MANIFEST's file number.
     pub fn manifest_file_number(&self) -> u64 {
@@ -289,14 +350,18 @@ impl VersionSet {
     }
 
     fn apply_edit(&mut self, mut edit: VersionEdit, new_manifest: Option<u64>) -> Result<()> {
-        if !edit.cf.is_default_only() {
-            return Err(Error::NotSupported("column family edits (only `default` exists)".into()));
-        }
+        let id = edit.cf.family;
+        self.check_family_edit(&edit)?;
+        let (family_log, base) = match (&edit.cf.add, self.families.get(&id)) {
+            (Some(_), _) => (0, Arc::new(Version::new(self.num_levels))),
+            (None, Some(f)) => (f.log_number, Arc::clone(&f.current)),
+            (None, None) => unreachable!("check_family_edit refuses an edit of no live family"),
+        };
         if let Some(n) = edit.log_number {
-            if n < self.log_number || n >= self.next_file_number {
+            if n < family_log || n >= self.next_file_number {
                 return Err(Error::InvalidArgument(format!(
-                    "version edit sets log number {n}, outside [{}, {})",
-                    self.log_number, self.next_file_number
+                    "version edit sets log number {n}, outside [{family_log}, {})",
+                    self.next_file_number
                 )));
             }
         }
@@ -307,7 +372,8 @@ impl VersionSet {
                 f.number, self.next_file_number
             )));
         }
-        let mut builder = Builder::new(&self.current, self.num_levels);
+        let mut builder = Builder::new(&base, self.num_levels);
+        drop(base);
         builder
             .apply(&edit)
             .map_err(|d| Error::InvalidArgument(format!("version edit rejected: {d}")))?;
@@ -320,6 +386,9 @@ impl VersionSet {
         };
         edit.next_file_number = Some(self.next_file_number);
         edit.last_sequence = Some(self.last_sequence);
+        if edit.cf.add.is_some() {
+            edit.cf.max_column_family = Some(self.max_column_family.max(id));
+        }
         let mut record = Vec::new();
         edit.encode(&mut record);
         let added = edit
@@ -345,9 +414,9 @@ impl VersionSet {
                     Some(n) => n,
                     None => self.new_file_number(),
                 };
-                let mut snapshot = Vec::new();
-                self.snapshot_edit().encode(&mut snapshot);
-                match write_new_manifest(&*self.fs, &self.dir, number, &[&snapshot, &record]) {
+                let mut records = self.snapshot_records();
+                records.push(record);
+                match write_new_manifest(&*self.fs, &self.dir, number, &as_slices(&records)) {
                     Ok(writer) => {
                         self.manifest = Some(writer);
                         self.manifest_file_number = number;
@@ -367,10 +436,54 @@ impl VersionSet {
                 }
             }
         }
-        if let Some(n) = edit.log_number {
-            self.log_number = n;
+        if let Some(name) = &edit.cf.add {
+            self.families.insert(id, FamilyVersion::new(name.clone(), self.num_levels));
+            self.max_column_family = self.max_column_family.max(id);
         }
-        self.install(version);
+        if edit.cf.drop {
+            self.families.remove(&id);
+            self.versions.retain(|w| w.strong_count() > 0);
+            return Ok(());
+        }
+        if let Some(n) = edit.log_number {
+            if let Some(f) = self.families.get_mut(&id) {
+                f.log_number = n;
+            }
+        }
+        self.install(id, version);
+        Ok(())
+    }
+
+    /// `InvalidArgument` (writing nothing) for a family edit that does not apply: one of a
+    /// family that is not live, an add of a live id or name or of `default`, a drop of
+    /// `default`, a drop that also changes files.
+    fn check_family_edit(&self, edit: &VersionEdit) -> Result<()> {
+        let cf = &edit.cf;
+        let id = cf.family;
+        let refuse = |d: String| Err(Error::InvalidArgument(format!("version edit rejected: {d}")));
+        if let Some(name) = &cf.add {
+            if id == DEFAULT_COLUMN_FAMILY_ID || name == DEFAULT_COLUMN_FAMILY_NAME {
+                return refuse(format!("column family {name:?} added with id {id}"));
+            }
+            if id <= self.max_column_family || self.families.values().any(|f| &f.name == name) {
+                return refuse(format!("column family {name:?} (id {id}) exists or existed"));
+            }
+            if cf.drop {
+                return refuse(format!("column family {name:?} added and dropped in one edit"));
+            }
+            return Ok(());
+        }
+        if !self.families.contains_key(&id) {
+            return refuse(format!("edit of column family id {id}, which is not live"));
+        }
+        if cf.drop {
+            if id == DEFAULT_COLUMN_FAMILY_ID {
+                return refuse("the default column family cannot be dropped".into());
+            }
+            if !edit.new_files.is_empty() || !edit.deleted_files.is_empty() {
+                return refuse(format!("the drop of column family id {id} changes files"));
+            }
+        }
         Ok(())
     }
 
@@ -393,36 +506,38 @@ impl VersionSet {
     }
 
     fn empty(dir: &Path, fs: Arc<dyn Fs>, num_levels: usize) -> VersionSet {
-        let current = Arc::new(Version::new(num_levels));
+        let default = FamilyVersion::new(DEFAULT_COLUMN_FAMILY_NAME, num_levels);
         VersionSet {
             dir: dir.to_path_buf(),
             fs,
             num_levels,
-            versions: vec![Arc::downgrade(&current)],
+            versions: vec![Arc::downgrade(&default.current)],
             max_column_family: 0,
-            current,
+            families: BTreeMap::from([(DEFAULT_COLUMN_FAMILY_ID, default)]),
             next_file_number: 2,
             last_sequence: 0,
-            log_number: 0,
             manifest_file_number: 0,
             manifest: None,
             in_doubt: HashSet::new(),
         }
     }
 
-    /// Makes `version` current and forgets versions nobody holds any more.
-    fn install(&mut self, version: Version) {
-        self.current = Arc::new(version);
+    /// Makes `version` family `id`'s current one and forgets versions nobody holds any more.
+    fn install(&mut self, id: u32, version: Version) {
+        let version = Arc::new(version);
+        self.versions.push(Arc::downgrade(&version));
+        if let Some(f) = self.families.get_mut(&id) {
+            f.current = version;
+        }
         self.versions.retain(|w| w.strong_count() > 0);
-        self.versions.push(Arc::downgrade(&self.current));
     }
 
-    /// An edit that recreates the whole current state from nothing (a new MANIFEST's first
-    /// record; a checkpoint's MANIFEST, `db/checkpoint.rs`).
+    /// An edit that recreates the `default` family and the counters from nothing (a new
+    /// MANIFEST's first record; a checkpoint's MANIFEST, `db/checkpoint.rs`); the other
+    /// families follow in [`VersionSet::snapshot_edits`].
     pub(crate) fn snapshot_edit(&self) -> VersionEdit {
         let mut edit = VersionEdit {
             comparator: Some(BYTEWISE_COMPARATOR.to_string()),
-            log_number: Some(self.log_number),
             next_file_number: Some(self.next_file_number),
             last_sequence: Some(self.last_sequence),
             ..Default::default()
@@ -430,21 +545,38 @@ impl VersionSet {
         if self.max_column_family > 0 {
             edit.cf.max_column_family = Some(self.max_column_family);
         }
-        for (level, files) in self.current.files.iter().enumerate() {
-            edit.new_files.extend(files.iter().map(|f| (level, (**f).clone())));
-        }
-        for m in self.current.blob_files.values() {
-            edit.blob_file_additions.push(m.addition);
-            if m.garbage_count > 0 {
-                edit.blob_file_garbage.push(crate::version::blob_meta::BlobFileGarbage {
-                    number: m.addition.number,
-                    garbage_count: m.garbage_count,
-                    garbage_bytes: m.garbage_bytes,
-                });
-            }
-        }
+        self.default_family().fill_snapshot(DEFAULT_COLUMN_FAMILY_ID, &mut edit);
         edit
     }
+
+    /// The edits that recreate the whole state: [`VersionSet::snapshot_edit`], then one per
+    /// other live family (its id, name, log number and files), by id (RocksDB's
+    /// `WriteCurrentStateToManifest`).
+    pub(crate) fn snapshot_edits(&self) -> Vec<VersionEdit> {
+        let mut edits = vec![self.snapshot_edit()];
+        for (&id, f) in self.families.range(DEFAULT_COLUMN_FAMILY_ID + 1..) {
+            let mut edit = VersionEdit::default();
+            f.fill_snapshot(id, &mut edit);
+            edits.push(edit);
+        }
+        edits
+    }
+
+    fn snapshot_records(&self) -> Vec<Vec<u8>> {
+        let edits = self.snapshot_edits();
+        edits
+            .iter()
+            .map(|e| {
+                let mut record = Vec::new();
+                e.encode(&mut record);
+                record
+            })
+            .collect()
+    }
+}
+
+fn as_slices(records: &[Vec<u8>]) -> Vec<&[u8]> {
+    records.iter().map(Vec::as_slice).collect()
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@ use crate::{Db, Options, ReadOptions};
 
 fn l0_entries(db: &Db) -> u64 {
     let st = db.inner().state.lock();
-    st.current.level_files(0).iter().map(|f| f.num_entries).sum()
+    st.default_cf().current.level_files(0).iter().map(|f| f.num_entries).sum()
 }
 
 fn open(dir: &std::path::Path) -> Db {
@@ -73,7 +73,7 @@ fn flush_drops_versions_under_a_range_tombstone_of_their_stripe() {
     // Key 30 is under a tombstone of its own stripe (no snapshot): not written.
     let second = {
         let st = db.inner().state.lock();
-        st.current.level_files(0).iter().map(|f| f.num_entries).min().unwrap()
+        st.default_cf().current.level_files(0).iter().map(|f| f.num_entries).min().unwrap()
     };
     assert_eq!(second, 0);
     assert_eq!(db.get([30u8]).unwrap(), None);

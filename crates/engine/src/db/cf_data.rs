@@ -1,0 +1,76 @@
+//! One column family's part of the database (RocksDB's `ColumnFamilyData`): its identity and
+//! options with the readers' [`SuperVersion`] ([`ColumnFamilyData`], shared, lock-free to read),
+//! and its memtables and current version ([`CfState`], under `DbInner::state`).
+//!
+//! Everything else is shared by all families and stays in `core.rs`: the WAL and write queue,
+//! sequence numbers, snapshots, the one MANIFEST (`VersionSet`, which keeps each family's
+//! version and log number), the table cache and the job registry. `default` (id 0) is always
+//! there; today's `Db` methods act on it.
+//!
+//! Lock order: as `core.rs`; a `CfState` is only reached through the state lock, and a
+//! `ColumnFamilyData`'s `super_version` is swapped under it.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use arc_swap::ArcSwap;
+
+use super::core::{Imm, SuperVersion};
+use crate::memtable::MemTable;
+use crate::options::Options;
+use crate::version::Version;
+
+/// A family's identity, options and published [`SuperVersion`].
+#[allow(dead_code)] // `id`, `name`, `opts`: read by the family API (issue 39, next step)
+pub(crate) struct ColumnFamilyData {
+    /// Its id: what WAL records and MANIFEST edits carry.
+    pub id: u32,
+    /// Its name.
+    pub name: String,
+    /// Its options (memtable size, compaction, compression).
+    pub opts: Options,
+    /// What readers of this family load: its memtables and files, captured together.
+    pub super_version: ArcSwap<SuperVersion>,
+}
+
+/// A family's mutable state under `DbInner::state`.
+pub(crate) struct CfState {
+    /// The shared part (its `super_version` is replaced by `DbInner::install_super_version`).
+    pub data: Arc<ColumnFamilyData>,
+    /// The active memtable.
+    pub mem: Arc<MemTable>,
+    /// The WAL the active memtable's writes went to first.
+    pub mem_log_number: u64,
+    /// Immutable memtables, oldest first.
+    pub imms: VecDeque<Imm>,
+    /// The family's current version (as the `VersionSet` holds it).
+    pub current: Arc<Version>,
+}
+
+impl CfState {
+    /// A family with an empty memtable over `current`.
+    pub fn new(id: u32, name: String, opts: Options, current: Arc<Version>) -> CfState {
+        let mem = Arc::new(MemTable::new());
+        let sv = SuperVersion { mem: mem.clone(), imms: Vec::new(), version: current.clone() };
+        let data =
+            Arc::new(ColumnFamilyData { id, name, opts, super_version: ArcSwap::from_pointee(sv) });
+        CfState { data, mem, mem_log_number: 0, imms: VecDeque::new(), current }
+    }
+
+    /// True when the active memtable holds nothing (no entry, no range tombstone).
+    pub fn mem_is_empty(&self) -> bool {
+        self.mem.is_empty() && !self.mem.has_range_tombstones()
+    }
+
+    /// The oldest WAL holding writes of this family not yet flushed: its oldest immutable
+    /// memtable's, else its active memtable's.
+    pub fn min_log_number(&self) -> u64 {
+        self.imms.front().map_or(self.mem_log_number, |i| i.log_number)
+    }
+
+    /// Builds the SuperVersion readers of this family see.
+    pub fn super_version(&self) -> SuperVersion {
+        let imms = self.imms.iter().rev().map(|i| (i.mem.clone(), i.tombstones.clone())).collect();
+        SuperVersion { mem: self.mem.clone(), imms, version: self.current.clone() }
+    }
+}
