@@ -1,12 +1,12 @@
 //! [`ColumnFamily`]: a handle naming one column family of a database (RocksDB's
 //! `ColumnFamilyHandle`): its id, which write batches and MANIFEST edits carry, and its name.
 //!
-//! What exists in this build (see `docs/rocksdb-differences.md`): the formats that carry a
-//! family id (WAL batch records, `docs/format/wal.md` version 4; MANIFEST family records,
-//! `docs/format/manifest.md`), the handle of the `default` family (id 0, where every existing
-//! API writes), `Db::list_column_families`, and an open that refuses a database whose MANIFEST
-//! holds other families. Creating and dropping families (per-family memtables, versions and
-//! flushes) is not built yet: no handle of a family other than `default` can be obtained.
+//! Families are created with `Db::create_column_family` (or at open, `Db::open_cf` with
+//! `create_missing_column_families`), dropped with `Db::drop_column_family`, and found with
+//! `Db::cf_handle`; each has its own memtables, versions, flushes and compactions, and its own
+//! family-level options, over one WAL and one MANIFEST (see `db/cf_data.rs`). A handle keeps
+//! its family's state: reads through it still work after the family is dropped (RocksDB's
+//! rule); writes are refused. A handle of another database is refused by every call.
 //!
 //! A handle is cheap to clone (one `Arc`) and `Send + Sync`.
 
@@ -32,26 +32,57 @@ pub const DEFAULT_COLUMN_FAMILY_NAME: &str = "default";
 /// assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
 /// assert!(db.cf_handle("missing").is_none());
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone)]
 pub struct ColumnFamily {
     inner: Arc<Named>,
 }
 
-#[derive(Debug, PartialEq, Eq)]
 struct Named {
     id: u32,
     name: String,
+    /// The family's state in the database that handed the handle out (`None`: a handle of
+    /// `default` made without a database, which names `default` in any database).
+    data: Option<Arc<crate::db::cf_data::ColumnFamilyData>>,
 }
 
+impl std::fmt::Debug for ColumnFamily {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ColumnFamily")
+            .field("id", &self.inner.id)
+            .field("name", &self.inner.name)
+            .finish()
+    }
+}
+
+/// Two handles are equal when they name the same family of the same database.
+impl PartialEq for ColumnFamily {
+    fn eq(&self, other: &ColumnFamily) -> bool {
+        let db = |c: &ColumnFamily| c.inner.data.as_ref().map(|d| d.db_instance);
+        self.inner.id == other.inner.id && self.inner.name == other.inner.name && {
+            let (a, b) = (db(self), db(other));
+            a.is_none() || b.is_none() || a == b
+        }
+    }
+}
+
+impl Eq for ColumnFamily {}
+
 impl ColumnFamily {
-    /// A handle of family `id` named `name` (the database hands these out).
+    /// A handle of family `id` named `name` with no database (tests).
+    #[cfg(test)]
     pub(crate) fn new(id: u32, name: impl Into<String>) -> ColumnFamily {
-        ColumnFamily { inner: Arc::new(Named { id, name: name.into() }) }
+        ColumnFamily { inner: Arc::new(Named { id, name: name.into(), data: None }) }
     }
 
-    /// The `default` family's handle.
-    pub(crate) fn default_family() -> ColumnFamily {
-        ColumnFamily::new(DEFAULT_COLUMN_FAMILY_ID, DEFAULT_COLUMN_FAMILY_NAME)
+    /// The handle of a database's family `data`.
+    pub(crate) fn of(data: &Arc<crate::db::cf_data::ColumnFamilyData>) -> ColumnFamily {
+        let named = Named { id: data.id, name: data.name.clone(), data: Some(data.clone()) };
+        ColumnFamily { inner: Arc::new(named) }
+    }
+
+    /// The family's state, if the handle came from a database.
+    pub(crate) fn data(&self) -> Option<&Arc<crate::db::cf_data::ColumnFamilyData>> {
+        self.inner.data.as_ref()
     }
 
     /// The family's id (RocksDB's `GetID`): what WAL records and MANIFEST edits carry.
@@ -62,6 +93,26 @@ impl ColumnFamily {
     /// The family's name (RocksDB's `GetName`).
     pub fn name(&self) -> &str {
         &self.inner.name
+    }
+}
+
+/// A column family to open, by name, with its options (RocksDB's `ColumnFamilyDescriptor`):
+/// what [`crate::Db::open_cf`] takes. The family-level options are used (memtable size,
+/// compaction, compression, blob files, merge operator, compaction filter); the
+/// database-wide ones (WAL, cache, background jobs, file system) come from the database's
+/// options. `num_levels` must equal the database's.
+#[derive(Clone, Debug)]
+pub struct ColumnFamilyDescriptor {
+    /// The family's name.
+    pub name: String,
+    /// Its options.
+    pub options: crate::Options,
+}
+
+impl ColumnFamilyDescriptor {
+    /// The family `name` with `options`.
+    pub fn new(name: impl Into<String>, options: crate::Options) -> ColumnFamilyDescriptor {
+        ColumnFamilyDescriptor { name: name.into(), options }
     }
 }
 
@@ -77,6 +128,5 @@ mod tests {
         let b = a.clone();
         assert!(Arc::ptr_eq(&a.inner, &b.inner));
         assert_eq!((b.id(), b.name()), (3, "three"));
-        assert_eq!(ColumnFamily::default_family().id(), DEFAULT_COLUMN_FAMILY_ID);
     }
 }

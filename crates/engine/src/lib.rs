@@ -69,7 +69,7 @@ pub mod wal;
 
 pub use backup::{BackupEngine, BackupInfo};
 pub use batch::WriteBatch;
-pub use column_family::ColumnFamily;
+pub use column_family::{ColumnFamily, ColumnFamilyDescriptor};
 pub use compaction_filter::{CompactionFilter, FilterDecision, FilterValueType};
 pub use db::{
     destroy_db, Db, IngestOptions, Iter, KeyRange, KeyValue, PinnedSlice, RangeIter, RawIter,

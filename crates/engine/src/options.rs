@@ -33,6 +33,9 @@ pub struct Options {
     pub create_if_missing: bool,
     /// Fail the open if the database exists.
     pub error_if_exists: bool,
+    /// [`crate::Db::open_cf`]: create the named column families the database lacks (RocksDB's
+    /// option; off: such a name is refused).
+    pub create_missing_column_families: bool,
     /// Check every block's checksum and the consistency of the MANIFEST aggressively.
     pub paranoid_checks: bool,
     /// Bytes in one memtable before it is switched and flushed (64 MiB).
@@ -252,6 +255,7 @@ impl Default for Options {
         Options {
             create_if_missing: false,
             error_if_exists: false,
+            create_missing_column_families: false,
             paranoid_checks: true,
             write_buffer_size: 64 << 20,
             max_write_buffer_number: 2,
@@ -334,6 +338,7 @@ impl std::fmt::Debug for Options {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Options")
             .field("create_if_missing", &self.create_if_missing)
+            .field("create_missing_column_families", &self.create_missing_column_families)
             .field("write_buffer_size", &self.write_buffer_size)
             .field("max_write_buffer_number", &self.max_write_buffer_number)
             .field("num_levels", &self.num_levels)

@@ -76,6 +76,7 @@ pub fn render(o: &Options) -> String {
     let db: Vec<(&str, String)> = vec![
         ("create_if_missing", o.create_if_missing.to_string()),
         ("error_if_exists", o.error_if_exists.to_string()),
+        ("create_missing_column_families", o.create_missing_column_families.to_string()),
         ("paranoid_checks", o.paranoid_checks.to_string()),
         ("max_open_files", o.max_open_files.to_string()),
         ("max_background_jobs", o.max_background_jobs.to_string()),

@@ -102,7 +102,7 @@ impl BackupEngine {
         let id = self.ids()?.last().map_or(1, |l| l + 1);
         let cap = db.capture_for_copy()?;
         let mut files = Vec::new();
-        for f in cap.version.files.iter().flatten() {
+        for f in cap.versions().flat_map(|v| v.files.iter().flatten()) {
             let from = table_path(&cap.db_path, f.number);
             let (crc, size) = crc_of(fs, &from)?;
             let name = format!("{SHARED}/{:06}_{crc:08x}_{size}.sst", f.number);
@@ -125,7 +125,7 @@ impl BackupEngine {
             copy_file(fs, &cap.db_path.join(options_name(n)), &to)?;
         }
         // Blob files are copied with the backup's private files (not shared between backups).
-        for &n in cap.version.blob_files.keys() {
+        for &n in cap.versions().flat_map(|v| v.blob_files.keys()) {
             let to = tmp.join(crate::filename::blob_name(n));
             made.push(to.clone());
             copy_file(fs, &crate::filename::blob_path(&cap.db_path, n), &to)?;

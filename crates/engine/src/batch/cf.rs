@@ -101,8 +101,8 @@ mod tests {
     #[test]
     fn default_family_records_are_plain() {
         let mut a = WriteBatch::new();
-        a.put_cf(&ColumnFamily::default_family(), b"k", b"v");
-        a.delete_cf(&ColumnFamily::default_family(), b"k");
+        a.put_cf(&ColumnFamily::new(0, "default"), b"k", b"v");
+        a.delete_cf(&ColumnFamily::new(0, "default"), b"k");
         let mut b = WriteBatch::new();
         b.put(b"k", b"v");
         b.delete(b"k");

@@ -4,6 +4,7 @@
 
 use crate::statistics as st;
 
+use super::cf_data::ColumnFamilyData;
 use super::iter::{bounds_of, prefix_end, Iter, RangeIter, RawIter};
 use super::key_range::KeyRange;
 use super::pinned::PinnedSlice;
@@ -38,6 +39,16 @@ impl Db {
     /// assert_eq!(db.get_opt(b"k", &at_snap).unwrap(), Some(b"old".to_vec()));
     /// ```
     pub fn get_opt(&self, key: impl AsRef<[u8]>, opts: &ReadOptions) -> Result<Option<Vec<u8>>> {
+        self.get_in_family(&self.inner().default_cf, key.as_ref(), opts)
+    }
+
+    /// [`Db::get_opt`] in family `cf`.
+    pub(super) fn get_in_family(
+        &self,
+        cf: &ColumnFamilyData,
+        key: &[u8],
+        opts: &ReadOptions,
+    ) -> Result<Option<Vec<u8>>> {
         let inner = self.inner();
         // The SuperVersion first, then the sequence number (RocksDB's order): every entry in the
         // SuperVersion's memtables and files was published before it was installed, so `seq`
@@ -45,9 +56,9 @@ impl Db {
         // newer one in the same snapshot stripe) is never needed. Writes that land in a newer
         // memtable after the load are not seen: the read sees the prefix up to the switch.
         let t0 = st::start();
-        let sv = inner.default_cf.super_version.load();
+        let sv = cf.super_version.load();
         let seq = inner.read_sequence(opts)?;
-        let r = inner.get_in(&sv, key.as_ref(), seq, opts.fill_cache);
+        let r = inner.get_in(&sv, key, seq, opts.fill_cache);
         if let Some(t0) = t0 {
             count_get(t0, r.as_ref().ok().and_then(|v| v.as_ref().map(Vec::len)));
         }
@@ -85,12 +96,22 @@ impl Db {
         key: impl AsRef<[u8]>,
         opts: &ReadOptions,
     ) -> Result<Option<PinnedSlice>> {
+        self.get_pinned_in_family(&self.inner().default_cf, key.as_ref(), opts)
+    }
+
+    /// [`Db::get_pinned_opt`] in family `cf`.
+    pub(super) fn get_pinned_in_family(
+        &self,
+        cf: &ColumnFamilyData,
+        key: &[u8],
+        opts: &ReadOptions,
+    ) -> Result<Option<PinnedSlice>> {
         let inner = self.inner();
         // SuperVersion, then sequence: see `get_opt`.
         let t0 = st::start();
-        let sv = inner.default_cf.super_version.load();
+        let sv = cf.super_version.load();
         let seq = inner.read_sequence(opts)?;
-        let r = inner.get_pinned_in(&sv, key.as_ref(), seq, opts.fill_cache);
+        let r = inner.get_pinned_in(&sv, key, seq, opts.fill_cache);
         if let Some(t0) = t0 {
             count_get(t0, r.as_ref().ok().and_then(|v| v.as_ref().map(|v| v.len())));
         }
@@ -114,9 +135,19 @@ impl Db {
         keys: &[K],
         opts: &ReadOptions,
     ) -> Vec<Result<Option<Vec<u8>>>> {
+        self.multi_get_in_family(&self.inner().default_cf, keys, opts)
+    }
+
+    /// [`Db::multi_get`] in family `cf`.
+    pub(super) fn multi_get_in_family<K: AsRef<[u8]>>(
+        &self,
+        cf: &ColumnFamilyData,
+        keys: &[K],
+        opts: &ReadOptions,
+    ) -> Vec<Result<Option<Vec<u8>>>> {
         let inner = self.inner();
         // SuperVersion, then sequence: see `get_opt`.
-        let sv = inner.default_cf.super_version.load_full();
+        let sv = cf.super_version.load_full();
         match inner.read_sequence(opts) {
             Ok(seq) => inner.multi_get_in(&sv, keys, seq, opts.fill_cache),
             Err(e) => {
@@ -170,12 +201,17 @@ impl Db {
     /// assert_eq!(it.key(), b"a");
     /// ```
     pub fn raw_iter(&self, opts: &ReadOptions) -> RawIter {
+        self.raw_iter_in_family(&self.inner().default_cf, opts)
+    }
+
+    /// [`Db::raw_iter`] over family `cf`.
+    pub(super) fn raw_iter_in_family(&self, cf: &ColumnFamilyData, opts: &ReadOptions) -> RawIter {
         let inner = self.inner().clone();
         // The SuperVersion pins the memtables and the files the iterator reads (compaction
         // writes new files and never changes old ones), so no snapshot needs registering: the
         // iterator reads at the sequence number current now (read after the SuperVersion: see
         // `get_opt`).
-        let sv = inner.default_cf.super_version.load_full();
+        let sv = cf.super_version.load_full();
         // A foreign snapshot: an iterator that never positions and reports the refusal.
         let (seq, refused) = match inner.read_sequence(opts) {
             Ok(seq) => (seq, None),

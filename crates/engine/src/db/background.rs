@@ -13,7 +13,8 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use super::core::DbInner;
+use super::cf_data::ColumnFamilyData;
+use super::core::{DbInner, DbState};
 use super::jobs::CompactionGuard;
 use crate::compaction::{picker_for, Compaction};
 use crate::filename::{parse_file_name, FileType};
@@ -83,6 +84,33 @@ fn lower_this_thread(nice: i32) -> std::io::Result<()> {
     Ok(())
 }
 
+/// The next automatic compaction, of the first family (taking turns, from the one after the
+/// family picked last) whose picker finds one; its round-robin cursor advanced.
+fn pick_compaction(st: &mut DbState) -> Option<(Arc<ColumnFamilyData>, Compaction)> {
+    let ids: Vec<u32> = st.cfs.keys().copied().collect();
+    let start = ids.iter().position(|&id| id > st.compaction_turn).unwrap_or(0);
+    for &id in ids[start..].iter().chain(&ids[..start]) {
+        let Some(cf) = st.cfs.get(&id) else { continue };
+        let opts = &cf.data.opts;
+        if opts.disable_auto_compactions {
+            continue;
+        }
+        let picker = picker_for(opts);
+        let Some(c) = picker.pick(&cf.current, opts, &st.jobs.view(&cf.cursors)) else {
+            continue;
+        };
+        let data = cf.data.clone();
+        if let Some((level, key)) = picker.cursor_after(&c) {
+            if let Some(slot) = st.cfs.get_mut(&id).and_then(|cf| cf.cursors.get_mut(level)) {
+                *slot = key;
+            }
+        }
+        st.compaction_turn = id;
+        return Some((data, c));
+    }
+    None
+}
+
 impl DbInner {
     /// The loop of one background thread running `role`'s jobs; returns at shutdown.
     pub(crate) fn background_loop(self: &Arc<Self>, role: Role) {
@@ -98,7 +126,7 @@ impl DbInner {
             enum Job<'a> {
                 PrepareWal,
                 Flush,
-                Compact(Box<Compaction>, CompactionGuard<'a>),
+                Compact(Arc<ColumnFamilyData>, Box<Compaction>, CompactionGuard<'a>),
             }
             let job = {
                 let mut st = self.state.lock();
@@ -115,20 +143,13 @@ impl DbInner {
                             break Job::Flush;
                         }
                         if role == Role::Compaction
-                            && !self.opts.disable_auto_compactions
                             && !st.jobs.manual_running()
                             && !st.compactions_paused
                             && st.jobs.compactions_running() < max_compactions(&self.opts)
                         {
-                            let picker = picker_for(&self.opts);
-                            if let Some(c) =
-                                picker.pick(&st.default_cf().current, &self.opts, &st.jobs.view())
-                            {
-                                if let Some((level, key)) = picker.cursor_after(&c) {
-                                    st.jobs.set_cursor(level, key);
-                                }
+                            if let Some((cf, c)) = pick_compaction(&mut st) {
                                 let guard = self.begin_compaction(&mut st, &c);
-                                break Job::Compact(Box::new(c), guard);
+                                break Job::Compact(cf, Box::new(c), guard);
                             }
                         }
                     }
@@ -145,8 +166,8 @@ impl DbInner {
                 Job::Flush => {
                     let _ = self.flush_one();
                 }
-                Job::Compact(c, guard) => {
-                    let _ = self.run_compaction(&c);
+                Job::Compact(cf, c, guard) => {
+                    let _ = self.run_compaction(&cf, &c);
                     drop(guard);
                 }
             }));

@@ -6,10 +6,12 @@
 //! fails, or by one a crash interrupts before its MANIFEST edit, is in no version: obsolete-file
 //! deletion removes it once its guard is gone (at open, after a crash).
 
+use super::cf_data::ColumnFamilyData;
 use super::core::DbInner;
 use super::jobs::OutputGuard;
 use crate::blob::separate::{AddEntry, BlobSeparator};
 use crate::error::Result;
+use crate::options::Options;
 use crate::version::blob_meta::BlobFileAddition;
 
 /// The blob files of one job and the guards that keep them.
@@ -24,9 +26,10 @@ pub(crate) struct BlobOutputs<'a> {
 }
 
 impl DbInner {
-    /// A separator for an output at `level`, or `None` when values stay inline there.
-    pub(crate) fn blob_separator(&self, level: usize) -> Option<BlobSeparator<'_>> {
-        let policy = crate::blob::separate::SeparationPolicy::for_level(&self.opts, level)?;
+    /// A separator for an output at `level` of a family with options `opts`, or `None` when
+    /// values stay inline there.
+    pub(crate) fn blob_separator(&self, opts: &Options, level: usize) -> Option<BlobSeparator<'_>> {
+        let policy = crate::blob::separate::SeparationPolicy::for_level(opts, level)?;
         Some(BlobSeparator::new(self.fs.as_ref(), &self.path, policy))
     }
 
@@ -57,15 +60,20 @@ impl DbInner {
     /// any or writes them) and the garbage collection cutoff: blob indexes into files numbered
     /// below it are relocated (RocksDB's `blob_garbage_collection_age_cutoff`: that fraction of
     /// the live blob files, oldest first; 0 when garbage collection is off).
-    pub(crate) fn blob_compaction_inputs(&self) -> (Option<&crate::blob::reader::BlobSource>, u64) {
-        let v = &self.default_cf.super_version.load().version;
-        if !self.opts.enable_blob_files && v.blob_files.is_empty() {
+    /// Of family `cf`.
+    pub(crate) fn blob_compaction_inputs(
+        &self,
+        cf: &ColumnFamilyData,
+    ) -> (Option<&crate::blob::reader::BlobSource>, u64) {
+        let v = &cf.super_version.load().version;
+        let opts = &cf.opts;
+        if !opts.enable_blob_files && v.blob_files.is_empty() {
             return (None, 0);
         }
         let mut cutoff = 0;
-        if self.opts.enable_blob_garbage_collection {
+        if opts.enable_blob_garbage_collection {
             let n = v.blob_files.len();
-            let take = (n as f64 * self.opts.blob_garbage_collection_age_cutoff).ceil() as usize;
+            let take = (n as f64 * opts.blob_garbage_collection_age_cutoff).ceil() as usize;
             cutoff = match v.blob_files.keys().nth(take.min(n)) {
                 Some(&first_kept) => first_kept,
                 None if take > 0 => u64::MAX,

@@ -11,6 +11,7 @@
 //! `ColumnFamilyData`'s `super_version` is swapped under it.
 
 use std::collections::VecDeque;
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use arc_swap::ArcSwap;
@@ -21,14 +22,21 @@ use crate::options::Options;
 use crate::version::Version;
 
 /// A family's identity, options and published [`SuperVersion`].
-#[allow(dead_code)] // `id`, `name`, `opts`: read by the family API (issue 39, next step)
 pub(crate) struct ColumnFamilyData {
     /// Its id: what WAL records and MANIFEST edits carry.
     pub id: u32,
     /// Its name.
     pub name: String,
-    /// Its options (memtable size, compaction, compression).
-    pub opts: Options,
+    /// Its options: the memtable size, compaction, compression, blob files, merge operator and
+    /// compaction filter of this family (the database-wide ones, such as the WAL's, the cache
+    /// and the background jobs, come from the database's options).
+    pub opts: Arc<Options>,
+    /// The database it belongs to ([`super::core::DbInner::instance`]): a handle of another
+    /// database is refused.
+    pub db_instance: u64,
+    /// Set when the family is dropped: writes to it are refused; reads through a handle still
+    /// see what it held (RocksDB's rule).
+    pub dropped: AtomicBool,
     /// What readers of this family load: its memtables and files, captured together.
     pub super_version: ArcSwap<SuperVersion>,
 }
@@ -45,16 +53,47 @@ pub(crate) struct CfState {
     pub imms: VecDeque<Imm>,
     /// The family's current version (as the `VersionSet` holds it).
     pub current: Arc<Version>,
+    /// Round-robin compaction cursor per level (the largest user key last compacted).
+    pub cursors: Vec<Vec<u8>>,
 }
 
 impl CfState {
-    /// A family with an empty memtable over `current`.
-    pub fn new(id: u32, name: String, opts: Options, current: Arc<Version>) -> CfState {
+    /// A family of database `db_instance` with an empty memtable over `current`.
+    pub fn new(
+        id: u32,
+        name: String,
+        opts: Arc<Options>,
+        db_instance: u64,
+        current: Arc<Version>,
+    ) -> CfState {
         let mem = Arc::new(MemTable::new());
-        let sv = SuperVersion { mem: mem.clone(), imms: Vec::new(), version: current.clone() };
-        let data =
-            Arc::new(ColumnFamilyData { id, name, opts, super_version: ArcSwap::from_pointee(sv) });
-        CfState { data, mem, mem_log_number: 0, imms: VecDeque::new(), current }
+        let sv = SuperVersion {
+            mem: mem.clone(),
+            imms: Vec::new(),
+            version: current.clone(),
+            opts: opts.clone(),
+        };
+        let cursors = vec![Vec::new(); opts.num_levels];
+        let data = Arc::new(ColumnFamilyData {
+            id,
+            name,
+            opts,
+            db_instance,
+            dropped: AtomicBool::new(false),
+            super_version: ArcSwap::from_pointee(sv),
+        });
+        CfState { data, mem, mem_log_number: 0, imms: VecDeque::new(), current, cursors }
+    }
+
+    /// True when the family holds no unflushed write: an empty active memtable and no
+    /// immutable one.
+    pub fn all_flushed(&self) -> bool {
+        self.mem_is_empty() && self.imms.is_empty()
+    }
+
+    /// True when the active memtable has reached the family's `write_buffer_size`.
+    pub fn mem_is_full(&self) -> bool {
+        self.mem.approximate_memory_usage() >= self.data.opts.write_buffer_size
     }
 
     /// True when the active memtable holds nothing (no entry, no range tombstone).
@@ -71,6 +110,11 @@ impl CfState {
     /// Builds the SuperVersion readers of this family see.
     pub fn super_version(&self) -> SuperVersion {
         let imms = self.imms.iter().rev().map(|i| (i.mem.clone(), i.tombstones.clone())).collect();
-        SuperVersion { mem: self.mem.clone(), imms, version: self.current.clone() }
+        SuperVersion {
+            mem: self.mem.clone(),
+            imms,
+            version: self.current.clone(),
+            opts: self.data.opts.clone(),
+        }
     }
 }

@@ -39,14 +39,20 @@ use crate::version::{Version, VersionEdit};
 use crate::wal::LogWriter;
 
 /// What a copy of the database holds (a checkpoint's, a backup's: `crate::backup`): the
-/// version, whose `Arc` pins its tables while it is held, and the edit that recreates it.
+/// version of each column family, whose `Arc`s pin their tables while held, and the edits that
+/// recreate them.
 pub(crate) struct Capture {
     /// The database's directory.
     pub db_path: PathBuf,
-    /// The version at the moment.
+    /// The `default` family's version at the moment.
     pub version: Arc<Version>,
+    /// The other live families' versions at the moment.
+    pub others: Vec<Arc<Version>>,
     /// A snapshot edit of it, with counters that continue after the moment.
     pub edit: VersionEdit,
+    /// The snapshot edits of the other families (their ids, names, files), after `edit` in
+    /// the copy's MANIFEST.
+    pub family_edits: Vec<VersionEdit>,
     /// The number the copy's MANIFEST takes.
     pub manifest_number: u64,
     /// The newest `OPTIONS-NNNNNN`'s number, if any.
@@ -118,10 +124,17 @@ impl Db {
         inner.info_log.log(&format!(
             "checkpoint {}: {} table files, last sequence {}",
             dir.display(),
-            cap.version.files.iter().map(Vec::len).sum::<usize>(),
+            cap.versions().map(|v| v.files.iter().map(Vec::len).sum::<usize>()).sum::<usize>(),
             cap.edit.last_sequence.unwrap_or(0)
         ));
         Ok(())
+    }
+}
+
+impl Capture {
+    /// Every family's version, `default` first.
+    pub fn versions(&self) -> impl Iterator<Item = &Arc<Version>> {
+        std::iter::once(&self.version).chain(&self.others)
     }
 }
 
@@ -168,24 +181,26 @@ fn capture(inner: &DbInner) -> Result<Capture> {
     })
 }
 
-/// Switches the active memtable if it holds anything (call with the write queue held);
-/// returns the memtable switched out.
+/// Switches the active memtables if any holds anything (call with the write queue held);
+/// returns the newest memtable switched out (the families' are flushed oldest WAL first, so
+/// once it is flushed, every memtable of the switch is).
 fn switch_if_not_empty(inner: &DbInner) -> Result<Option<Arc<MemTable>>> {
     {
         let st = inner.state.lock();
         DbInner::check_bg_error(&st)?;
-        if st.default_cf().mem_is_empty() {
+        if st.cfs.values().all(|c| c.mem_is_empty()) {
             return Ok(None);
         }
     }
     inner.switch_memtable()?;
-    Ok(inner.state.lock().default_cf().imms.back().map(|imm| imm.mem.clone()))
+    let st = inner.state.lock();
+    Ok(st.cfs.values().rev().find_map(|c| c.imms.back().map(|imm| imm.mem.clone())))
 }
 
 /// Waits until `mem` has been flushed (it left the immutable memtables).
 fn wait_flushed(inner: &DbInner, mem: &Arc<MemTable>) -> Result<()> {
     let mut st = inner.state.lock();
-    while st.default_cf().imms.iter().any(|imm| Arc::ptr_eq(&imm.mem, mem)) {
+    while st.cfs.values().any(|c| c.imms.iter().any(|imm| Arc::ptr_eq(&imm.mem, mem))) {
         DbInner::check_bg_error(&st)?;
         inner.done_cv.wait_for(&mut st, Duration::from_millis(50));
     }
@@ -197,19 +212,27 @@ fn read_if_empty(inner: &DbInner) -> Result<Option<Capture>> {
     let vs = inner.versions.lock();
     let st = inner.state.lock();
     DbInner::check_bg_error(&st)?;
-    if !(st.default_cf().mem_is_empty() && st.default_cf().imms.is_empty()) {
+    if !st.cfs.values().all(|c| c.all_flushed()) {
         return Ok(None);
     }
     drop(st);
-    let mut edit = vs.snapshot_edit();
+    let mut edits = vs.snapshot_edits();
+    let mut edit = edits.remove(0);
     let visible = inner.last_sequence.load(std::sync::atomic::Ordering::Acquire);
     edit.last_sequence = Some(vs.last_sequence().max(visible));
     let manifest_number = vs.next_file_number();
     edit.next_file_number = Some(manifest_number + 1);
+    let others = vs
+        .families()
+        .range(crate::column_family::DEFAULT_COLUMN_FAMILY_ID + 1..)
+        .map(|(_, f)| f.current.clone())
+        .collect();
     Ok(Some(Capture {
         db_path: inner.path.clone(),
         version: vs.current(),
+        others,
         edit,
+        family_edits: edits,
         manifest_number,
         options_number: None,
     }))
@@ -219,14 +242,14 @@ fn read_if_empty(inner: &DbInner) -> Result<Option<Capture>> {
 /// synced; every file created is pushed to `made`.
 fn write_files(inner: &DbInner, tmp: &Path, cap: &Capture, made: &mut Vec<PathBuf>) -> Result<()> {
     let fs = &*inner.fs;
-    for f in cap.version.files.iter().flatten() {
+    for f in cap.versions().flat_map(|v| v.files.iter().flatten()) {
         let (from, to) = (table_path(&inner.path, f.number), table_path(tmp, f.number));
         made.push(to.clone());
         if fs.hard_link(&from, &to).is_err() {
             copy_file(fs, &from, &to)?;
         }
     }
-    for &n in cap.version.blob_files.keys() {
+    for &n in cap.versions().flat_map(|v| v.blob_files.keys()) {
         let (from, to) = (blob_path(&inner.path, n), blob_path(tmp, n));
         made.push(to.clone());
         if fs.hard_link(&from, &to).is_err() {
@@ -252,9 +275,11 @@ pub(crate) fn write_manifest_and_current(
     let manifest = manifest_path(dir, cap.manifest_number);
     made.push(manifest.clone());
     let mut w = LogWriter::new(fs.create(&manifest)?);
-    let mut record = Vec::new();
-    cap.edit.encode(&mut record);
-    w.add_record(&record)?;
+    for edit in std::iter::once(&cap.edit).chain(&cap.family_edits) {
+        let mut record = Vec::new();
+        edit.encode(&mut record);
+        w.add_record(&record)?;
+    }
     w.sync()?;
     drop(w);
     let current = current_path(dir);

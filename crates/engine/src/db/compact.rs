@@ -9,9 +9,9 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use super::cf_data::ColumnFamilyData;
 use super::core::DbInner;
 use super::stats::LevelSnap;
-use crate::column_family::DEFAULT_COLUMN_FAMILY_ID;
 use crate::kill_point::kill_point;
 use parking_lot::Mutex;
 
@@ -29,9 +29,10 @@ use crate::version::{FileMetaData, VersionEdit};
 impl DbInner {
     /// Runs `c` to completion and installs it. On failure the inputs stay live, partial outputs
     /// are deleted and the error is recorded as a background error.
-    pub(crate) fn run_compaction(&self, c: &Compaction) -> Result<()> {
+    /// `c` is a compaction of family `cf`.
+    pub(crate) fn run_compaction(&self, cf: &ColumnFamilyData, c: &Compaction) -> Result<()> {
         let start = Instant::now();
-        let result = if c.trivial_move { self.trivial_move(c) } else { self.merge(c) };
+        let result = if c.trivial_move { self.trivial_move(cf, c) } else { self.merge(cf, c) };
         match result {
             Ok(written) => {
                 let (r0, r1): (u64, u64) = (
@@ -82,25 +83,34 @@ impl DbInner {
         }
     }
 
-    fn trivial_move(&self, c: &Compaction) -> Result<(u64, u64, u64)> {
+    fn trivial_move(&self, cf: &ColumnFamilyData, c: &Compaction) -> Result<(u64, u64, u64)> {
         let mut edit = VersionEdit::default();
         for f in &c.inputs[0] {
             edit.deleted_files.push((c.level, f.number));
             edit.new_files.push((c.output_level, (**f).clone()));
         }
-        self.install(edit)?;
+        self.install(cf.id, edit)?;
         Ok((0, 0, 0))
     }
 
-    fn install(&self, edit: VersionEdit) -> Result<()> {
+    /// Applies `edit` to family `id` and publishes its new version. `Busy` (writing nothing)
+    /// if the family was dropped meanwhile: the job's outputs are then in no version.
+    fn install(&self, id: u32, mut edit: VersionEdit) -> Result<()> {
         let mut vs = self.versions.lock();
+        if vs.current_of(id).is_none() {
+            return Err(Error::Busy(format!("column family id {id} was dropped")));
+        }
+        edit.cf.family = id;
         let seq = vs.last_sequence().max(self.visible_sequence());
         vs.set_last_sequence(seq);
         vs.log_and_apply(edit)?;
-        let current = vs.current();
+        let current = vs.current_of(id);
         let mut st = self.state.lock();
-        st.default_cf_mut().current = current;
-        let retired = self.install_super_version(&st, DEFAULT_COLUMN_FAMILY_ID);
+        let mut retired = None;
+        if let (Some(state), Some(current)) = (st.cf_mut(id), current) {
+            state.current = current;
+            retired = self.install_super_version(&st, id);
+        }
         drop(st);
         drop(vs);
         drop(retired);
@@ -151,7 +161,7 @@ impl DbInner {
 
     /// Merges the inputs, split into subcompactions when allowed; installs the outputs as one
     /// VersionEdit. Returns (bytes written, keys in, keys dropped).
-    fn merge(&self, c: &Compaction) -> Result<(u64, u64, u64)> {
+    fn merge(&self, cf: &ColumnFamilyData, c: &Compaction) -> Result<(u64, u64, u64)> {
         let mut tombstones: Vec<RangeTombstone> = Vec::new();
         for f in c.input_files() {
             let r = self.table_cache.reader(f, None)?;
@@ -165,7 +175,7 @@ impl DbInner {
         let ranges = subcompaction::ranges(&bounds);
         let allocated = Mutex::new(Vec::new());
         let snapshots = self.snapshots.sequences();
-        let (blob_source, blob_gc_cutoff) = self.blob_compaction_inputs();
+        let (blob_source, blob_gc_cutoff) = self.blob_compaction_inputs(cf);
         let run_one = |lo: Option<Vec<u8>>, hi: Option<Vec<u8>>| -> Result<JobOutput> {
             let whole = lo.is_none() && hi.is_none();
             let clipped = subcompaction::clip(&tombstones, lo.as_deref(), hi.as_deref());
@@ -179,7 +189,7 @@ impl DbInner {
                 n
             };
             let mut ctx = JobContext {
-                opts: &self.opts,
+                opts: &cf.opts,
                 fs: self.fs.as_ref(),
                 dir: &self.path,
                 snapshots: snapshots.clone(),
@@ -233,7 +243,7 @@ impl DbInner {
         }
         let result = match first_err {
             Some(e) => Err(e),
-            None => self.install_outputs(c, &out),
+            None => self.install_outputs(cf, c, &out),
         };
         if result.is_err() {
             // No half-installed job: the outputs of the subcompactions that did finish go too.
@@ -246,7 +256,12 @@ impl DbInner {
         result.map(|()| (out.bytes_written, out.keys_in, out.keys_dropped))
     }
 
-    fn install_outputs(&self, c: &Compaction, out: &JobOutput) -> Result<()> {
+    fn install_outputs(
+        &self,
+        cf: &ColumnFamilyData,
+        c: &Compaction,
+        out: &JobOutput,
+    ) -> Result<()> {
         kill_point!("compaction.outputs_written");
         if !out.files.is_empty() {
             self.fs.sync_dir(&self.path)?;
@@ -268,27 +283,47 @@ impl DbInner {
         }
         edit.blob_file_additions.extend_from_slice(&out.blobs.additions);
         edit.blob_file_garbage.extend_from_slice(&out.blobs.garbage);
-        self.install(edit)?;
+        self.install(cf.id, edit)?;
         kill_point!("compaction.manifest_written");
         Ok(())
     }
 
-    /// Manual compaction of `[begin, end]` down to the last non-empty level (at least L1).
-    pub(crate) fn compact_range(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
+    /// Manual compaction of `[begin, end]` of family `cf` down to the last non-empty level (at
+    /// least L1).
+    pub(crate) fn compact_range(
+        &self,
+        cf: &ColumnFamilyData,
+        begin: Option<&[u8]>,
+        end: Option<&[u8]>,
+    ) -> Result<()> {
         let _manual = self.begin_manual()?;
-        self.compact_range_locked(begin, end)
+        self.compact_range_locked(cf, begin, end)
     }
 
-    fn compact_range_locked(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
+    /// Family `cf`'s current version; `Busy` if it was dropped.
+    fn current_of(&self, cf: &ColumnFamilyData) -> Result<Arc<crate::version::Version>> {
+        match self.state.lock().cf(cf.id) {
+            Some(state) => Ok(state.current.clone()),
+            None => Err(Error::Busy(format!("column family {:?} was dropped", cf.name))),
+        }
+    }
+
+    fn compact_range_locked(
+        &self,
+        cf: &ColumnFamilyData,
+        begin: Option<&[u8]>,
+        end: Option<&[u8]>,
+    ) -> Result<()> {
+        let opts = &*cf.opts;
         let (last, num_levels) = {
-            let v = self.state.lock().default_cf().current.clone();
+            let v = self.current_of(cf)?;
             let last = (0..v.num_levels()).rev().find(|&l| !v.level_files(l).is_empty());
             (last, v.num_levels())
         };
         let Some(last) = last else { return Ok(()) };
         // Dynamic level bytes: everything ends in the last level, as RocksDB's CompactRange.
-        let target = if self.opts.level_compaction_dynamic_level_bytes
-            || self.opts.compaction_style == crate::options::CompactionStyle::Universal
+        let target = if opts.level_compaction_dynamic_level_bytes
+            || opts.compaction_style == crate::options::CompactionStyle::Universal
         {
             num_levels - 1
         } else {
@@ -296,7 +331,7 @@ impl DbInner {
         };
         let mut level = 0;
         while level < target {
-            let v = self.state.lock().default_cf().current.clone();
+            let v = self.current_of(cf)?;
             let lo = begin.map(|b| b.to_vec());
             let hi = end.map(|e| e.to_vec());
             let files: Vec<_> = v
@@ -316,15 +351,7 @@ impl DbInner {
             // Skip empty levels: the output is the next non-empty level, or the target.
             let output =
                 (level + 1..target).find(|&l| !v.level_files(l).is_empty()).unwrap_or(target);
-            let c = leveled::build(
-                &self.opts,
-                &v,
-                level,
-                output,
-                files,
-                &|_| false,
-                "ManualCompaction",
-            );
+            let c = leveled::build(opts, &v, level, output, files, &|_| false, "ManualCompaction");
             // Drop our reference to the version now, so its files become obsolete when the
             // compaction installs.
             drop(v);
@@ -340,17 +367,17 @@ impl DbInner {
                 DbInner::check_bg_error(&st)?;
                 self.begin_compaction(&mut st, &c)
             };
-            let r = self.run_compaction(&c);
+            let r = self.run_compaction(cf, &c);
             drop(running);
             drop(c);
             r?;
             self.delete_obsolete_files();
         }
-        if self.opts.compaction_filter.is_some() {
+        if opts.compaction_filter.is_some() {
             // RocksDB's default `BottommostLevelCompaction::kIfHaveCompactionFilter`: with a
             // filter the last level's files in the range are rewritten too, so that the filter
             // sees every key of the range.
-            self.compact_last_level(target, begin, end)?;
+            self.compact_last_level(cf, target, begin, end)?;
         }
         Ok(())
     }
@@ -359,11 +386,12 @@ impl DbInner {
     /// the level into itself).
     fn compact_last_level(
         &self,
+        cf: &ColumnFamilyData,
         level: usize,
         begin: Option<&[u8]>,
         end: Option<&[u8]>,
     ) -> Result<()> {
-        let v = self.state.lock().default_cf().current.clone();
+        let v = self.current_of(cf)?;
         let files: Vec<_> = v
             .level_files(level)
             .iter()
@@ -376,7 +404,7 @@ impl DbInner {
         if files.is_empty() {
             return Ok(());
         }
-        let c = leveled::build(&self.opts, &v, level, level, files, &|_| false, "ManualCompaction");
+        let c = leveled::build(&cf.opts, &v, level, level, files, &|_| false, "ManualCompaction");
         drop(v);
         let Some(mut c) = c else { return Ok(()) };
         c.trivial_move = false;
@@ -385,7 +413,7 @@ impl DbInner {
             DbInner::check_bg_error(&st)?;
             self.begin_compaction(&mut st, &c)
         };
-        let r = self.run_compaction(&c);
+        let r = self.run_compaction(cf, &c);
         drop(running);
         drop(c);
         r?;

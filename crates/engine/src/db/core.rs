@@ -18,6 +18,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
+use arc_swap::ArcSwap;
 use parking_lot::{Condvar, Mutex};
 
 use super::cf_data::{CfState, ColumnFamilyData};
@@ -25,7 +26,8 @@ use super::info_log::InfoLog;
 use super::jobs::{CompactionGuard, FlushGuard, JobHost, Jobs, ManualGuard, OutputGuard};
 use super::snapshot::SnapshotList;
 use super::stats::DbStats;
-use super::write_controller::WriteController;
+use super::write_controller::{Shape, WriteController};
+use super::write_mems::WriteMems;
 use super::write_queue::WriteQueue;
 use crate::column_family::DEFAULT_COLUMN_FAMILY_ID;
 use crate::compaction::Compaction;
@@ -47,6 +49,8 @@ pub(crate) struct SuperVersion {
     pub imms: Vec<(Arc<MemTable>, Arc<FragmentedTombstones>)>,
     /// The files.
     pub version: Arc<Version>,
+    /// The family's options (its merge operator is what reads merge with).
+    pub opts: Arc<Options>,
 }
 
 /// An immutable memtable waiting to be flushed, with the WAL that holds its writes.
@@ -65,6 +69,9 @@ pub(crate) struct DbState {
     /// Set when a background job fails; writes are refused until resumed.
     pub bg_error: Option<Error>,
     pub shutting_down: bool,
+    /// The family the last automatic compaction was picked from: the next pick starts after
+    /// it, so families take turns (`background.rs`).
+    pub compaction_turn: u32,
     /// Test hook: no new automatic compaction starts while set (flushes still run).
     pub compactions_paused: bool,
     /// Set by each memtable switch: the next WAL should be made ahead; the flush thread clears
@@ -79,6 +86,16 @@ impl DbState {
             Some(cf) => cf,
             None => unreachable!("the default column family is always live"),
         }
+    }
+
+    /// Family `id`'s state, if it is live.
+    pub fn cf(&self, id: u32) -> Option<&CfState> {
+        self.cfs.get(&id)
+    }
+
+    /// Family `id`'s state, to change, if it is live.
+    pub fn cf_mut(&mut self, id: u32) -> Option<&mut CfState> {
+        self.cfs.get_mut(&id)
     }
 
     /// The `default` family's state, to change.
@@ -117,6 +134,13 @@ pub(crate) struct DbInner {
     pub versions: Mutex<VersionSet>,
     /// The `default` family (also in `DbState::cfs`), which the plain `Db` methods read.
     pub default_cf: Arc<ColumnFamilyData>,
+    /// This database's number among those opened in the process: a family handle carries it,
+    /// so a handle of another database is refused.
+    pub instance: u64,
+    /// The active memtable of every live family, as a write group inserts into them
+    /// (`write_mems.rs`); replaced under the state lock by [`DbInner::publish_write_mems`]
+    /// whenever a family's active memtable changes, loaded by write-group leaders.
+    pub write_mems: ArcSwap<WriteMems>,
     /// The last sequence number visible to readers.
     pub last_sequence: AtomicU64,
     /// The last sequence number handed to a write group (by stage one, `write_group.rs`);
@@ -165,16 +189,39 @@ impl DbInner {
     pub fn install_super_version(&self, st: &DbState, cf: u32) -> Option<Arc<SuperVersion>> {
         let family = st.cfs.get(&cf)?;
         let retired = family.data.super_version.swap(Arc::new(family.super_version()));
-        // The stall condition follows `default` (per-family stall conditions: issue 39).
-        let d = st.default_cf();
-        let v = &d.current;
+        // Writers follow the family whose shape is the most severe (the first such, `default`
+        // when none stalls): one write path and one WAL serve all of them, as in RocksDB.
+        let worst = if st.cfs.len() == 1 {
+            st.default_cf()
+        } else {
+            let mut worst = st.default_cf();
+            let mut severity = 0;
+            for c in st.cfs.values() {
+                let s = Shape::of(&c.data.opts, &c.current, c.imms.len()).severity();
+                if s > severity {
+                    (worst, severity) = (c, s);
+                }
+            }
+            worst
+        };
+        let v = &worst.current;
         let l0_compacting = v.level_files(0).iter().any(|f| st.jobs.is_compacting(f.number));
-        self.write_controller.recalculate(&self.opts, v, d.imms.len(), l0_compacting, &self.stats);
+        let (opts, imms) = (&worst.data.opts, worst.imms.len());
+        self.write_controller.recalculate(opts, v, imms, l0_compacting, &self.stats);
         // The new shape may lift a write stop: writers waiting in `make_room_for_write` look
         // again now, not when the job that installed this ends (a flush still closes its old
         // WAL after installing: milliseconds of munmap and truncate).
         self.done_cv.notify_all();
         Some(retired)
+    }
+
+    /// Publishes the active memtables of the live families in `st` for write groups (called
+    /// with the state lock held, after any change of a family's active memtable).
+    pub fn publish_write_mems(&self, st: &DbState) {
+        let mems = WriteMems::new(
+            st.cfs.iter().map(|(&id, c)| (id, &c.mem, c.data.opts.merge_operator.is_some())),
+        );
+        self.write_mems.store(Arc::new(mems));
     }
 
     /// `NotSupported` on a read-only handle (RocksDB's message), for every call that writes.

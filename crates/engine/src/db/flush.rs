@@ -8,8 +8,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::blob_outputs::BlobOutputs;
-use super::core::DbInner;
-use crate::column_family::DEFAULT_COLUMN_FAMILY_ID;
+use super::cf_data::ColumnFamilyData;
+use super::core::{DbInner, DbState};
 use crate::compaction::iterator::{CompactionIter, CompactionPolicy};
 use crate::error::{Error, Result};
 use crate::filename::table_path;
@@ -17,12 +17,14 @@ use crate::fs::rate_limiter::{IoPriority, RateLimitedFile};
 use crate::iter::range_del::{FragmentedTombstones, RangeTombstone};
 use crate::kill_point::kill_point;
 use crate::memtable::MemTable;
+use crate::options::Options;
 use crate::sst::TableBuilder;
 use crate::version::{FileMetaData, VersionEdit};
 use crate::wal::LogWriter;
 
 impl DbInner {
-    /// Writes `mem` to SST `number` at L0; `None` if the memtable holds nothing.
+    /// Writes `mem`, a memtable of a family with options `opts`, to SST `number` at L0; `None`
+    /// if the memtable holds nothing.
     ///
     /// Drops what no reader can see, as RocksDB's flush does: of the versions of a key in one
     /// snapshot stripe (between two live snapshots, see `compaction::job`) only the newest is
@@ -35,6 +37,7 @@ impl DbInner {
     /// Values `blob_separation(0)` separates go to blob files recorded in `blobs`.
     pub(crate) fn write_level0_table<'a>(
         &'a self,
+        opts: &Options,
         mem: &Arc<MemTable>,
         number: u64,
         blobs: &mut BlobOutputs<'a>,
@@ -53,9 +56,9 @@ impl DbInner {
             self.rate_limiter.as_ref(),
             IoPriority::High,
         );
-        let bottommost = self.opts.num_levels == 1;
+        let bottommost = opts.num_levels == 1;
         let mut b = TableBuilder::new(
-            self.opts.table_builder_options(0, bottommost),
+            opts.table_builder_options(0, bottommost),
             file,
             crate::filename::table_name(number),
         );
@@ -72,13 +75,13 @@ impl DbInner {
             // Deletions are kept: older data may lie below L0.
             bottommost: false,
             zero_seqs: false,
-            merge: self.opts.merge_operator.as_deref(),
+            merge: opts.merge_operator.as_deref(),
             // RocksDB's default: filters run in compactions only.
             filter: None,
             shutting_down: None,
         };
         let mut entries = CompactionIter::new(it.as_mut(), policy);
-        let mut sep = self.blob_separator(0);
+        let mut sep = self.blob_separator(opts, 0);
         while let Some((ikey, value, _)) = entries.next()? {
             self.add_maybe_separated(&mut sep, blobs, ikey, value, &mut |k, v| b.add(k, v))?;
         }
@@ -116,20 +119,27 @@ impl DbInner {
         Ok(())
     }
 
-    /// Flushes the oldest immutable memtable. Returns false if there was nothing to flush.
+    /// Flushes the oldest immutable memtable: of the family whose oldest one holds the oldest
+    /// WAL's writes (so the oldest WAL is freed first). Returns false if there was nothing to
+    /// flush.
     pub(crate) fn flush_one(&self) -> Result<bool> {
-        let (mem, flushing) = {
+        let (cf, mem, flushing) = {
             let mut st = self.state.lock();
-            let front = st.default_cf().imms.front().map(|imm| imm.mem.clone());
-            let Some(mem) = front else { return Ok(false) };
+            let front = st
+                .cfs
+                .values()
+                .filter_map(|c| c.imms.front().map(|imm| (imm.log_number, c)))
+                .min_by_key(|(log, _)| *log)
+                .and_then(|(_, c)| c.imms.front().map(|imm| (c.data.clone(), imm.mem.clone())));
+            let Some((cf, mem)) = front else { return Ok(false) };
             let Some(flushing) = self.begin_flush(&mut st) else { return Ok(false) };
             drop(st);
-            (mem, flushing)
+            (cf, mem, flushing)
         };
         let output = self.reserve_output();
         let number = output.number();
         let start = Instant::now();
-        let result = self.flush_memtable(&mem, number);
+        let result = self.flush_memtable(&cf, &mem, number);
         match result {
             Ok(bytes) => {
                 self.report_flush("memtable", &mem, number, bytes, start);
@@ -171,19 +181,31 @@ impl DbInner {
         ));
     }
 
-    fn flush_memtable(&self, mem: &Arc<MemTable>, number: u64) -> Result<u64> {
+    fn flush_memtable(
+        &self,
+        cf: &ColumnFamilyData,
+        mem: &Arc<MemTable>,
+        number: u64,
+    ) -> Result<u64> {
         let mut blobs = BlobOutputs::default();
-        let meta = self.write_level0_table(mem, number, &mut blobs)?;
+        let meta = self.write_level0_table(&cf.opts, mem, number, &mut blobs)?;
         kill_point!("flush.table_written");
         if meta.is_some() {
             self.fs.sync_dir(&self.path)?;
         }
         let bytes = meta.as_ref().map_or(0, |m| m.file_size) + blobs.bytes;
         let mut vs = self.versions.lock();
+        if vs.current_of(cf.id).is_none() {
+            // The family was dropped meanwhile (its drop holds `versions` too): the table is in
+            // no version, and obsolete-file deletion removes it.
+            return Ok(0);
+        }
         let mut edit = VersionEdit::default();
-        let next_log = {
+        edit.cf.family = cf.id;
+        let (next_log, idle) = {
             let st = self.state.lock();
-            let cf = st.default_cf();
+            let idle = idle_families(&st, cf.id, &vs);
+            let cf = st.cf(cf.id).ok_or_else(|| Error::Busy("column family dropped".into()))?;
             let front =
                 cf.imms.front().ok_or_else(|| Error::Busy("memtable list changed".into()))?;
             if !Arc::ptr_eq(&front.mem, mem) {
@@ -192,7 +214,7 @@ impl DbInner {
             // Logs older than the next memtable's are no longer needed.
             let next_log = cf.imms.get(1).map_or(cf.mem_log_number, |i| i.log_number);
             edit.log_number = Some(next_log);
-            next_log
+            (next_log, idle)
         };
         if let Some(m) = meta {
             edit.new_files.push((0, m));
@@ -202,12 +224,22 @@ impl DbInner {
         vs.set_last_sequence(seq);
         vs.log_and_apply(edit)?;
         kill_point!("flush.manifest_written");
-        let current = vs.current();
+        // Families with nothing unflushed move their log number up to their (empty) active
+        // memtable's WAL, so the WALs before it are not kept for them (RocksDB advances an
+        // empty family's log number at a flush the same way).
+        for (id, log) in idle {
+            let mut e = VersionEdit { log_number: Some(log), ..Default::default() };
+            e.cf.family = id;
+            vs.log_and_apply(e)?;
+        }
+        let current = vs.current_of(cf.id);
         let mut st = self.state.lock();
-        let cf = st.default_cf_mut();
-        cf.imms.pop_front();
-        cf.current = current;
-        let retired = self.install_super_version(&st, DEFAULT_COLUMN_FAMILY_ID);
+        let mut retired = None;
+        if let (Some(state), Some(current)) = (st.cf_mut(cf.id), current) {
+            state.imms.pop_front();
+            state.current = current;
+            retired = self.install_super_version(&st, cf.id);
+        }
         drop(st);
         drop(vs);
         // Likely the last holder of the flushed memtable: freed here, with no lock held.
@@ -224,6 +256,18 @@ impl DbInner {
         drop(obsolete);
         Ok(bytes)
     }
+}
+
+/// The live families other than `flushing` with no unflushed write whose MANIFEST log number
+/// is behind their active memtable's WAL: (id, that WAL's number). Called with `versions` and
+/// `state` held.
+fn idle_families(st: &DbState, flushing: u32, vs: &crate::version::VersionSet) -> Vec<(u32, u64)> {
+    st.cfs
+        .iter()
+        .filter(|(&id, c)| id != flushing && c.all_flushed())
+        .filter(|(&id, c)| vs.log_number_of(id).is_some_and(|l| l < c.mem_log_number))
+        .map(|(&id, c)| (id, c.mem_log_number))
+        .collect()
 }
 
 #[cfg(test)]

@@ -29,20 +29,17 @@ pub(crate) struct Jobs {
     compacting: HashSet<u64>,
     /// File numbers being written by running jobs (not yet in a version).
     pending_outputs: HashSet<u64>,
-    /// Round-robin compaction cursor per level (largest user key last compacted).
-    cursors: Vec<Vec<u8>>,
 }
 
 impl Jobs {
-    /// Nothing running, cursors at the start of each of `num_levels` levels.
-    pub fn new(num_levels: usize) -> Jobs {
+    /// Nothing running.
+    pub fn new() -> Jobs {
         Jobs {
             flush_running: false,
             compactions_running: 0,
             manual: false,
             compacting: HashSet::new(),
             pending_outputs: HashSet::new(),
-            cursors: vec![Vec::new(); num_levels],
         }
     }
 
@@ -71,17 +68,10 @@ impl Jobs {
         self.pending_outputs.iter().copied()
     }
 
-    /// What a picker may know of the running jobs.
-    pub fn view(&self) -> JobsView<'_> {
-        JobsView { compacting: &self.compacting, cursors: &self.cursors }
-    }
-
-    /// Moves `level`'s round-robin cursor to `key` (after a pick that the picker says
-    /// advances it).
-    pub fn set_cursor(&mut self, level: usize, key: Vec<u8>) {
-        if let Some(c) = self.cursors.get_mut(level) {
-            *c = key;
-        }
+    /// What a picker may know of the running jobs, with the family's round-robin `cursors`
+    /// (`cf_data.rs`).
+    pub fn view<'a>(&'a self, cursors: &'a [Vec<u8>]) -> JobsView<'a> {
+        JobsView { compacting: &self.compacting, cursors }
     }
 
     /// Nothing is registered (tests: no mark leaked).

@@ -12,7 +12,7 @@ use crate::options::Options;
 fn a_thread_that_fails_to_start_stops_the_others_and_releases_the_lock() {
     let dir = tempfile::tempdir().unwrap();
     let opts = Options { create_if_missing: true, max_background_jobs: 3, ..Default::default() };
-    let inner = open::open(dir.path(), opts.clone(), open::Access::ReadWrite).unwrap();
+    let inner = open::open(dir.path(), opts.clone(), &[], open::Access::ReadWrite).unwrap();
     let roles = super::background::thread_roles(&opts);
     assert_eq!(roles.len(), 3, "one flush thread and two compaction threads");
     let mut spawn = |i, role, inner| match i {

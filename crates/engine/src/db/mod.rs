@@ -20,11 +20,12 @@ use std::sync::Arc;
 use crate::error::{Error, Result};
 use crate::options::Options;
 
+mod api_cf;
 mod api_read;
 mod api_write;
 mod background;
 mod blob_outputs;
-mod cf_data;
+pub(crate) mod cf_data;
 pub(crate) mod checkpoint;
 mod column_family;
 mod compact;
@@ -40,16 +41,19 @@ mod key_range;
 mod open;
 mod open_checks;
 mod open_commit;
+mod open_families;
 mod options_file;
 mod pinned;
 mod properties;
 mod read;
 mod replay;
+mod replay_mems;
 mod snapshot;
 mod stats;
 mod write;
 mod write_controller;
 mod write_group;
+mod write_mems;
 mod write_queue;
 
 pub use destroy::destroy_db;
@@ -209,8 +213,38 @@ impl Db {
     /// # drop(db);
     /// ```
     pub fn open(path: impl AsRef<Path>, options: Options) -> Result<Db> {
+        Db::open_cf(path, options, [])
+    }
+
+    /// Opens the database in `path` with the column families `families` (RocksDB's `DB::Open`
+    /// with column family descriptors): every family the database has must be named (else
+    /// `InvalidArgument` naming the others, nothing changed); a named family it lacks is
+    /// created when `options.create_missing_column_families` is set, else refused. `default`
+    /// is always opened with `options` (naming it is allowed; its descriptor's options are
+    /// not used). Handles: [`Db::cf_handle`].
+    ///
+    /// ```
+    /// use talus::{ColumnFamilyDescriptor, Db, Options};
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let opts = Options {
+    ///     create_if_missing: true,
+    ///     create_missing_column_families: true,
+    ///     ..Default::default()
+    /// };
+    /// let db = Db::open_cf(dir.path(), opts.clone(), [ColumnFamilyDescriptor::new("users", opts.clone())]).unwrap();
+    /// let users = db.cf_handle("users").unwrap();
+    /// db.put_cf(&users, b"k", b"v").unwrap();
+    /// assert_eq!(db.get_cf(&users, b"k").unwrap().as_deref(), Some(&b"v"[..]));
+    /// assert_eq!(db.get(b"k").unwrap(), None);
+    /// ```
+    pub fn open_cf(
+        path: impl AsRef<Path>,
+        options: Options,
+        families: impl IntoIterator<Item = crate::ColumnFamilyDescriptor>,
+    ) -> Result<Db> {
+        let families: Vec<_> = families.into_iter().collect();
         let roles = background::thread_roles(&options);
-        let inner = open::open(path.as_ref(), options, open::Access::ReadWrite)?;
+        let inner = open::open(path.as_ref(), options, &families, open::Access::ReadWrite)?;
         let threads = start_threads(&inner, &roles, &mut spawn_background)?;
         // The WAL the first memtable switch takes, made now (later ones are made by the flush
         // thread after each switch): the directory holds it when `open` returns.
@@ -236,7 +270,19 @@ impl Db {
     /// assert!(matches!(ro.put(b"k", b"w"), Err(Error::NotSupported(_))));
     /// ```
     pub fn open_read_only(path: impl AsRef<Path>, options: Options) -> Result<Db> {
-        let inner = open::open(path.as_ref(), options, open::Access::ReadOnly)?;
+        Db::open_cf_read_only(path, options, [])
+    }
+
+    /// [`Db::open_read_only`] with the column families `families` (RocksDB's
+    /// `OpenForReadOnly` with descriptors): a subset of the database's families may be named;
+    /// a name it lacks is `InvalidArgument`.
+    pub fn open_cf_read_only(
+        path: impl AsRef<Path>,
+        options: Options,
+        families: impl IntoIterator<Item = crate::ColumnFamilyDescriptor>,
+    ) -> Result<Db> {
+        let families: Vec<_> = families.into_iter().collect();
+        let inner = open::open(path.as_ref(), options, &families, open::Access::ReadOnly)?;
         Ok(Db { handle: Arc::new(DbHandle::new(inner, Vec::new())) })
     }
 
@@ -305,7 +351,7 @@ impl Db {
             // Switch with the write queue quiet: take a place in it as an empty-batch leader.
             let st = inner.state.lock();
             DbInner::check_bg_error(&st)?;
-            let empty = st.default_cf().mem_is_empty();
+            let empty = st.cfs.values().all(|c| c.mem_is_empty());
             drop(st);
             if !empty {
                 inner.with_write_lock(|| inner.switch_memtable())?;
@@ -328,7 +374,8 @@ impl Db {
     pub fn compact_range(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
         self.inner().check_writable()?;
         self.flush()?;
-        self.inner().compact_range(begin, end)
+        let inner = self.inner();
+        inner.compact_range(&inner.default_cf, begin, end)
     }
 
     /// Ingests external SST files written by [`crate::SstFileWriter`] (RocksDB's

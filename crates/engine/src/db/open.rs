@@ -24,6 +24,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Arc;
 
+use arc_swap::ArcSwap;
 use parking_lot::{Condvar, Mutex};
 
 use super::cf_data::CfState;
@@ -31,13 +32,17 @@ use super::core::{DbInner, DbState, Imm};
 use super::info_log::InfoLog;
 use super::jobs::Jobs;
 use super::open_checks::{self, Found};
-use super::replay::{replay_wals, Memtables, Replayed, WalFile};
+use super::open_families::{self, FamilyPlan, OpenFamily};
+use super::replay::{replay_wals, Replayed, WalFile};
+use super::replay_mems::FamilyMemtables;
 use super::snapshot::SnapshotList;
 use super::stats::DbStats;
 use super::write_controller::WriteController;
+use super::write_mems::WriteMems;
 use super::write_queue::WriteQueue;
+use crate::batch::WriteBatch;
 use crate::cache::{AutoHyperClockCache, Cache, HyperClockCache, LruCache};
-use crate::column_family::{DEFAULT_COLUMN_FAMILY_ID, DEFAULT_COLUMN_FAMILY_NAME};
+use crate::column_family::{ColumnFamilyDescriptor, DEFAULT_COLUMN_FAMILY_ID};
 use crate::error::{Error, Result};
 use crate::filename::{current_path, lock_path, parse_file_name, table_name, table_path, FileType};
 use crate::fs::{FileLock, Fs};
@@ -57,7 +62,13 @@ pub(crate) enum Access {
 }
 
 /// Opens the database in `path`; returns the shared state (background threads not started).
-pub(crate) fn open(path: &Path, mut opts: Options, access: Access) -> Result<Arc<DbInner>> {
+/// `families`: the column families named (`Db::open_cf`; empty for `Db::open`).
+pub(crate) fn open(
+    path: &Path,
+    mut opts: Options,
+    families: &[ColumnFamilyDescriptor],
+    access: Access,
+) -> Result<Arc<DbInner>> {
     let notes = opts.sanitize();
     opts.validate()?;
     // A capped device: every file operation from here on goes through the throttle.
@@ -70,7 +81,7 @@ pub(crate) fn open(path: &Path, mut opts: Options, access: Access) -> Result<Arc
     let found = open_checks::inspect(fs.as_ref(), path)?;
     open_checks::check_create(found, path, &opts, read_only)?;
     if found == Found::Database || read_only {
-        return open_found(path, opts, read_only, found, &notes);
+        return open_found(path, opts, families, read_only, found, &notes);
     }
     // A creation: if it fails, every file it made goes again (the directory, the LOCK, and, if
     // the failure came after CURRENT's rename, the new database, which holds no data), so a
@@ -82,7 +93,7 @@ pub(crate) fn open(path: &Path, mut opts: Options, access: Access) -> Result<Arc
     if made_dir {
         fs.create_dir_all(path)?;
     }
-    let result = open_found(path, opts, read_only, found, &notes);
+    let result = open_found(path, opts, families, read_only, found, &notes);
     if result.is_err() {
         undo_creation(fs.as_ref(), path, &before, made_dir);
     }
@@ -113,6 +124,7 @@ fn undo_creation(fs: &dyn Fs, path: &Path, before: &[String], made_dir: bool) {
 fn open_found(
     path: &Path,
     opts: Options,
+    families: &[ColumnFamilyDescriptor],
     read_only: bool,
     found: Found,
     notes: &[String],
@@ -131,14 +143,16 @@ fn open_found(
     let mut versions = match found {
         Found::Database => {
             let vs = VersionSet::load(path, fs.clone(), opts.num_levels)?;
-            vs.check_only_default()?;
-            check_live_files(fs.as_ref(), path, &vs.current())?;
+            for f in vs.families().values() {
+                check_live_files(fs.as_ref(), path, &f.current)?;
+            }
             vs
         }
         Found::Nothing | Found::EmptyDir { .. } => {
             VersionSet::new_empty(path, fs.clone(), opts.num_levels)
         }
     };
+    let plan = open_families::plan(&versions, &opts, families, read_only)?;
     let wals = wals_to_replay(fs.as_ref(), path, &mut versions)?;
     let (mode, start, log_number) =
         (opts.wal_recovery_mode, versions.last_sequence(), versions.log_number());
@@ -146,23 +160,24 @@ fn open_found(
     // fit in one write buffer (the usual case: the WAL of the memtable that was active); beyond
     // that it keeps nothing and the commit replays the WALs again, flushing as it goes, so the
     // memory recovery needs stays one write buffer.
-    let mut mems = Some(Memtables::new(opts.write_buffer_size));
-    let replayed = replay_wals(fs.as_ref(), path, &wals, mode, start, log_number, &mut |batch| {
-        if let Some(full) = mems.as_mut().and_then(|m| m.insert(batch)) {
+    let mut mems = Some(replay_memtables(&versions, &plan));
+    let mut sink = |wal: u64, batch: &WriteBatch| {
+        for (id, full) in mems.as_mut().map(|m| m.insert(wal, batch)).unwrap_or_default() {
             match mems.as_mut() {
-                Some(m) if read_only => m.keep(full),
+                Some(m) if read_only => m.keep(id, full),
                 _ => mems = None,
             }
         }
         Ok(())
-    })?;
-    let mems = mems.map(Memtables::finish);
-    let inner = Arc::new(new_inner(path, opts, lock, versions, info_log, read_only));
+    };
+    let replayed = replay_wals(fs.as_ref(), path, &wals, mode, start, log_number, &mut sink)?;
+    let mems = mems.map(FamilyMemtables::finish);
+    let inner = Arc::new(new_inner(path, opts, lock, versions, info_log, read_only, &plan.open));
     if read_only {
         inner.install_read_only(mems.unwrap_or_default(), replayed);
         inner.info_log.attach(None);
     } else {
-        inner.commit_open(&wals, replayed, mems)?;
+        inner.commit_open(&wals, replayed, mems, &plan)?;
         crate::kill_point::kill_point!("open.committed");
         inner.info_log.attach(super::info_log::rotate_and_create(inner.fs.as_ref(), path));
         inner.write_options_file();
@@ -171,6 +186,19 @@ fn open_found(
     inner.table_cache.preload(&inner.default_cf.super_version.load().version);
     Ok(inner)
 }
+
+/// Empty replay memtables for the families `plan` opens, each with its log number and write
+/// buffer size.
+pub(super) fn replay_memtables(vs: &VersionSet, plan: &FamilyPlan) -> FamilyMemtables {
+    FamilyMemtables::new(
+        plan.open
+            .iter()
+            .map(|f| (f.id, vs.log_number_of(f.id).unwrap_or(0), f.opts.write_buffer_size)),
+    )
+}
+
+/// Numbers databases opened in this process ([`DbInner::instance`]).
+static INSTANCES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 /// The WALs to replay (numbered at or above the MANIFEST's log number, ascending), after making
 /// sure new file numbers are above every file present, kept damaged WALs included.
@@ -244,6 +272,7 @@ fn new_inner(
     versions: VersionSet,
     info_log: InfoLog,
     read_only: bool,
+    families: &[OpenFamily],
 ) -> DbInner {
     let fs = opts.fs.clone();
     let (cap, bits, strict) = (
@@ -283,21 +312,29 @@ fn new_inner(
         },
     ));
     let num_levels = opts.num_levels;
-    let default = CfState::new(
-        DEFAULT_COLUMN_FAMILY_ID,
-        DEFAULT_COLUMN_FAMILY_NAME.to_string(),
-        opts.clone(),
-        versions.current(),
-    );
-    let default_cf = default.data.clone();
+    let instance = INSTANCES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let mut cfs = BTreeMap::new();
+    for f in families {
+        let current = versions.current_of(f.id).unwrap_or_else(|| versions.current());
+        let state = CfState::new(f.id, f.name.clone(), f.opts.clone(), instance, current);
+        cfs.insert(f.id, state);
+    }
+    let default_cf = match cfs.get(&DEFAULT_COLUMN_FAMILY_ID) {
+        Some(d) => d.data.clone(),
+        None => unreachable!("an open plan opens `default` first"),
+    };
     let state = DbState {
-        cfs: BTreeMap::from([(DEFAULT_COLUMN_FAMILY_ID, default)]),
-        jobs: Jobs::new(num_levels),
+        cfs,
+        jobs: Jobs::new(),
+        compaction_turn: 0,
         bg_error: None,
         shutting_down: false,
         compactions_paused: false,
         wal_wanted: false,
     };
+    let write_mems = ArcSwap::from_pointee(WriteMems::new(
+        state.cfs.iter().map(|(&id, c)| (id, &c.mem, c.data.opts.merge_operator.is_some())),
+    ));
     let last_seq = versions.last_sequence();
     let blobs = Arc::new(crate::blob::reader::BlobSource::new(Arc::clone(&fs), path.to_path_buf()));
     DbInner {
@@ -310,6 +347,8 @@ fn new_inner(
         done_cv: Condvar::new(),
         versions: Mutex::new(versions),
         default_cf,
+        instance,
+        write_mems,
         last_sequence: AtomicU64::new(last_seq),
         allocated_sequence: AtomicU64::new(last_seq),
         inflight_groups: std::sync::atomic::AtomicUsize::new(0),
@@ -341,23 +380,26 @@ fn new_inner(
 impl DbInner {
     /// Read-only: makes the replayed memtables readable (the newest is the "active" one, which
     /// nothing writes to), and publishes the sequence number and the report.
-    fn install_read_only(&self, mut mems: Vec<Arc<MemTable>>, replayed: Replayed) {
+    fn install_read_only(&self, families: Vec<(u32, Vec<Arc<MemTable>>)>, replayed: Replayed) {
         let Replayed { last_sequence, report } = replayed;
         if !report.is_empty() {
             self.info_log.log(&format!("[WARN] WAL recovery:\n{report}"));
         }
         *self.recovery_report.lock() = report;
         let mut st = self.state.lock();
-        let cf = st.default_cf_mut();
-        if let Some(newest) = mems.pop() {
-            cf.mem = newest;
-        }
-        for mem in mems {
-            let tombstones = mem.fragmented_range_tombstones().unwrap_or_default();
-            cf.imms.push_back(Imm { mem, log_number: 0, tombstones });
+        let mut retired = Vec::new();
+        for (id, mut mems) in families {
+            let Some(cf) = st.cf_mut(id) else { continue };
+            if let Some(newest) = mems.pop() {
+                cf.mem = newest;
+            }
+            for mem in mems {
+                let tombstones = mem.fragmented_range_tombstones().unwrap_or_default();
+                cf.imms.push_back(Imm { mem, log_number: 0, tombstones });
+            }
+            retired.extend(self.install_super_version(&st, id));
         }
         self.last_sequence.store(last_sequence, std::sync::atomic::Ordering::Release);
-        let retired = self.install_super_version(&st, DEFAULT_COLUMN_FAMILY_ID);
         drop(st);
         drop(retired);
     }

@@ -16,14 +16,16 @@
 //! failing after that rename still returns its error, but the state on disk is the new one,
 //! consistent, and the next open reads it).
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+use super::cf_data::CfState;
 use super::core::DbInner;
-use super::replay::{replay_wals, Memtables, Replayed, WalFile};
+use super::open_families::FamilyPlan;
+use super::replay::{replay_wals, Replayed, WalFile};
 use crate::batch::WriteBatch;
-use crate::column_family::DEFAULT_COLUMN_FAMILY_ID;
 use crate::error::{Error, Result};
 use crate::filename::{corrupt_wal_name, corrupt_wal_path, table_path, wal_path};
 use crate::fs::Fs;
@@ -76,19 +78,30 @@ impl DbInner {
         &self,
         wals: &[WalFile],
         checked: Replayed,
-        mems: Option<Vec<Arc<MemTable>>>,
+        mems: Option<Vec<(u32, Vec<Arc<MemTable>>)>>,
+        plan: &FamilyPlan,
     ) -> Result<()> {
         let fs = self.fs.as_ref();
         let mut undo = Undo { fs, steps: Vec::new() };
         // Numbers: the MANIFEST's first, so a new database gets MANIFEST-000001.
         let manifest_number = self.versions.lock().new_file_number();
-        let mut edit = VersionEdit::default();
-        let mut to_l0 = |mem: &Arc<MemTable>, undo: &mut Undo<'_>| -> Result<()> {
+        // One edit per open family (its recovered tables and new log number), in one MANIFEST.
+        let mut edits: BTreeMap<u32, VersionEdit> = BTreeMap::new();
+        for f in &plan.open {
+            let mut e = VersionEdit::default();
+            e.cf.family = f.id;
+            edits.insert(f.id, e);
+        }
+        let opts_of = |id: u32| plan.open.iter().find(|f| f.id == id).map(|f| f.opts.clone());
+        let mut to_l0 = |id: u32, mem: &Arc<MemTable>, undo: &mut Undo<'_>| -> Result<()> {
+            let (Some(opts), Some(edit)) = (opts_of(id), edits.get_mut(&id)) else {
+                return Ok(());
+            };
             let number = self.versions.lock().new_file_number();
             undo.steps.push(Step::Remove(table_path(&self.path, number)));
             let start = std::time::Instant::now();
             let mut blobs = super::blob_outputs::BlobOutputs::default();
-            let written = self.write_level0_table(mem, number, &mut blobs)?;
+            let written = self.write_level0_table(&opts, mem, number, &mut blobs)?;
             edit.blob_file_additions.append(&mut blobs.additions);
             if let Some(meta) = written {
                 // A recovery flush is a flush (RocksDB counts it in L0's row and in
@@ -100,22 +113,26 @@ impl DbInner {
             Ok(())
         };
         let replayed = match mems {
-            Some(mems) => {
-                for mem in &mems {
-                    to_l0(mem, &mut undo)?;
+            Some(families) => {
+                for (id, mems) in &families {
+                    for mem in mems {
+                        to_l0(*id, mem, &mut undo)?;
+                    }
                 }
                 checked
             }
             None => {
-                let mut mems = Memtables::new(self.opts.write_buffer_size);
+                let mut mems = super::open::replay_memtables(&self.versions.lock(), plan);
                 let (start, log_number) = {
                     let vs = self.versions.lock();
                     (vs.last_sequence(), vs.log_number())
                 };
                 let mode = self.opts.wal_recovery_mode;
-                let mut sink = |batch: &WriteBatch| match mems.insert(batch) {
-                    Some(full) => to_l0(&full, &mut undo),
-                    None => Ok(()),
+                let mut sink = |wal: u64, batch: &WriteBatch| {
+                    for (id, full) in mems.insert(wal, batch) {
+                        to_l0(id, &full, &mut undo)?;
+                    }
+                    Ok(())
                 };
                 let replayed =
                     replay_wals(fs, &self.path, wals, mode, start, log_number, &mut sink)?;
@@ -130,8 +147,10 @@ impl DbInner {
                         ),
                     ));
                 }
-                for mem in mems.finish() {
-                    to_l0(&mem, &mut undo)?;
+                for (id, mems) in mems.finish() {
+                    for mem in &mems {
+                        to_l0(id, mem, &mut undo)?;
+                    }
                 }
                 replayed
             }
@@ -153,10 +172,23 @@ impl DbInner {
             loss.kept_as = Some(corrupt_wal_name(loss.wal));
         }
         fs.sync_dir(&self.path)?;
-        edit.log_number = Some(log_number);
         let mut vs = self.versions.lock();
+        // The families the open creates, numbered after every id the database ever gave.
+        let mut created = Vec::new();
+        for (i, (name, opts)) in plan.create.iter().enumerate() {
+            let id = vs.max_column_family() + 1 + i as u32;
+            let mut e = VersionEdit { log_number: Some(log_number), ..Default::default() };
+            e.cf.family = id;
+            e.cf.add = Some(name.clone());
+            edits.insert(id, e);
+            created.push((id, name.clone(), opts.clone()));
+        }
+        for e in edits.values_mut() {
+            e.log_number = Some(log_number);
+        }
         vs.set_last_sequence(last_sequence);
-        if let Err(e) = vs.log_and_apply_to_new_manifest(edit, manifest_number) {
+        let edits: Vec<VersionEdit> = edits.into_values().collect();
+        if let Err(e) = vs.log_and_apply_group_to_new_manifest(edits, manifest_number) {
             if crate::version::current::current_names(fs, &self.path, manifest_number) {
                 // CURRENT was switched; only the directory sync after it failed. Committed.
                 undo.disarm();
@@ -164,15 +196,24 @@ impl DbInner {
             return Err(e);
         }
         undo.disarm();
-        let current = vs.current();
+        let currents: Vec<(u32, Option<Arc<crate::version::Version>>)> =
+            vs.families().keys().map(|&id| (id, vs.current_of(id))).collect();
         drop(vs);
         *self.wal.lock() = Some(super::core::ActiveWal::new(wal, log_number));
         self.last_sequence.store(last_sequence, Ordering::Release);
         let mut st = self.state.lock();
-        let cf = st.default_cf_mut();
-        cf.mem_log_number = log_number;
-        cf.current = current;
-        let retired = self.install_super_version(&st, DEFAULT_COLUMN_FAMILY_ID);
+        for (id, name, opts) in created {
+            let v = Arc::new(crate::version::Version::new(self.opts.num_levels));
+            st.cfs.insert(id, CfState::new(id, name, opts, self.instance, v));
+        }
+        let mut retired = Vec::new();
+        for (id, current) in currents {
+            let (Some(cf), Some(current)) = (st.cf_mut(id), current) else { continue };
+            cf.mem_log_number = log_number;
+            cf.current = current;
+            retired.extend(self.install_super_version(&st, id));
+        }
+        self.publish_write_mems(&st);
         drop(st);
         drop(retired);
         if !report.is_empty() {

@@ -212,7 +212,7 @@ impl DbInner {
             opts.iterate_lower_bound.clone(),
             opts.iterate_upper_bound.clone(),
         )
-        .with_merge_operator(self.opts.merge_operator.clone())
+        .with_merge_operator(sv.opts.merge_operator.clone())
         .with_blob_source(Some(Arc::clone(&self.blobs) as Arc<dyn crate::iter::BlobValues>))
     }
 }

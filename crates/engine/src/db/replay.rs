@@ -17,14 +17,12 @@
 
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use crate::batch::WriteBatch;
 use crate::error::{Error, Result};
 use crate::filename::{corrupt_wal_name, corrupt_wal_path, wal_name, wal_path};
 use crate::fs::Fs;
 use crate::key::SequenceNumber;
-use crate::memtable::MemTable;
 use crate::options::WalRecoveryMode;
 use crate::wal::{LogReader, PredecessorWal, ReadOutcome};
 
@@ -191,42 +189,8 @@ pub(crate) struct Replayed {
     pub report: RecoveryReport,
 }
 
-/// A sink that keeps replayed batches in memtables of about `write_buffer_size` bytes each.
-pub(crate) struct Memtables {
-    full: Vec<Arc<MemTable>>,
-    mem: Arc<MemTable>,
-    write_buffer_size: usize,
-}
-
-impl Memtables {
-    pub fn new(write_buffer_size: usize) -> Memtables {
-        Memtables { full: Vec::new(), mem: Arc::new(MemTable::new()), write_buffer_size }
-    }
-
-    /// Inserts `batch` at its sequence numbers; returns a memtable that just filled up (the
-    /// caller may write it out).
-    pub fn insert(&mut self, batch: &WriteBatch) -> Option<Arc<MemTable>> {
-        self.mem.insert_batch(batch, batch.sequence());
-        (self.mem.approximate_memory_usage() >= self.write_buffer_size)
-            .then(|| std::mem::replace(&mut self.mem, Arc::new(MemTable::new())))
-    }
-
-    /// Keeps a memtable [`Memtables::insert`] returned.
-    pub fn keep(&mut self, full: Arc<MemTable>) {
-        self.full.push(full);
-    }
-
-    /// Every memtable holding data, oldest first.
-    pub fn finish(mut self) -> Vec<Arc<MemTable>> {
-        if !self.mem.is_empty() || self.mem.has_range_tombstones() {
-            self.full.push(self.mem);
-        }
-        self.full
-    }
-}
-
-/// Replays `wals` (ascending) under `mode`, handing every good batch to `sink` in order. Reads
-/// only. `Err` for IO errors, for damage the mode does not accept, and for the sink's errors.
+/// Replays `wals` (ascending) under `mode`, handing every good batch to `sink` in order, with
+/// the number of the WAL it was read from. Reads only. `Err` for IO errors, for damage the mode does not accept, and for the sink's errors.
 ///
 /// A WAL started at a memtable switch begins with a [`PredecessorWal`] record: what the WAL
 /// before it held at the switch (Talus syncs that WAL lazily, see `write.rs`). If the
@@ -241,7 +205,7 @@ pub(crate) fn replay_wals(
     mode: WalRecoveryMode,
     last_sequence: SequenceNumber,
     log_number: u64,
-    sink: &mut dyn FnMut(&WriteBatch) -> Result<()>,
+    sink: &mut dyn FnMut(u64, &WriteBatch) -> Result<()>,
 ) -> Result<Replayed> {
     let mut out = Replayed { last_sequence, report: RecoveryReport { mode, wals: vec![] } };
     let mut stopped = false;
@@ -299,7 +263,7 @@ pub(crate) fn replay_wals(
                     let len = data.len() as u64;
                     match WriteBatch::from_data(data, &name, offset) {
                         Ok(batch) => {
-                            sink(&batch)?;
+                            sink(wal.number, &batch)?;
                             let last =
                                 batch.sequence() + u64::from(batch.count()).saturating_sub(1);
                             out.last_sequence = out.last_sequence.max(last);

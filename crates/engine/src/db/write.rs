@@ -12,10 +12,11 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::cf_data::CfState;
 use super::core::{ActiveWal, DbInner, Imm};
 use super::stats::DbStats;
+use super::write_mems::WriteMems;
 use crate::batch::WriteBatch;
-use crate::column_family::DEFAULT_COLUMN_FAMILY_ID;
 use crate::error::{Error, Result};
 use crate::filename::wal_path;
 use crate::fs::WritableFile;
@@ -37,7 +38,7 @@ impl DbInner {
         sync: bool,
         disable_wal: bool,
         members: usize,
-    ) -> Result<(Arc<MemTable>, u64)> {
+    ) -> Result<(Arc<WriteMems>, u64)> {
         self.make_room_for_write(combined.size_in_bytes() as u64)?;
         let first_seq = self.next_sequence();
         combined.set_sequence(first_seq);
@@ -77,8 +78,9 @@ impl DbInner {
             }
         }
         self.allocated_sequence.store(first_seq + count - 1, Ordering::Release);
-        let mem = self.state.lock().default_cf().mem.clone();
-        Ok((mem, first_seq))
+        // Published under the state lock by the last switch, which ran before this group's
+        // room was made (no switch runs while a group of the queue's front leader is staged).
+        Ok((self.write_mems.load_full(), first_seq))
     }
 
     /// Ensures the active memtable has room (switching a full one to the immutable list), then
@@ -104,7 +106,7 @@ impl DbInner {
                 self.done_cv.wait_for(&mut st, Duration::from_millis(100));
                 continue;
             }
-            if st.default_cf().mem.approximate_memory_usage() >= self.opts.write_buffer_size {
+            if st.cfs.values().any(CfState::mem_is_full) {
                 drop(st);
                 // Groups still inserting into the full memtable finish first: it must hold all
                 // of its WAL's writes before it is flushed.
@@ -176,7 +178,9 @@ impl DbInner {
         w.writer.sync()
     }
 
-    /// Moves the active memtable to the immutable list and starts a new WAL. Called by the
+    /// Moves the active memtable of every family that holds writes to its immutable list and
+    /// starts a new WAL (RocksDB's atomic flush: the families' memtables are cut at one WAL); a
+    /// family with an empty memtable keeps it, which now starts at the new WAL. Called by the
     /// write leader (or with the write queue otherwise quiet).
     pub(crate) fn switch_memtable(&self) -> Result<()> {
         // The WAL the flush thread made ahead (`prepare_wal`), else one made now (numbered
@@ -245,12 +249,20 @@ impl DbInner {
         }
         let mut st = self.state.lock();
         st.wal_wanted = true;
-        let cf = st.default_cf_mut();
-        let old = std::mem::replace(&mut cf.mem, Arc::new(MemTable::new()));
-        let old_log = std::mem::replace(&mut cf.mem_log_number, log_number);
-        let tombstones = old.fragmented_range_tombstones().unwrap_or_default();
-        cf.imms.push_back(Imm { mem: old, log_number: old_log, tombstones });
-        let retired = self.install_super_version(&st, DEFAULT_COLUMN_FAMILY_ID);
+        let mut switched = Vec::new();
+        for (&id, cf) in st.cfs.iter_mut() {
+            let old_log = std::mem::replace(&mut cf.mem_log_number, log_number);
+            if cf.mem_is_empty() {
+                continue;
+            }
+            let old = std::mem::replace(&mut cf.mem, Arc::new(MemTable::new()));
+            let tombstones = old.fragmented_range_tombstones().unwrap_or_default();
+            cf.imms.push_back(Imm { mem: old, log_number: old_log, tombstones });
+            switched.push(id);
+        }
+        self.publish_write_mems(&st);
+        let retired: Vec<_> =
+            switched.into_iter().filter_map(|id| self.install_super_version(&st, id)).collect();
         drop(st);
         self.bg_cv.notify_all();
         drop(retired);

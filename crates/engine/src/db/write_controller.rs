@@ -66,6 +66,55 @@ pub(crate) struct WriteController {
     condition: AtomicU8,
 }
 
+/// What one column family's shape asks of writers: the condition, its cause, and the L0 count
+/// and pending compaction bytes it was judged on.
+pub(crate) struct Shape {
+    pub cond: Condition,
+    pub cause: Option<StallCause>,
+    l0: usize,
+    pending: u64,
+}
+
+impl Shape {
+    /// Judges the current version `v` of a family with options `opts` and `imms` immutable
+    /// memtables (the module doc's list).
+    pub fn of(opts: &Options, v: &Version, imms: usize) -> Shape {
+        // Universal compaction counts sorted runs against the L0 triggers, as RocksDB does.
+        let picker = picker_for(opts);
+        let l0 = picker.l0_trigger_count(v);
+        let auto = !opts.disable_auto_compactions;
+        let pending = picker.pending_compaction_bytes(v, opts);
+        let mwbn = opts.max_write_buffer_number;
+        let hard = opts.hard_pending_compaction_bytes_limit;
+        let soft = opts.soft_pending_compaction_bytes_limit;
+        use Condition::*;
+        use StallCause::*;
+        let (cond, cause) = if imms >= mwbn {
+            (Stopped, Some(MemtableStop))
+        } else if auto && l0 >= opts.level0_stop_writes_trigger {
+            (Stopped, Some(L0Stop))
+        } else if auto && hard > 0 && pending >= hard {
+            (Stopped, Some(PendingStop))
+        } else if mwbn > 3 && imms + 1 >= mwbn && imms >= 2 {
+            (Delayed, Some(MemtableSlowdown))
+        } else if auto && l0 >= opts.level0_slowdown_writes_trigger {
+            (Delayed, Some(L0Slowdown))
+        } else if auto && soft > 0 && pending >= soft {
+            (Delayed, Some(PendingSlowdown))
+        } else {
+            (Normal, None)
+        };
+        Shape { cond, cause, l0, pending }
+    }
+
+    /// How severe the condition is: stopped above delayed above normal (the write controller
+    /// follows the family whose shape is the most severe, as RocksDB's conditions are the
+    /// worst over its families).
+    pub fn severity(&self) -> u8 {
+        self.cond as u8
+    }
+}
+
 impl WriteController {
     /// A controller whose delays run at most at `delayed_write_rate` bytes per second.
     pub fn new(delayed_write_rate: u64) -> Self {
@@ -95,31 +144,10 @@ impl WriteController {
         l0_compacting: bool,
         stats: &DbStats,
     ) {
-        // Universal compaction counts sorted runs against the L0 triggers, as RocksDB does.
-        let picker = picker_for(opts);
-        let l0 = picker.l0_trigger_count(v);
-        let auto = !opts.disable_auto_compactions;
-        let pending = picker.pending_compaction_bytes(v, opts);
-        let mwbn = opts.max_write_buffer_number;
+        let Shape { cond, cause, l0, pending } = Shape::of(opts, v, imms);
         let hard = opts.hard_pending_compaction_bytes_limit;
-        let soft = opts.soft_pending_compaction_bytes_limit;
         use Condition::*;
         use StallCause::*;
-        let (cond, cause) = if imms >= mwbn {
-            (Stopped, Some(MemtableStop))
-        } else if auto && l0 >= opts.level0_stop_writes_trigger {
-            (Stopped, Some(L0Stop))
-        } else if auto && hard > 0 && pending >= hard {
-            (Stopped, Some(PendingStop))
-        } else if mwbn > 3 && imms + 1 >= mwbn && imms >= 2 {
-            (Delayed, Some(MemtableSlowdown))
-        } else if auto && l0 >= opts.level0_slowdown_writes_trigger {
-            (Delayed, Some(L0Slowdown))
-        } else if auto && soft > 0 && pending >= soft {
-            (Delayed, Some(PendingSlowdown))
-        } else {
-            (Normal, None)
-        };
         if let Some(c) = cause {
             stats.count_stall(c);
             if l0_compacting && c == L0Slowdown {

@@ -31,11 +31,11 @@ use smallvec::SmallVec;
 
 use super::core::DbInner;
 use super::stats::DbStats;
+use super::write_mems::WriteMems;
 use super::write_queue::{MemberWork, Writer};
 use crate::batch::WriteBatch;
 use crate::error::Result;
 use crate::key::SequenceNumber;
-use crate::memtable::MemTable;
 use crate::options::WriteOptions;
 
 /// Largest group a leader assembles (bytes of batches).
@@ -54,11 +54,14 @@ impl DbInner {
     pub(crate) fn write(&self, batch: WriteBatch, opts: &WriteOptions) -> Result<()> {
         self.check_writable()?;
         batch.status()?;
-        crate::batch::check_families_exist(&batch)?;
-        if batch.has_merge() && self.opts.merge_operator.is_none() {
-            return Err(crate::Error::NotSupported(
-                "merge: provide a merge_operator when opening the database".into(),
-            ));
+        if batch.max_column_family_id() == crate::column_family::DEFAULT_COLUMN_FAMILY_ID {
+            if batch.has_merge() && self.opts.merge_operator.is_none() {
+                return Err(crate::Error::NotSupported(
+                    "merge: provide a merge_operator when opening the database".into(),
+                ));
+            }
+        } else {
+            self.write_mems.load().check(&batch)?;
         }
         if batch.is_empty() {
             return Ok(());
@@ -115,22 +118,18 @@ impl DbInner {
             && members.len() > 1
             && combined.count() >= PARALLEL_MIN_ENTRIES;
         let staged = self.append_group(&mut combined, sync, w.disable_wal, members.len());
-        let staged = staged.map(|(mem, first_seq)| {
+        let staged = staged.map(|(mems, first_seq)| {
             self.inflight_groups.fetch_add(1, Ordering::AcqRel);
-            (mem, first_seq)
+            (mems, first_seq)
         });
         // The next group's stage one may start now.
         self.writers.pop_group(members.len());
-        let result = staged.map(|(mem, first_seq)| {
+        let result = staged.map(|(mems, first_seq)| {
             if parallel {
-                self.insert_in_parallel(&members, &mem, first_seq);
+                self.insert_in_parallel(&members, &mems, first_seq);
             } else {
                 let alone = self.inflight_groups.load(Ordering::Acquire) == 1;
-                if alone {
-                    mem.insert_batch(&combined, first_seq);
-                } else {
-                    mem.insert_batch_concurrent(&combined, first_seq);
-                }
+                mems.insert(&combined, first_seq, !alone);
             }
             self.publish(first_seq, &combined, members.len());
         });
@@ -176,7 +175,7 @@ impl DbInner {
 
     /// Stage two of a parallel group: each member inserts its own batch (the leader its own
     /// here), at its place in the group's sequence numbers; returns when all have.
-    fn insert_in_parallel(&self, members: &Members, mem: &Arc<MemTable>, first_seq: u64) {
+    fn insert_in_parallel(&self, members: &Members, mems: &Arc<WriteMems>, first_seq: u64) {
         let pending = Arc::new(AtomicUsize::new(members.len()));
         let mut seq = first_seq;
         let mut own: Option<(u64, &Arc<Writer>)> = None;
@@ -186,14 +185,14 @@ impl DbInner {
                 own = Some((seq, m));
             } else {
                 let work =
-                    MemberWork { mem: Arc::clone(mem), first_seq: seq, pending: pending.clone() };
+                    MemberWork { mems: Arc::clone(mems), first_seq: seq, pending: pending.clone() };
                 self.writers.assign(m, work);
             }
             seq += count;
         }
         if let Some((seq, m)) = own {
             if let Some(b) = m.batch.lock().take() {
-                mem.insert_batch_concurrent(&b, seq);
+                mems.insert(&b, seq, true);
             }
             pending.fetch_sub(1, Ordering::AcqRel);
         }
@@ -204,7 +203,7 @@ impl DbInner {
     fn do_member_work(&self, w: &Writer) {
         let Some(work) = w.work.lock().take() else { return };
         if let Some(b) = w.batch.lock().take() {
-            work.mem.insert_batch_concurrent(&b, work.first_seq);
+            work.mems.insert(&b, work.first_seq, true);
         }
         if work.pending.fetch_sub(1, Ordering::AcqRel) == 1 {
             self.group_event.notify();

@@ -19,9 +19,9 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 
+use super::write_mems::WriteMems;
 use crate::batch::WriteBatch;
 use crate::error::Result;
-use crate::memtable::MemTable;
 
 /// One writer in the queue.
 pub(crate) struct Writer {
@@ -57,9 +57,10 @@ impl Writer {
 }
 
 /// A group member's share of the memtable inserts (`allow_concurrent_memtable_write`): its own
-/// batch into `mem` from sequence `first_seq`, then one off `pending`.
+/// batch into `mems` (its families' memtables) from sequence `first_seq`, then one off
+/// `pending`.
 pub(crate) struct MemberWork {
-    pub mem: Arc<MemTable>,
+    pub mems: Arc<WriteMems>,
     pub first_seq: u64,
     pub pending: Arc<AtomicUsize>,
 }

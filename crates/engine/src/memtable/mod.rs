@@ -123,23 +123,41 @@ impl MemTable {
         self.insert_batch_with(batch, first_seq, true);
     }
 
+    /// Inserts the operations of column family `family` in `batch` (numbered from
+    /// `first_seq` over the whole batch), skipping the other families' (their sequence numbers
+    /// with them): the write path calls it once per family a batch writes (`db/write_mems.rs`).
+    pub fn insert_family(&self, batch: &WriteBatch, first_seq: u64, family: u32, concurrent: bool) {
+        for (seq, (cf, op)) in (first_seq..).zip(batch.iter_cf()) {
+            if cf != family {
+                continue;
+            }
+            self.note_seq(seq);
+            self.add_op(seq, op, concurrent);
+        }
+    }
+
     /// Operations of column families other than `default` are not this memtable's: they are
-    /// skipped, their sequence numbers with them (the write path refuses them; recovery skips
-    /// them as RocksDB skips a family that is gone).
+    /// skipped, their sequence numbers with them (the write path routes them to their family's
+    /// memtable; recovery skips a family that is gone, as RocksDB does).
     fn insert_batch_with(&self, batch: &WriteBatch, first_seq: u64, concurrent: bool) {
         self.note_seq(first_seq);
         for (seq, (cf, op)) in (first_seq..).zip(batch.iter_cf()) {
             if cf != crate::column_family::DEFAULT_COLUMN_FAMILY_ID {
                 continue;
             }
-            match op {
-                BatchOp::Put(k, v) => self.add_with(seq, ValueKind::Put, k, v, concurrent),
-                BatchOp::Delete(k) => self.add_with(seq, ValueKind::Delete, k, &[], concurrent),
-                BatchOp::Merge(k, v) => self.add_with(seq, ValueKind::Merge, k, v, concurrent),
-                BatchOp::DeleteRange(b, e) => {
-                    if b < e {
-                        self.add_with(seq, ValueKind::RangeDelete, b, e, concurrent)
-                    }
+            self.add_op(seq, op, concurrent);
+        }
+    }
+
+    #[inline]
+    fn add_op(&self, seq: u64, op: BatchOp<'_>, concurrent: bool) {
+        match op {
+            BatchOp::Put(k, v) => self.add_with(seq, ValueKind::Put, k, v, concurrent),
+            BatchOp::Delete(k) => self.add_with(seq, ValueKind::Delete, k, &[], concurrent),
+            BatchOp::Merge(k, v) => self.add_with(seq, ValueKind::Merge, k, v, concurrent),
+            BatchOp::DeleteRange(b, e) => {
+                if b < e {
+                    self.add_with(seq, ValueKind::RangeDelete, b, e, concurrent)
                 }
             }
         }

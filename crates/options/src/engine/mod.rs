@@ -176,6 +176,7 @@ const OPTIONS: &[EngineOption] = &[
     // DBOptions.
     opt!("create_if_missing", bool, "Create the database if missing", |o, v| o.create_if_missing = v),
     opt!("error_if_exists", bool, "Fail the open if the database exists", |o, v| o.error_if_exists = v),
+    opt!("create_missing_column_families", bool, "Create named column families the database lacks", |o, v| o.create_missing_column_families = v),
     opt!("paranoid_checks", bool, "Aggressive consistency checks", |o, v| o.paranoid_checks = v),
     opt!("max_open_files", int, "SST readers kept open (-1: unbounded)", |o, v| o.max_open_files = v),
     opt!("max_background_jobs", int, "Background flush + compaction threads", |o, v| o.max_background_jobs = v),

@@ -78,7 +78,7 @@ impl DbInner {
             operands: Operands::default(),
             max_tomb: 0,
             done: None,
-            op: self.opts.merge_operator.as_deref(),
+            op: sv.opts.merge_operator.as_deref(),
             blobs: &self.blobs,
         };
         if let Some(t) = sv.mem.fragmented_range_tombstones() {

@@ -1,0 +1,218 @@
+//! `Db`'s per-family calls (RocksDB's `*_cf` overloads, rust-rocksdb's names): writes through
+//! a one-operation batch naming the family, and reads, iterators, flush and manual compaction
+//! of one family. Each resolves the handle first (`DbInner::family`: a handle of another
+//! database is `InvalidArgument`), then runs the same code as the `default` methods.
+
+use super::iter::{bounds_of, prefix_end, Iter, RangeIter, RawIter};
+use super::key_range::KeyRange;
+use super::pinned::PinnedSlice;
+use super::Db;
+use crate::batch::WriteBatch;
+use crate::column_family::ColumnFamily;
+use crate::error::{Error, Result};
+use crate::options::{ReadOptions, WriteOptions};
+
+impl Db {
+    /// `InvalidArgument` unless `cf` is a live family of this database.
+    fn writable_family(&self, cf: &ColumnFamily) -> Result<()> {
+        let data = self.inner().family(cf)?;
+        if data.dropped.load(std::sync::atomic::Ordering::Acquire) {
+            return Err(Error::InvalidArgument(format!(
+                "column family {:?} was dropped: it takes no writes",
+                cf.name()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Sets `key` to `value` in family `cf`.
+    pub fn put_cf(
+        &self,
+        cf: &ColumnFamily,
+        key: impl AsRef<[u8]>,
+        value: impl AsRef<[u8]>,
+    ) -> Result<()> {
+        self.put_cf_opt(cf, key, value, &WriteOptions::default())
+    }
+
+    /// [`Db::put_cf`] under `opts`.
+    pub fn put_cf_opt(
+        &self,
+        cf: &ColumnFamily,
+        key: impl AsRef<[u8]>,
+        value: impl AsRef<[u8]>,
+        opts: &WriteOptions,
+    ) -> Result<()> {
+        self.writable_family(cf)?;
+        let mut b = WriteBatch::new();
+        b.put_cf(cf, key, value);
+        self.write(b, opts)
+    }
+
+    /// Deletes `key` from family `cf`.
+    pub fn delete_cf(&self, cf: &ColumnFamily, key: impl AsRef<[u8]>) -> Result<()> {
+        self.writable_family(cf)?;
+        let mut b = WriteBatch::new();
+        b.delete_cf(cf, key);
+        self.write(b, &WriteOptions::default())
+    }
+
+    /// Merges the operand `value` into `key` of family `cf` (the family's merge operator;
+    /// without one: `NotSupported`).
+    pub fn merge_cf(
+        &self,
+        cf: &ColumnFamily,
+        key: impl AsRef<[u8]>,
+        value: impl AsRef<[u8]>,
+    ) -> Result<()> {
+        self.writable_family(cf)?;
+        let mut b = WriteBatch::new();
+        b.merge_cf(cf, key, value);
+        self.write(b, &WriteOptions::default())
+    }
+
+    /// Deletes every key of family `cf` in `[begin, end)`; `begin > end` is `InvalidArgument`.
+    pub fn delete_range_cf(
+        &self,
+        cf: &ColumnFamily,
+        begin: impl AsRef<[u8]>,
+        end: impl AsRef<[u8]>,
+    ) -> Result<()> {
+        self.inner().family(cf)?;
+        let (begin, end) = (begin.as_ref(), end.as_ref());
+        if begin > end {
+            return Err(Error::InvalidArgument(format!(
+                "delete_range_cf: begin {begin:?} is after end {end:?}"
+            )));
+        }
+        let mut b = WriteBatch::new();
+        b.delete_range_cf(cf, begin, end);
+        self.write(b, &WriteOptions::default())
+    }
+
+    /// The value of `key` in family `cf`, if any.
+    pub fn get_cf(&self, cf: &ColumnFamily, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
+        self.get_cf_opt(cf, key, &ReadOptions::default())
+    }
+
+    /// [`Db::get_cf`] under `opts` (a snapshot, cache policy).
+    pub fn get_cf_opt(
+        &self,
+        cf: &ColumnFamily,
+        key: impl AsRef<[u8]>,
+        opts: &ReadOptions,
+    ) -> Result<Option<Vec<u8>>> {
+        let data = self.inner().family(cf)?;
+        self.get_in_family(&data, key.as_ref(), opts)
+    }
+
+    /// [`Db::get_pinned`] in family `cf`.
+    pub fn get_pinned_cf(
+        &self,
+        cf: &ColumnFamily,
+        key: impl AsRef<[u8]>,
+    ) -> Result<Option<PinnedSlice>> {
+        self.get_pinned_cf_opt(cf, key, &ReadOptions::default())
+    }
+
+    /// [`Db::get_pinned_opt`] in family `cf`.
+    pub fn get_pinned_cf_opt(
+        &self,
+        cf: &ColumnFamily,
+        key: impl AsRef<[u8]>,
+        opts: &ReadOptions,
+    ) -> Result<Option<PinnedSlice>> {
+        let data = self.inner().family(cf)?;
+        self.get_pinned_in_family(&data, key.as_ref(), opts)
+    }
+
+    /// [`Db::multi_get`] in family `cf`.
+    pub fn multi_get_cf<K: AsRef<[u8]>>(
+        &self,
+        cf: &ColumnFamily,
+        keys: &[K],
+        opts: &ReadOptions,
+    ) -> Vec<Result<Option<Vec<u8>>>> {
+        match self.inner().family(cf) {
+            Ok(data) => self.multi_get_in_family(&data, keys, opts),
+            Err(e) => {
+                let msg = e.to_string();
+                keys.iter().map(|_| Err(Error::InvalidArgument(msg.clone()))).collect()
+            }
+        }
+    }
+
+    /// [`Db::raw_iter`] over family `cf`.
+    pub fn raw_iter_cf(&self, cf: &ColumnFamily, opts: &ReadOptions) -> Result<RawIter> {
+        let data = self.inner().family(cf)?;
+        Ok(self.raw_iter_in_family(&data, opts))
+    }
+
+    /// [`Db::iter`] over family `cf`.
+    pub fn iter_cf(&self, cf: &ColumnFamily, opts: &ReadOptions) -> Result<Iter> {
+        Ok(Iter::new(self.raw_iter_cf(cf, opts)?))
+    }
+
+    /// [`Db::range`] over family `cf`.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = talus::Db::open(dir.path(), talus::Options { create_if_missing: true, ..Default::default() }).unwrap();
+    /// let cf = db.create_column_family("c", &talus::Options::default()).unwrap();
+    /// for k in [&b"a"[..], b"b", b"c"] {
+    ///     db.put_cf(&cf, k, b"v").unwrap();
+    /// }
+    /// let n = db.range_cf(&cf, b"b"..).unwrap().count();
+    /// assert_eq!(n, 2);
+    /// ```
+    pub fn range_cf(&self, cf: &ColumnFamily, range: impl KeyRange) -> Result<RangeIter> {
+        self.range_cf_opt(cf, range, &ReadOptions::default())
+    }
+
+    /// [`Db::range_opt`] over family `cf`.
+    pub fn range_cf_opt(
+        &self,
+        cf: &ColumnFamily,
+        range: impl KeyRange,
+        opts: &ReadOptions,
+    ) -> Result<RangeIter> {
+        let (start, end) = range.key_bounds();
+        let (lower, upper) = bounds_of(start, end);
+        let opts =
+            ReadOptions { iterate_lower_bound: lower, iterate_upper_bound: upper, ..opts.clone() };
+        Ok(RangeIter::new(self.raw_iter_cf(cf, &opts)?))
+    }
+
+    /// [`Db::prefix`] over family `cf`.
+    pub fn prefix_cf(&self, cf: &ColumnFamily, prefix: impl AsRef<[u8]>) -> Result<RangeIter> {
+        let prefix = prefix.as_ref();
+        let opts = ReadOptions {
+            iterate_lower_bound: Some(prefix.to_vec()),
+            iterate_upper_bound: prefix_end(prefix),
+            ..Default::default()
+        };
+        Ok(RangeIter::new(self.raw_iter_cf(cf, &opts)?))
+    }
+
+    /// Flushes family `cf`'s memtable (RocksDB's `Flush` with a family). Every family's
+    /// memtables are cut at one WAL in this build (RocksDB's `atomic_flush`), so this is
+    /// [`Db::flush`].
+    pub fn flush_cf(&self, cf: &ColumnFamily) -> Result<()> {
+        self.inner().family(cf)?;
+        self.flush()
+    }
+
+    /// [`Db::compact_range`] of family `cf`.
+    pub fn compact_range_cf(
+        &self,
+        cf: &ColumnFamily,
+        begin: Option<&[u8]>,
+        end: Option<&[u8]>,
+    ) -> Result<()> {
+        let inner = self.inner();
+        inner.check_writable()?;
+        let data = inner.family(cf)?;
+        self.flush()?;
+        inner.compact_range(&data, begin, end)
+    }
+}
