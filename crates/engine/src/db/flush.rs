@@ -194,6 +194,15 @@ impl DbInner {
             self.fs.sync_dir(&self.path)?;
         }
         let bytes = meta.as_ref().map_or(0, |m| m.file_size) + blobs.bytes;
+        // With several families, the WALs are synced before the MANIFEST records this flush
+        // (RocksDB's `SyncClosedLogs`): else a power loss could keep this family's writes (in
+        // the table) and drop another family's earlier ones (in an unsynced WAL), which is no
+        // prefix of the writes.
+        if self.state.lock().cfs.len() > 1 {
+            if let Some(w) = self.wal.lock().as_mut() {
+                self.sync_wal(w)?;
+            }
+        }
         let mut vs = self.versions.lock();
         if vs.current_of(cf.id).is_none() {
             // The family was dropped meanwhile (its drop holds `versions` too): the table is in

@@ -166,7 +166,7 @@ impl DbInner {
     /// Syncs the current WAL `w` (the caller holds the `wal` lock): first the earlier WALs a
     /// switch left unsynced, then the directory if a WAL's entry in it is not durable yet, then
     /// `w` itself. So a synced write never survives a power loss that drops an earlier write.
-    fn sync_wal(&self, w: &mut ActiveWal) -> Result<()> {
+    pub(super) fn sync_wal(&self, w: &mut ActiveWal) -> Result<()> {
         for (_, old) in w.unsynced.iter_mut() {
             old.sync()?;
         }
