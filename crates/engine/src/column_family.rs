@@ -10,6 +10,7 @@
 //!
 //! A handle is cheap to clone (one `Arc`) and `Send + Sync`.
 
+use std::any::Any;
 use std::sync::Arc;
 
 /// The id of the `default` family: every write without a family goes there.
@@ -40,9 +41,9 @@ pub struct ColumnFamily {
 struct Named {
     id: u32,
     name: String,
-    /// The family's state in the database that handed the handle out (`None`: a handle of
-    /// `default` made without a database, which names `default` in any database).
-    data: Option<Arc<crate::db::cf_data::ColumnFamilyData>>,
+    /// The database that handed the handle out and the family's state there (the database's
+    /// own type, which only it reads); `None`: a handle made without a database (tests).
+    state: Option<(u64, Arc<dyn Any + Send + Sync>)>,
 }
 
 impl std::fmt::Debug for ColumnFamily {
@@ -57,7 +58,7 @@ impl std::fmt::Debug for ColumnFamily {
 /// Two handles are equal when they name the same family of the same database.
 impl PartialEq for ColumnFamily {
     fn eq(&self, other: &ColumnFamily) -> bool {
-        let db = |c: &ColumnFamily| c.inner.data.as_ref().map(|d| d.db_instance);
+        let db = |c: &ColumnFamily| c.inner.state.as_ref().map(|s| s.0);
         self.inner.id == other.inner.id && self.inner.name == other.inner.name && {
             let (a, b) = (db(self), db(other));
             a.is_none() || b.is_none() || a == b
@@ -71,18 +72,24 @@ impl ColumnFamily {
     /// A handle of family `id` named `name` with no database (tests).
     #[cfg(test)]
     pub(crate) fn new(id: u32, name: impl Into<String>) -> ColumnFamily {
-        ColumnFamily { inner: Arc::new(Named { id, name: name.into(), data: None }) }
+        ColumnFamily { inner: Arc::new(Named { id, name: name.into(), state: None }) }
     }
 
-    /// The handle of a database's family `data`.
-    pub(crate) fn of(data: &Arc<crate::db::cf_data::ColumnFamilyData>) -> ColumnFamily {
-        let named = Named { id: data.id, name: data.name.clone(), data: Some(data.clone()) };
+    /// The handle of family `id` named `name` of database `db_instance`, whose state there is
+    /// `state`.
+    pub(crate) fn with_state(
+        id: u32,
+        name: impl Into<String>,
+        db_instance: u64,
+        state: Arc<dyn Any + Send + Sync>,
+    ) -> ColumnFamily {
+        let named = Named { id, name: name.into(), state: Some((db_instance, state)) };
         ColumnFamily { inner: Arc::new(named) }
     }
 
-    /// The family's state, if the handle came from a database.
-    pub(crate) fn data(&self) -> Option<&Arc<crate::db::cf_data::ColumnFamilyData>> {
-        self.inner.data.as_ref()
+    /// The database the handle came from and the family's state there, if any.
+    pub(crate) fn state(&self) -> Option<(u64, &Arc<dyn Any + Send + Sync>)> {
+        self.inner.state.as_ref().map(|(db, s)| (*db, s))
     }
 
     /// The family's id (RocksDB's `GetID`): what WAL records and MANIFEST edits carry.

@@ -16,10 +16,29 @@ use std::sync::Arc;
 
 use arc_swap::ArcSwap;
 
-use super::core::{Imm, SuperVersion};
+use crate::iter::range_del::FragmentedTombstones;
 use crate::memtable::MemTable;
 use crate::options::Options;
 use crate::version::Version;
+
+/// What a reader needs: the memtables and the files, captured together.
+pub(crate) struct SuperVersion {
+    /// The active memtable.
+    pub mem: Arc<MemTable>,
+    /// Immutable memtables, newest first, each with its fragmented range tombstones.
+    pub imms: Vec<(Arc<MemTable>, Arc<FragmentedTombstones>)>,
+    /// The files.
+    pub version: Arc<Version>,
+    /// The family's options (its merge operator is what reads merge with).
+    pub opts: Arc<Options>,
+}
+
+/// An immutable memtable waiting to be flushed, with the WAL that holds its writes.
+pub(crate) struct Imm {
+    pub mem: Arc<MemTable>,
+    pub log_number: u64,
+    pub tombstones: Arc<FragmentedTombstones>,
+}
 
 /// A family's identity, options and published [`SuperVersion`].
 pub(crate) struct ColumnFamilyData {

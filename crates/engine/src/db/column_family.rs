@@ -22,18 +22,18 @@ impl Db {
     /// if the database has none of that name.
     pub fn cf_handle(&self, name: &str) -> Option<ColumnFamily> {
         let st = self.inner().state.lock();
-        st.cfs.values().find(|c| c.data.name == name).map(|c| ColumnFamily::of(&c.data))
+        st.cfs.values().find(|c| c.data.name == name).map(|c| handle_of(&c.data))
     }
 
     /// The handle of the `default` family (RocksDB's `DefaultColumnFamily`).
     pub fn default_column_family(&self) -> ColumnFamily {
-        ColumnFamily::of(&self.inner().default_cf)
+        handle_of(&self.inner().default_cf)
     }
 
     /// The handles of the live families, `default` first (by id).
     pub fn column_families(&self) -> Vec<ColumnFamily> {
         let st = self.inner().state.lock();
-        st.cfs.values().map(|c| ColumnFamily::of(&c.data)).collect()
+        st.cfs.values().map(|c| handle_of(&c.data)).collect()
     }
 
     /// Creates the column family `name` with `options` (RocksDB's `CreateColumnFamily`): its
@@ -104,18 +104,26 @@ impl Db {
     }
 }
 
+/// The handle of family `data`.
+fn handle_of(data: &Arc<ColumnFamilyData>) -> ColumnFamily {
+    ColumnFamily::with_state(data.id, data.name.clone(), data.db_instance, data.clone())
+}
+
 impl DbInner {
     /// The state of the family `cf` names: `InvalidArgument` for a handle of another database.
     pub(crate) fn family(&self, cf: &ColumnFamily) -> Result<Arc<ColumnFamilyData>> {
-        match cf.data() {
-            None if cf.id() == DEFAULT_COLUMN_FAMILY_ID => Ok(self.default_cf.clone()),
-            Some(d) if d.db_instance == self.instance => Ok(d.clone()),
-            _ => Err(Error::InvalidArgument(format!(
+        let data = match cf.state() {
+            None if cf.id() == DEFAULT_COLUMN_FAMILY_ID => return Ok(self.default_cf.clone()),
+            Some((db, s)) if db == self.instance => s.clone().downcast::<ColumnFamilyData>().ok(),
+            _ => None,
+        };
+        data.ok_or_else(|| {
+            Error::InvalidArgument(format!(
                 "column family {:?} (id {}): the handle belongs to another database",
                 cf.name(),
                 cf.id()
-            ))),
-        }
+            ))
+        })
     }
 
     /// Creates family `name` (with the write queue held).
@@ -135,7 +143,7 @@ impl DbInner {
         let mut st = self.state.lock();
         let mut state = CfState::new(id, name.to_string(), opts, self.instance, current);
         state.mem_log_number = log_number;
-        let handle = ColumnFamily::of(&state.data);
+        let handle = handle_of(&state.data);
         st.cfs.insert(id, state);
         self.publish_write_mems(&st);
         let retired = self.install_super_version(&st, id);

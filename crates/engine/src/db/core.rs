@@ -21,7 +21,7 @@ use std::sync::Arc;
 use arc_swap::ArcSwap;
 use parking_lot::{Condvar, Mutex};
 
-use super::cf_data::{CfState, ColumnFamilyData};
+pub(crate) use super::cf_data::{CfState, ColumnFamilyData, Imm, SuperVersion};
 use super::info_log::InfoLog;
 use super::jobs::{CompactionGuard, FlushGuard, JobHost, Jobs, ManualGuard, OutputGuard};
 use super::snapshot::SnapshotList;
@@ -33,32 +33,11 @@ use crate::column_family::DEFAULT_COLUMN_FAMILY_ID;
 use crate::compaction::Compaction;
 use crate::error::{Error, Result};
 use crate::fs::{FileLock, Fs, WritableFile};
-use crate::iter::range_del::FragmentedTombstones;
 use crate::key::SequenceNumber;
-use crate::memtable::MemTable;
 use crate::options::Options;
 use crate::version::TableCache;
-use crate::version::{Version, VersionSet};
+use crate::version::VersionSet;
 use crate::wal::LogWriter;
-
-/// What a reader needs: the memtables and the files, captured together.
-pub(crate) struct SuperVersion {
-    /// The active memtable.
-    pub mem: Arc<MemTable>,
-    /// Immutable memtables, newest first, each with its fragmented range tombstones.
-    pub imms: Vec<(Arc<MemTable>, Arc<FragmentedTombstones>)>,
-    /// The files.
-    pub version: Arc<Version>,
-    /// The family's options (its merge operator is what reads merge with).
-    pub opts: Arc<Options>,
-}
-
-/// An immutable memtable waiting to be flushed, with the WAL that holds its writes.
-pub(crate) struct Imm {
-    pub mem: Arc<MemTable>,
-    pub log_number: u64,
-    pub tombstones: Arc<FragmentedTombstones>,
-}
 
 /// Mutable state under `DbInner::state`.
 pub(crate) struct DbState {
