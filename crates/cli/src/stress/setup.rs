@@ -65,7 +65,11 @@ pub fn replace(db: &Path, expected: Option<&Path>) -> Result<(), String> {
     talus::destroy_db(db, &talus::Options::default())
         .map_err(|e| format!("destroying {}: {e}", db.display()))?;
     match expected {
-        Some(p) => expected::remove(p),
+        Some(p) => {
+            expected::remove(p)?;
+            // The checkpoints and backups made from the old database (this tool's names only).
+            super::copies::reset(&super::copies::scratch_dir(&Some(p.to_path_buf())))
+        }
         None => Ok(()),
     }
 }
