@@ -38,14 +38,7 @@ const BACKUP_MARKER: &str = "TALUS-BACKUP";
 
 /// The scratch directory of the copy ops (see the module doc).
 pub fn scratch_dir(expected: &Option<PathBuf>) -> PathBuf {
-    match expected {
-        Some(e) => {
-            let mut name = e.as_os_str().to_os_string();
-            name.push(".copies");
-            PathBuf::from(name)
-        }
-        None => std::env::temp_dir().join(format!("talus-stress-copies-{}", std::process::id())),
-    }
+    super::expected::scratch_beside(expected, "copies")
 }
 
 /// Whether `name` is an entry of this tool's naming in the scratch directory.
