@@ -57,7 +57,8 @@ fn large_records_are_written_not_copied() {
     let mut i = 0u32;
     while want.len() < 3 * window as usize + 777 {
         let header: Vec<u8> = (0..7).map(|j| (i + j) as u8).collect();
-        let len = if i % 3 == 0 { 100 + i % 50 } else { PWRITE_MIN as u32 + i * 37 % 9000 };
+        let len =
+            if i.is_multiple_of(3) { 100 + i % 50 } else { PWRITE_MIN as u32 + i * 37 % 9000 };
         let body: Vec<u8> = (0..len).map(|j| (i ^ j) as u8).collect();
         w.append_parts(&[&header, &body]).unwrap();
         want.extend_from_slice(&header);
