@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use common::{string_append, tiny_options, SIM_DB};
 use talus::fs::fault::{CrashMode, OpFilter, SimFs};
+use talus::fs::Fs;
 use talus::{Db, Options, ReadOptions, WriteOptions};
 
 fn blob_options(fs: Arc<SimFs>) -> Options {
@@ -172,7 +173,7 @@ fn merge_operands_over_a_blob_value() {
 
 #[test]
 fn damaged_blob_files_are_corruption_naming_the_file() {
-    for damage in ["missing", "truncated", "flipped"] {
+    for damage in ["deleted", "emptied", "truncated", "flipped"] {
         let fs = SimFs::new();
         let db = Db::open(SIM_DB, blob_options(fs.clone())).unwrap();
         fill(&db, 30);
@@ -181,9 +182,19 @@ fn damaged_blob_files_are_corruption_naming_the_file() {
         let len = fs.contents(&path).unwrap().len() as u64;
         drop(db);
         match damage {
-            "missing" => fs.truncate(&path, 0).unwrap(),
+            "deleted" => fs.remove_file(std::path::Path::new(&path)).unwrap(),
+            "emptied" => fs.truncate(&path, 0).unwrap(),
             "truncated" => fs.truncate(&path, len / 2).unwrap(),
             _ => fs.flip_bit(&path, 8 * 200).unwrap(),
+        }
+        if damage != "flipped" {
+            // A missing or resized blob file is found at open, before anything is changed.
+            let before = snapshot(&fs);
+            let e = Db::open(SIM_DB, blob_options(fs.clone())).expect_err("open must fail");
+            assert!(e.is_corruption(), "{damage}: {e}");
+            assert!(e.to_string().contains(&files[0]), "{damage}: {e}");
+            assert_eq!(snapshot(&fs), before, "{damage}: the failed open changed nothing");
+            continue;
         }
         let db = Db::open(SIM_DB, blob_options(fs.clone())).unwrap();
         let mut errors = 0;
@@ -199,6 +210,13 @@ fn damaged_blob_files_are_corruption_naming_the_file() {
         }
         assert!(errors > 0, "{damage}: the damage was found");
     }
+}
+
+/// Every file's name and contents.
+fn snapshot(fs: &SimFs) -> Vec<(std::path::PathBuf, Option<Vec<u8>>)> {
+    let mut v: Vec<_> = fs.files().into_iter().map(|p| (p.clone(), fs.contents(&p))).collect();
+    v.sort();
+    v
 }
 
 #[test]
