@@ -346,3 +346,55 @@ fn garbage_collection_relocates_live_values_out_of_old_files() {
         assert_eq!(db.get(format!("k{i:05}")).unwrap(), Some(want));
     }
 }
+
+fn ticker(db: &Db, name: &str) -> u64 {
+    let stats = db.property("rocksdb.options-statistics").unwrap();
+    let prefix = format!("{name} COUNT : ");
+    let line = stats.lines().find_map(|l| l.strip_prefix(&prefix));
+    line.and_then(|n| n.parse().ok()).unwrap_or_else(|| panic!("{name} in {stats}"))
+}
+
+const FILE_READ: &str = "rocksdb.blobdb.blob.file.bytes.read";
+
+#[test]
+fn the_blob_cache_serves_a_second_read_without_reading_the_file() {
+    use talus::blob::cache::PrepopulateBlobCache;
+    use talus::cache::LruCache;
+    for (cached, prepopulate) in [(false, false), (true, false), (true, true)] {
+        let fs = SimFs::new();
+        let o = Options {
+            blob_cache: cached.then(|| Arc::new(LruCache::new(1 << 20, 0, false)) as _),
+            prepopulate_blob_cache: if prepopulate {
+                PrepopulateBlobCache::FlushOnly
+            } else {
+                PrepopulateBlobCache::Disable
+            },
+            ..blob_options(fs.clone())
+        };
+        let db = Db::open(SIM_DB, o).unwrap();
+        fill(&db, 30);
+        let case = format!("cached {cached}, prepopulate {prepopulate}");
+        assert_eq!(ticker(&db, FILE_READ), 0, "{case}");
+        let k = "k00003";
+        assert_eq!(db.get(k).unwrap(), Some(expected(3)), "{case}");
+        let first = ticker(&db, FILE_READ);
+        assert_eq!(first == 0, prepopulate, "{case}: a prepopulated value is not read: {first}");
+        for _ in 0..3 {
+            assert_eq!(db.get(k).unwrap(), Some(expected(3)), "{case}");
+            assert_eq!(db.get_pinned(k).unwrap().as_deref(), Some(&expected(3)[..]), "{case}");
+        }
+        let later = ticker(&db, FILE_READ);
+        if cached {
+            assert_eq!(later, first, "{case}: later reads come from the cache");
+            let hits = ticker(&db, "rocksdb.blobdb.cache.hit");
+            assert_eq!(hits, if prepopulate { 7 } else { 6 }, "{case}");
+            assert_eq!(ticker(&db, "rocksdb.blobdb.cache.miss"), u64::from(!prepopulate));
+            // Every value reads right through the cache, the iterators too.
+            check_all(&db, 30);
+            assert_eq!(ticker(&db, FILE_READ) > later, !prepopulate, "{case}");
+        } else {
+            assert_eq!(later, 7 * first, "{case}: each read reads the file");
+            assert_eq!(ticker(&db, "rocksdb.blobdb.cache.miss"), 0, "{case}: no cache, no count");
+        }
+    }
+}

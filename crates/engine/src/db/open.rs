@@ -305,7 +305,11 @@ fn new_inner(
         wal_wanted: false,
     };
     let last_seq = versions.last_sequence();
-    let blobs = Arc::new(crate::blob::reader::BlobSource::new(Arc::clone(&fs), path.to_path_buf()));
+    let blobs = Arc::new(crate::blob::reader::BlobSource::new(
+        Arc::clone(&fs),
+        path.to_path_buf(),
+        opts.blob_cache.clone(),
+    ));
     DbInner {
         path: path.to_path_buf(),
         fs,
