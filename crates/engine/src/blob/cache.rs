@@ -44,18 +44,35 @@ impl BlobCacheStats {
     }
 }
 
-/// A database's view of its blob cache: the cache (if any) and its tickers.
+/// A database's view of its blob cache: the cache (if any), the database's key space in it,
+/// and its tickers.
 #[derive(Default)]
 pub struct BlobCache {
     cache: Option<BlobCacheRef>,
+    /// This instance's id, in the key's top bits: one cache may serve several databases (or
+    /// several opens of one), whose blob file numbers repeat.
+    id: u64,
     /// The tickers.
     pub stats: BlobCacheStats,
 }
 
+/// Bits of the key's first word that hold the blob file number; the rest hold the instance id.
+const FILE_BITS: u32 = 40;
+
+/// Instance ids, process-wide.
+static NEXT_ID: AtomicU64 = AtomicU64::new(0);
+
 impl BlobCache {
     /// Caches in `cache`; `None` caches nothing and counts nothing.
     pub fn new(cache: Option<BlobCacheRef>) -> BlobCache {
-        BlobCache { cache, stats: BlobCacheStats::default() }
+        let id = NEXT_ID.fetch_add(1, Relaxed) & ((1 << (64 - FILE_BITS)) - 1);
+        BlobCache { cache, id, stats: BlobCacheStats::default() }
+    }
+
+    /// The cache key of `offset` in blob file `file`; `None` (not cached) for a file number
+    /// too large to share the word with the id.
+    fn key(&self, file: u64, offset: u64) -> Option<(u64, u64)> {
+        (file < 1 << FILE_BITS).then_some(((self.id << FILE_BITS) | file, offset))
     }
 
     /// True when a cache is set.
@@ -66,7 +83,7 @@ impl BlobCache {
     /// The cached value at `offset` of blob file `file`, counting a hit or a miss.
     pub fn lookup(&self, file: u64, offset: u64) -> Option<Vec<u8>> {
         let cache = self.cache.as_ref()?;
-        match cache.lookup((file, offset)) {
+        match self.key(file, offset).and_then(|k| cache.lookup(k)) {
             Some(h) => {
                 self.stats.hit.fetch_add(1, Relaxed);
                 self.stats.bytes_read.fetch_add(h.len() as u64, Relaxed);
@@ -81,9 +98,11 @@ impl BlobCache {
 
     /// Inserts `value` for `offset` of blob file `file`, charged its length.
     pub fn insert(&self, file: u64, offset: u64, value: &[u8]) {
-        let Some(cache) = self.cache.as_ref() else { return };
+        let (Some(cache), Some(key)) = (self.cache.as_ref(), self.key(file, offset)) else {
+            return;
+        };
         let len = value.len();
-        if cache.insert((file, offset), value.to_vec(), len) {
+        if cache.insert(key, value.to_vec(), len) {
             self.stats.add.fetch_add(1, Relaxed);
             self.stats.bytes_write.fetch_add(len as u64, Relaxed);
         } else {
@@ -112,6 +131,17 @@ mod tests {
         assert_eq!(t[2], ("rocksdb.blobdb.cache.add", 1));
         assert_eq!(t[4], ("rocksdb.blobdb.cache.bytes.read", 5));
         assert_eq!(t[5], ("rocksdb.blobdb.cache.bytes.write", 5));
+    }
+
+    #[test]
+    fn databases_sharing_a_cache_do_not_see_each_others_values() {
+        let shared: BlobCacheRef = Arc::new(LruCache::new(1 << 20, 0, false));
+        let (a, b) = (BlobCache::new(Some(shared.clone())), BlobCache::new(Some(shared)));
+        a.insert(5, 100, b"from a");
+        assert_eq!(b.lookup(5, 100), None);
+        b.insert(5, 100, b"from b");
+        assert_eq!(a.lookup(5, 100).as_deref(), Some(&b"from a"[..]));
+        assert_eq!(b.lookup(5, 100).as_deref(), Some(&b"from b"[..]));
     }
 
     #[test]
