@@ -74,6 +74,7 @@ impl DbInner {
             merge: self.opts.merge_operator.as_deref(),
             // RocksDB's default: filters run in compactions only.
             filter: None,
+            blobs: None,
             shutting_down: None,
         };
         let mut entries = CompactionIter::new(it.as_mut(), policy);

@@ -220,6 +220,21 @@ pub fn db_options(f: &Flags) -> EResult<DbOptions> {
             p,
             f.blob_garbage_collection_force_threshold,
         );
+        if f.use_blob_cache && (!f.use_shared_block_and_blob_cache || f.cache_size <= 0) {
+            let co = ffi::rocksdb_lru_cache_options_create();
+            ffi::rocksdb_lru_cache_options_set_capacity(co, f.blob_cache_size as usize);
+            if f.blob_cache_numshardbits >= 0 {
+                ffi::rocksdb_lru_cache_options_set_num_shard_bits(
+                    co,
+                    f.blob_cache_numshardbits as c_int,
+                );
+            }
+            let c = ffi::rocksdb_cache_create_lru_opts(co);
+            ffi::rocksdb_lru_cache_options_destroy(co);
+            ffi::rocksdb_options_set_blob_cache(p, c);
+            ffi::rocksdb_cache_destroy(c);
+        }
+        ffi::rocksdb_options_set_prepopulate_blob_cache(p, f.prepopulate_blob_cache as c_int);
         set_table_options(p, f);
         Ok(o)
     }
@@ -284,6 +299,10 @@ unsafe fn set_table_options(p: *mut ffi::rocksdb_options_t, f: &Flags) {
             c
         };
         ffi::rocksdb_block_based_options_set_block_cache(t, cache);
+        if f.use_blob_cache && f.use_shared_block_and_blob_cache {
+            // As RocksDB's db_bench: blobs share the block cache.
+            ffi::rocksdb_options_set_blob_cache(p, cache);
+        }
         ffi::rocksdb_cache_destroy(cache);
     } else {
         ffi::rocksdb_block_based_options_set_no_block_cache(t, 1);
