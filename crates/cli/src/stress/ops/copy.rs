@@ -59,13 +59,16 @@ impl Worker<'_> {
     /// newest backups purged (see the module doc).
     pub(super) fn backup(&mut self, serial: u64) -> Result<(), Failure> {
         let mut guard = self.copies.backups.lock().unwrap_or_else(|p| p.into_inner());
-        if guard.is_none() {
-            self.copies.make_dir()?;
-            let e = BackupEngine::open(self.copies.dir.join(BACKUP_DIR))
-                .map_err(|e| db_err("BackupEngine::open", e))?;
-            *guard = Some(e);
-        }
-        let Some(engine) = guard.as_ref() else { return Ok(()) };
+        let engine: &BackupEngine = match &mut *guard {
+            Some(e) => e,
+            empty => {
+                self.copies.make_dir()?;
+                empty.insert(
+                    BackupEngine::open(self.copies.dir.join(BACKUP_DIR))
+                        .map_err(|e| db_err("BackupEngine::open", e))?,
+                )
+            }
+        };
         let lower = read_slots(self.exp);
         let id = engine.create_new_backup(self.db).map_err(|e| db_err("create_new_backup", e))?;
         let upper = read_slots(self.exp);
