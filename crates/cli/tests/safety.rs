@@ -110,6 +110,14 @@ fn every_tool_leaves_a_locked_database_alone() {
     let db = tmp.path().join("db");
     make_db(&db, 1000);
     let want = scan(&db);
+    // The stress tool's copies of the database (checkpoints and backups beside its expected
+    // state) are removed only when it replaces the database, which the lock forbids.
+    let copies = tmp.path().join("exp.copies");
+    std::fs::create_dir_all(copies.join("ckpt-1-0-1")).unwrap();
+    std::fs::write(copies.join("ckpt-1-0-1").join("CURRENT"), b"MANIFEST-000001\n").unwrap();
+    std::fs::create_dir_all(copies.join("backup")).unwrap();
+    std::fs::write(copies.join("backup").join("TALUS-BACKUP"), b"").unwrap();
+    let copies_before = snapshot(&copies);
     let holder = Holder::start(&db);
     let before = snapshot(&db);
     for (cmd, expect) in commands(&db, tmp.path()) {
@@ -117,6 +125,7 @@ fn every_tool_leaves_a_locked_database_alone() {
         check(&cmd, expect, &out);
         let after = snapshot(&db);
         assert!(after == before, "{cmd:?} changed the locked database:\n{before:?}\n{after:?}");
+        assert!(snapshot(&copies) == copies_before, "{cmd:?} changed the copies beside it");
     }
     holder.finish();
     assert_eq!(scan(&db), want, "the holder's database lost data");

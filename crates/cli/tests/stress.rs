@@ -331,3 +331,53 @@ fn crash_driver_keeps_the_options_it_is_given() {
         assert!(c.contains("| sync=0 "), "{c}");
     }
 }
+
+/// Copies `from`'s files (not its LOCK) into the new directory `to`.
+fn copy_db(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        if e.file_name() != "LOCK" {
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+#[test]
+fn checkpoints_and_backups_are_checked_and_what_a_kill_leaves_is_judged() {
+    let dir = tempfile::tempdir().unwrap();
+    let ops =
+        ["--ops_per_thread=3000", "--seed=7", "--checkpoint_one_in=300", "--backup_one_in=600"];
+    let (code, out, err) = worker(dir.path(), &ops);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let done = out.lines().find(|l| l.contains("workload done")).unwrap_or_default();
+    assert!(!done.contains("checkpoints=0") && !done.contains("backups=0"), "{done}");
+    let copies = dir.path().join("exp.copies");
+    assert!(copies.join("backup").join("TALUS-BACKUP").exists());
+
+    // A checkpoint left behind that equals the database (a prefix of it) passes and is removed;
+    // so is an interrupted one (`.tmp`). The backups are verified and the newest restored.
+    copy_db(&dir.path().join("db"), &copies.join("ckpt-1-0-1"));
+    std::fs::create_dir_all(copies.join("ckpt-1-0-2.tmp")).unwrap();
+    std::fs::write(copies.join("mine.txt"), b"not the tool's").unwrap();
+    let (code, out, err) = worker(dir.path(), &["--verify_only"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.contains("checkpoints=1 ") && out.contains("interrupted_checkpoints=1 "), "{out}");
+    assert!(!out.contains("backups=0 "), "{out}");
+    assert!(!copies.join("ckpt-1-0-1").exists() && !copies.join("ckpt-1-0-2.tmp").exists());
+    assert!(copies.join("mine.txt").exists());
+
+    // One whose key holds a value no write made is caught, and named.
+    let ck = copies.join("ckpt-1-0-3");
+    copy_db(&dir.path().join("db"), &ck);
+    let ldb = |args: &[&str]| {
+        let mut a = vec!["ldb".to_string(), format!("--db={}", ck.display()), "--hex".into()];
+        a.extend(args.iter().map(|s| s.to_string()));
+        talus(&a)
+    };
+    let put = ldb(&["put", "0x0000000000000007", "0x0102"]);
+    assert!(put.status.success(), "{}", text(&put.stderr));
+    let (code, out, err) = worker(dir.path(), &["--verify_only"]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(err.contains("checkpoint ckpt-1-0-3 left by a kill") && err.contains("key 7"), "{err}");
+}

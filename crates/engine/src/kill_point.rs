@@ -16,8 +16,8 @@
 //! `kill -9` would. Every point's passes are counted ([`hits`]). The names are listed in
 //! [`POINTS`]; a test checks that list against the source.
 //!
-//! Who calls: the engine's write, flush, compaction, MANIFEST, ingestion, open and direct-IO
-//! code, through `kill_point!`. No locks but a mutex around the pass counters (armed only).
+//! Who calls: the engine's write, flush, compaction, MANIFEST, ingestion, open, direct-IO,
+//! checkpoint and backup code, through `kill_point!`. No locks but a mutex around the pass counters (armed only).
 
 /// True if this build has kill points (the `kill-points` feature).
 pub const ENABLED: bool = cfg!(feature = "kill-points");
@@ -57,6 +57,14 @@ pub const POINTS: &[&str] = &[
     "obsolete.deleting",
     // Direct IO: a partial last page written, to be rewritten in place by the next write.
     "direct.tail_written",
+    // A checkpoint: its files written into `DIR.tmp`; `DIR.tmp` renamed to `DIR`.
+    "checkpoint.files_written",
+    "checkpoint.renamed",
+    // A backup: one shared table copied in; its private directory renamed into place; its
+    // meta file (which makes the backup exist) written.
+    "backup.shared_copied",
+    "backup.private_written",
+    "backup.meta_written",
 ];
 
 /// Passes at a kill point, when armed; the point kills the process with odds 1 in the armed

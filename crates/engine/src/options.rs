@@ -15,6 +15,7 @@ mod compression_level;
 mod kinds;
 mod sanitize;
 
+pub use blob::{BlobCacheRef, PrepopulateBlobCache};
 pub use checksum_type::ChecksumType;
 pub use compression_level::{
     check_level as check_compression_level, zstd_level, DEFAULT_COMPRESSION_LEVEL,
@@ -248,6 +249,12 @@ pub struct Options {
     pub blob_garbage_collection_age_cutoff: f64,
     /// Garbage ratio of the oldest blob files that forces a compaction (0.0-1.0, default 1.0).
     pub blob_garbage_collection_force_threshold: f64,
+    /// The cache of blob values (RocksDB's `blob_cache`; default none: values are read from the
+    /// file each time). Not the block cache: as in RocksDB, blobs are cached only here.
+    pub blob_cache: Option<BlobCacheRef>,
+    /// A flush inserts the values it writes to blob files into `blob_cache` (RocksDB's
+    /// `prepopulate_blob_cache`; default `Disable`).
+    pub prepopulate_blob_cache: PrepopulateBlobCache,
 }
 
 impl Default for Options {
@@ -330,6 +337,8 @@ impl Default for Options {
             enable_blob_garbage_collection: false,
             blob_garbage_collection_age_cutoff: 0.25,
             blob_garbage_collection_force_threshold: 1.0,
+            blob_cache: None,
+            prepopulate_blob_cache: Default::default(),
         }
     }
 }

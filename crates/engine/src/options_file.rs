@@ -152,6 +152,14 @@ pub fn render(o: &Options) -> String {
             "blob_garbage_collection_force_threshold",
             double(o.blob_garbage_collection_force_threshold),
         ),
+        (
+            "prepopulate_blob_cache",
+            match o.prepopulate_blob_cache {
+                crate::options::PrepopulateBlobCache::Disable => "kDisable",
+                crate::options::PrepopulateBlobCache::FlushOnly => "kFlushOnly",
+            }
+            .to_string(),
+        ),
         ("level_compaction_dynamic_level_bytes", o.level_compaction_dynamic_level_bytes.to_string()),
         ("max_compaction_bytes", o.effective_max_compaction_bytes().to_string()),
         ("soft_pending_compaction_bytes_limit", o.soft_pending_compaction_bytes_limit.to_string()),

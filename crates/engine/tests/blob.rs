@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use common::{string_append, tiny_options, SIM_DB};
 use talus::fs::fault::{CrashMode, OpFilter, SimFs};
+use talus::fs::Fs;
 use talus::{Db, Options, ReadOptions, WriteOptions};
 
 fn blob_options(fs: Arc<SimFs>) -> Options {
@@ -172,7 +173,7 @@ fn merge_operands_over_a_blob_value() {
 
 #[test]
 fn damaged_blob_files_are_corruption_naming_the_file() {
-    for damage in ["missing", "truncated", "flipped"] {
+    for damage in ["deleted", "emptied", "truncated", "flipped"] {
         let fs = SimFs::new();
         let db = Db::open(SIM_DB, blob_options(fs.clone())).unwrap();
         fill(&db, 30);
@@ -181,9 +182,19 @@ fn damaged_blob_files_are_corruption_naming_the_file() {
         let len = fs.contents(&path).unwrap().len() as u64;
         drop(db);
         match damage {
-            "missing" => fs.truncate(&path, 0).unwrap(),
+            "deleted" => fs.remove_file(std::path::Path::new(&path)).unwrap(),
+            "emptied" => fs.truncate(&path, 0).unwrap(),
             "truncated" => fs.truncate(&path, len / 2).unwrap(),
             _ => fs.flip_bit(&path, 8 * 200).unwrap(),
+        }
+        if damage != "flipped" {
+            // A missing or resized blob file is found at open, before anything is changed.
+            let before = snapshot(&fs);
+            let e = Db::open(SIM_DB, blob_options(fs.clone())).expect_err("open must fail");
+            assert!(e.is_corruption(), "{damage}: {e}");
+            assert!(e.to_string().contains(&files[0]), "{damage}: {e}");
+            assert_eq!(snapshot(&fs), before, "{damage}: the failed open changed nothing");
+            continue;
         }
         let db = Db::open(SIM_DB, blob_options(fs.clone())).unwrap();
         let mut errors = 0;
@@ -199,6 +210,13 @@ fn damaged_blob_files_are_corruption_naming_the_file() {
         }
         assert!(errors > 0, "{damage}: the damage was found");
     }
+}
+
+/// Every file's name and contents.
+fn snapshot(fs: &SimFs) -> Vec<(std::path::PathBuf, Option<Vec<u8>>)> {
+    let mut v: Vec<_> = fs.files().into_iter().map(|p| (p.clone(), fs.contents(&p))).collect();
+    v.sort();
+    v
 }
 
 #[test]
@@ -327,4 +345,111 @@ fn garbage_collection_relocates_live_values_out_of_old_files() {
         let want = if i.is_multiple_of(2) { value(i + 1000, 2000) } else { value(i, 2000) };
         assert_eq!(db.get(format!("k{i:05}")).unwrap(), Some(want));
     }
+}
+
+fn ticker(db: &Db, name: &str) -> u64 {
+    let stats = db.property("rocksdb.options-statistics").unwrap();
+    let prefix = format!("{name} COUNT : ");
+    let line = stats.lines().find_map(|l| l.strip_prefix(&prefix));
+    line.and_then(|n| n.parse().ok()).unwrap_or_else(|| panic!("{name} in {stats}"))
+}
+
+const FILE_READ: &str = "rocksdb.blobdb.blob.file.bytes.read";
+
+#[test]
+fn the_blob_cache_serves_a_second_read_without_reading_the_file() {
+    use talus::blob::cache::PrepopulateBlobCache;
+    use talus::cache::LruCache;
+    for (cached, prepopulate) in [(false, false), (true, false), (true, true)] {
+        let fs = SimFs::new();
+        let o = Options {
+            blob_cache: cached.then(|| Arc::new(LruCache::new(1 << 20, 0, false)) as _),
+            prepopulate_blob_cache: if prepopulate {
+                PrepopulateBlobCache::FlushOnly
+            } else {
+                PrepopulateBlobCache::Disable
+            },
+            ..blob_options(fs.clone())
+        };
+        let db = Db::open(SIM_DB, o).unwrap();
+        fill(&db, 30);
+        let case = format!("cached {cached}, prepopulate {prepopulate}");
+        assert_eq!(ticker(&db, FILE_READ), 0, "{case}");
+        let k = "k00003";
+        assert_eq!(db.get(k).unwrap(), Some(expected(3)), "{case}");
+        let first = ticker(&db, FILE_READ);
+        assert_eq!(first == 0, prepopulate, "{case}: a prepopulated value is not read: {first}");
+        for _ in 0..3 {
+            assert_eq!(db.get(k).unwrap(), Some(expected(3)), "{case}");
+            assert_eq!(db.get_pinned(k).unwrap().as_deref(), Some(&expected(3)[..]), "{case}");
+        }
+        let later = ticker(&db, FILE_READ);
+        if cached {
+            assert_eq!(later, first, "{case}: later reads come from the cache");
+            let hits = ticker(&db, "rocksdb.blobdb.cache.hit");
+            assert_eq!(hits, if prepopulate { 7 } else { 6 }, "{case}");
+            assert_eq!(ticker(&db, "rocksdb.blobdb.cache.miss"), u64::from(!prepopulate));
+            // Every value reads right through the cache, the iterators too.
+            check_all(&db, 30);
+            assert_eq!(ticker(&db, FILE_READ) > later, !prepopulate, "{case}");
+        } else {
+            assert_eq!(later, 7 * first, "{case}: each read reads the file");
+            assert_eq!(ticker(&db, "rocksdb.blobdb.cache.miss"), 0, "{case}: no cache, no count");
+        }
+    }
+}
+
+/// Drops values that start with "drop", rewrites those that start with "change".
+struct ByPrefix;
+
+impl talus::CompactionFilter for ByPrefix {
+    fn name(&self) -> &str {
+        "ByPrefix"
+    }
+    fn filter(
+        &self,
+        _level: usize,
+        _key: &[u8],
+        _t: talus::FilterValueType,
+        value: &[u8],
+    ) -> talus::FilterDecision {
+        if value.starts_with(b"drop") {
+            talus::FilterDecision::Remove
+        } else if value.starts_with(b"change") {
+            talus::FilterDecision::ChangeValue(b"changed".to_vec())
+        } else {
+            talus::FilterDecision::Keep
+        }
+    }
+}
+
+#[test]
+fn the_compaction_filter_sees_values_in_blob_files() {
+    let fs = SimFs::new();
+    let o = Options { compaction_filter: Some(Arc::new(ByPrefix)), ..blob_options(fs.clone()) };
+    let db = Db::open(SIM_DB, o).unwrap();
+    let big = |head: &str| {
+        let mut v = head.as_bytes().to_vec();
+        v.resize(3000, b'.');
+        v
+    };
+    for i in 0..30u32 {
+        let head = ["drop", "change", "keep"][i as usize % 3];
+        db.put(format!("k{i:05}"), big(head)).unwrap();
+    }
+    db.flush().unwrap();
+    assert!(!blob_files(&fs).is_empty(), "the values are in blob files");
+    db.compact_range(None, None).unwrap();
+    for i in 0..30u32 {
+        let got = db.get(format!("k{i:05}")).unwrap();
+        let want = match i % 3 {
+            0 => None,
+            1 => Some(b"changed".to_vec()),
+            _ => Some(big("keep")),
+        };
+        assert_eq!(got, want, "k{i:05}");
+    }
+    // The dropped and changed values are garbage: their records are counted as such.
+    let garbage: u64 = db.property("rocksdb.live-blob-file-garbage-size").unwrap().parse().unwrap();
+    assert!(garbage > 0);
 }

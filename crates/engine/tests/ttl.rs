@@ -124,3 +124,26 @@ fn values_written_without_a_ttl_are_corruption() {
     db.merge(b"short", b"x").unwrap();
     assert!(db.get(b"short").unwrap_err().is_corruption());
 }
+
+#[test]
+fn values_in_blob_files_expire_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let (now, clock) = clock();
+    let o = Options { enable_blob_files: true, min_blob_size: 100, ..opts() };
+    let db = DbWithTtl::open_with_clock(dir.path(), o, 100, clock).unwrap();
+    let big = vec![b'v'; 1000];
+    db.put(b"old", &big).unwrap();
+    now.store(T0 + 60, Ordering::Relaxed);
+    db.put(b"new", &big).unwrap();
+    db.flush().unwrap();
+    assert_eq!(db.db().property("rocksdb.num-blob-files").as_deref(), Some("1"));
+    now.store(T0 + 101, Ordering::Relaxed);
+    db.compact_range(None, None).unwrap();
+    assert_eq!(db.get(b"old").unwrap(), None, "the separated value expired");
+    assert_eq!(db.get(b"new").unwrap(), Some(big.clone()));
+    now.store(T0 + 161, Ordering::Relaxed);
+    db.compact_range(None, None).unwrap();
+    assert_eq!(db.get(b"new").unwrap(), None);
+    // Nothing live is left in the blob file: it is deleted.
+    assert_eq!(db.db().property("rocksdb.num-blob-files").as_deref(), Some("0"));
+}

@@ -65,6 +65,10 @@ pub struct Config {
     pub compact_range_one_in: u64,
     /// One op in this many ingests an external SST of a few keys (0: never).
     pub ingest_one_in: u64,
+    /// One op in this many makes a checkpoint and checks it (0: never; db_stress's name).
+    pub checkpoint_one_in: u64,
+    /// One op in this many makes a backup, verifies, restores and checks it (0: never).
+    pub backup_one_in: u64,
     /// Whitebox kill points (`talus-cli` built with `--features kill-points`): each pass at an
     /// armed point kills the worker with odds 1 in this (0: none armed).
     pub kill_random_test: u64,
@@ -157,6 +161,8 @@ impl Config {
             flush_one_in: 2000,
             compact_range_one_in: 10_000,
             ingest_one_in: 5_000,
+            checkpoint_one_in: 0,
+            backup_one_in: 0,
             kill_random_test: 0,
             kill_points: Vec::new(),
             compression: CompressionType::Lz4,
@@ -226,6 +232,8 @@ impl Config {
         c.flush_one_in = num("flush_one_in", c.flush_one_in)?;
         c.compact_range_one_in = num("compact_range_one_in", c.compact_range_one_in)?;
         c.ingest_one_in = num("ingest_one_in", c.ingest_one_in)?;
+        c.checkpoint_one_in = num("checkpoint_one_in", c.checkpoint_one_in)?;
+        c.backup_one_in = num("backup_one_in", c.backup_one_in)?;
         c.kill_random_test = num("kill_random_test", c.kill_random_test)?;
         c.kill_points = super::kill::parse_points(p.value("kill_points"))?;
         for name in p.names() {
@@ -340,6 +348,8 @@ impl Config {
             format!("--flush_one_in={}", self.flush_one_in),
             format!("--compact_range_one_in={}", self.compact_range_one_in),
             format!("--ingest_one_in={}", self.ingest_one_in),
+            format!("--checkpoint_one_in={}", self.checkpoint_one_in),
+            format!("--backup_one_in={}", self.backup_one_in),
             format!("--compression={}", compression_name(self.compression)),
             format!("--block_size={}", self.block_size),
             format!("--write_buffer_size={}", self.write_buffer_size),
@@ -469,6 +479,12 @@ impl Config {
         }
         if point.starts_with("ingest.") {
             self.ingest_one_in = 50;
+        }
+        if point.starts_with("checkpoint.") {
+            self.checkpoint_one_in = 100;
+        }
+        if point.starts_with("backup.") {
+            self.backup_one_in = 100;
         }
         if point.starts_with("flush.")
             || point.starts_with("compaction.")

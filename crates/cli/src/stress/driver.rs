@@ -132,7 +132,12 @@ fn drive(p: &Parsed) -> Result<Totals, String> {
                             `cargo build --release -p talus-cli --features kill-points`"
                     .into());
             }
-            Some(kill::Rotation::new(kill::selected(&kill::parse_points(Some(v))?)))
+            let mut points = kill::selected(&kill::parse_points(Some(v))?);
+            if template.table_workload {
+                // The table workload makes no checkpoints or backups.
+                points.retain(|p| !p.starts_with("checkpoint.") && !p.starts_with("backup."));
+            }
+            Some(kill::Rotation::new(points))
         }
         None => None,
     };
@@ -319,6 +324,12 @@ fn keep_given(cfg: &mut Config, template: &Config, p: &Parsed) -> Result<(), Str
     if p.has("use_merge") {
         cfg.use_merge = template.use_merge;
     }
+    if p.has("checkpoint_one_in") {
+        cfg.checkpoint_one_in = template.checkpoint_one_in;
+    }
+    if p.has("backup_one_in") {
+        cfg.backup_one_in = template.backup_one_in;
+    }
     Ok(())
 }
 
@@ -375,6 +386,10 @@ fn randomize(c: &mut Config, rng: &mut StdRng) {
     c.metadata_block_size = [64, 512, 4096][rng.gen_range(0..3)];
     // Both block checksums (format versions 2/3 and 4) in one database across reopens.
     c.checksum = talus::ChecksumType::ALL[rng.gen_range(0..2)];
+    // Checkpoints and backups made while the others write, each in about a third of the
+    // cycles, so kills land in them too.
+    c.checkpoint_one_in = if rng.gen_bool(0.3) { 20_000 } else { 0 };
+    c.backup_one_in = if rng.gen_bool(0.3) { 50_000 } else { 0 };
     // Blob files (key-value separation) in about half the cycles, unless the command line set
     // blob options: values written with and without them meet across reopens, and cycles
     // without them read the blob files earlier cycles wrote.

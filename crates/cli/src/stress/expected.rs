@@ -35,6 +35,21 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
+/// A scratch directory of the tool's beside the expected-state file `expected`
+/// (`FILE.suffix`), or, with the expected state in memory, one under the system's temporary
+/// directory named after `suffix` and this process.
+pub fn scratch_beside(expected: &Option<std::path::PathBuf>, suffix: &str) -> std::path::PathBuf {
+    match expected {
+        Some(e) => {
+            let mut name = e.as_os_str().to_os_string();
+            name.push(".");
+            name.push(suffix);
+            std::path::PathBuf::from(name)
+        }
+        None => std::env::temp_dir().join(format!("talus-stress-{suffix}-{}", std::process::id())),
+    }
+}
+
 /// The file's first 8 bytes.
 const MAGIC: &[u8; 8] = b"TALUSXS1";
 /// Bytes before slot 0.

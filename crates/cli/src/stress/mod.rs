@@ -27,9 +27,11 @@
 //! workload threads), `verify` (whole-database verification), `config` (options), `setup`
 //! (the checks before anything is created), `driver`, `table` (`--workload=table`: rows and
 //! secondary indexes through `talus-table`, checked for index consistency after every crash),
-//! `kill` (whitebox kill points: arming a worker, and the driver's rotation and tally).
+//! `kill` (whitebox kill points: arming a worker, and the driver's rotation and tally),
+//! `copies` (the checkpoints and backups the workload makes, and what a kill left of them).
 
 mod config;
+mod copies;
 mod driver;
 mod expected;
 mod kill;
@@ -130,6 +132,7 @@ fn worker(cfg: &Config) -> Result<(), Failure> {
     }
     println!("stress: options {}", cfg.brief());
     verify::verify_all(&db, &exp, cfg, true)?;
+    copies::check_leftovers(&exp, cfg)?;
     if cfg.verify_only {
         return Ok(());
     }
@@ -147,6 +150,7 @@ fn worker(cfg: &Config) -> Result<(), Failure> {
     if cfg.expected_state.is_none() {
         // The per-process scratch directory of ingestions (emptied by each ingestion).
         let _ = std::fs::remove_dir(ops::ingest::scratch_dir(&None));
+        copies::reset(&copies::scratch_dir(&None)).map_err(Failure::Db)?;
     }
     verify::verify_all(&db, &exp, cfg, false)
 }

@@ -1,8 +1,8 @@
 //! The workload threads of `talus stress`: random puts (merge operands with `--use_merge`),
 //! deletes, delete_ranges, batches, gets,
 //! iterators (forward, backward, zigzag; bounded or not), snapshot reads, flushes, range
-//! compactions and ingestions of external SSTs (`ingest.rs`) over keys `0..max_key`, each read
-//! checked against the expected state.
+//! compactions, ingestions of external SSTs (`ingest.rs`), and checkpoints and backups
+//! (`copy.rs`) over keys `0..max_key`, each read checked against the expected state.
 //!
 //! Locking: every write takes the per-key locks of the keys it touches in ascending order
 //! (so no two threads write one key at once and none deadlock), sets their pending bits, writes,
@@ -24,10 +24,11 @@ use super::expected::ExpectedState;
 use super::value::{check_value, key_bytes, key_id, make_value};
 use super::Failure;
 
+pub mod copy;
 pub mod ingest;
 
 /// Op kinds, in the order of `Config::mix` and then the extra ones.
-const NAMES: [&str; 11] = [
+const NAMES: [&str; 13] = [
     "gets",
     "puts",
     "deletes",
@@ -39,15 +40,19 @@ const NAMES: [&str; 11] = [
     "flushes",
     "compactions",
     "ingests",
+    "checkpoints",
+    "backups",
 ];
 const VERIFY: usize = 7;
 const FLUSH: usize = 8;
 const COMPACT: usize = 9;
 const INGEST: usize = 10;
+const CHECKPOINT: usize = 11;
+const BACKUP: usize = 12;
 
 /// How many of each op the threads ran.
 #[derive(Default)]
-pub struct Counts([AtomicU64; 11]);
+pub struct Counts([AtomicU64; 13]);
 
 impl Counts {
     fn add(&self, op: usize) {
@@ -77,6 +82,7 @@ pub fn run_threads(db: &Db, exp: &ExpectedState, cfg: &Config) -> Result<Counts,
     let first_failure: Mutex<Option<Failure>> = Mutex::new(None);
     let deadline = Instant::now() + Duration::from_secs(cfg.duration);
     let running = AtomicUsize::new(cfg.threads);
+    let copies = copy::Copies::new(super::copies::scratch_dir(&cfg.expected_state));
     std::thread::scope(|s| {
         // Progress four times a second, so the crash driver knows how much a killed run did.
         s.spawn(|| {
@@ -95,6 +101,7 @@ pub fn run_threads(db: &Db, exp: &ExpectedState, cfg: &Config) -> Result<Counts,
                 exp,
                 cfg,
                 counts: &counts,
+                copies: &copies,
                 rng: StdRng::seed_from_u64(cfg.seed.wrapping_mul(1_000_003).wrapping_add(t as u64)),
                 thread: t,
                 buf: Vec::new(),
@@ -131,6 +138,8 @@ struct Worker<'a> {
     exp: &'a ExpectedState,
     cfg: &'a Config,
     counts: &'a Counts,
+    /// The checkpoints' and backups' scratch directory and backup engine.
+    copies: &'a copy::Copies,
     rng: StdRng,
     /// This worker's thread index (names its ingestion files apart from the others').
     thread: usize,
@@ -171,6 +180,14 @@ impl Worker<'_> {
             if one_in(&mut self.rng, self.cfg.ingest_one_in) {
                 self.ingest(i)?;
                 self.counts.add(INGEST);
+            }
+            if one_in(&mut self.rng, self.cfg.checkpoint_one_in) {
+                self.checkpoint(i)?;
+                self.counts.add(CHECKPOINT);
+            }
+            if one_in(&mut self.rng, self.cfg.backup_one_in) {
+                self.backup(i)?;
+                self.counts.add(BACKUP);
             }
             let mut pick = self.rng.gen_range(0..100u32);
             let mut op = 0;

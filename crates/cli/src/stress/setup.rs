@@ -60,12 +60,17 @@ pub fn check_expected(path: &Path, max_key: u64, replacing: bool) -> Result<(), 
 }
 
 /// Removes the database in `db` with `talus::destroy_db` (LOCK first; the engine's files only),
-/// then the expected-state file `expected` (only if it is one). Call after the checks above.
+/// then the expected-state file `expected` (only if it is one) and the checkpoints and backups
+/// beside it (`copies::reset`: the tool's names only). Call after the checks above.
 pub fn replace(db: &Path, expected: Option<&Path>) -> Result<(), String> {
     talus::destroy_db(db, &talus::Options::default())
         .map_err(|e| format!("destroying {}: {e}", db.display()))?;
     match expected {
-        Some(p) => expected::remove(p),
+        Some(p) => {
+            expected::remove(p)?;
+            // The checkpoints and backups made from the old database (this tool's names only).
+            super::copies::reset(&super::copies::scratch_dir(&Some(p.to_path_buf())))
+        }
         None => Ok(()),
     }
 }

@@ -31,6 +31,7 @@ use crate::db::checkpoint::{tmp_dir, write_manifest_and_current};
 use crate::error::{Error, Result};
 use crate::filename::{options_name, table_path};
 use crate::fs::{copy_file, read_all, write_file_atomic, FileLock, Fs};
+use crate::kill_point::kill_point;
 use crate::Db;
 pub use meta::{FileEntry, Meta};
 
@@ -111,6 +112,7 @@ impl BackupEngine {
                 let tmp = self.dir.join(format!("{name}.tmp"));
                 copy_file(fs, &from, &tmp)?;
                 fs.rename(&tmp, &to)?;
+                kill_point!("backup.shared_copied");
             }
             files.push(FileEntry { path: name, size, crc });
         }
@@ -139,6 +141,7 @@ impl BackupEngine {
         }
         fs.rename(&tmp, &private)?;
         fs.sync_dir(&self.dir.join(PRIVATE))?;
+        kill_point!("backup.private_written");
         let meta = Meta {
             id,
             timestamp: std::time::SystemTime::now()
@@ -148,6 +151,7 @@ impl BackupEngine {
             files,
         };
         write_file_atomic(fs, &self.dir.join(META), &id.to_string(), &meta.encode())?;
+        kill_point!("backup.meta_written");
         Ok(id)
     }
 

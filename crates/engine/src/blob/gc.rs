@@ -182,7 +182,7 @@ impl<'a> BlobCompaction<'a> {
                     count(&mut self.outflow, p.user_key.len(), &index);
                     return add(ikey, value);
                 }
-                let v = self.source.read(p.user_key, &index)?;
+                let v = self.source.read_filling(p.user_key, &index, false)?;
                 self.relocated += 1;
                 self.relocated_bytes += v.len() as u64;
                 self.key.clear();

@@ -6,11 +6,13 @@
 //! - `format`: the blob file and blob index encodings (`docs/format/blob.md`);
 //! - `writer`: writes one blob file; `separate`: decides which values go to blob files and
 //!   rotates files at `blob_file_size`;
-//! - `reader`: reads values back ([`reader::BlobSource`], the database's open blob files).
+//! - `reader`: reads values back ([`reader::BlobSource`], the database's open blob files);
+//! - `cache`: the blob cache (`blob_cache`, `prepopulate_blob_cache`).
 //!
 //! The MANIFEST records each blob file (`version::blob_meta`); obsolete-file deletion keeps
 //! every blob file a live version lists.
 
+pub mod cache;
 pub mod format;
 pub mod gc;
 pub mod reader;

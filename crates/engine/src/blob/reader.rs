@@ -95,6 +95,8 @@ pub struct BlobSource {
     open: Mutex<HashMap<u64, Arc<BlobFileReader>>>,
     /// RocksDB's blob tickers for this database.
     pub stats: BlobStats,
+    /// The blob cache (`Options::blob_cache`) and its tickers.
+    pub cache: super::cache::BlobCache,
 }
 
 /// RocksDB's blob tickers (`rocksdb.blobdb.*`), counted per database.
@@ -124,9 +126,19 @@ impl BlobStats {
 }
 
 impl BlobSource {
-    /// Blob files of the database in `dir`.
-    pub fn new(fs: Arc<dyn Fs>, dir: PathBuf) -> BlobSource {
-        BlobSource { fs, dir, open: Mutex::new(HashMap::new()), stats: BlobStats::default() }
+    /// Blob files of the database in `dir`, read through `cache` when it is set.
+    pub fn new(
+        fs: Arc<dyn Fs>,
+        dir: PathBuf,
+        cache: Option<super::cache::BlobCacheRef>,
+    ) -> BlobSource {
+        BlobSource {
+            fs,
+            dir,
+            open: Mutex::new(HashMap::new()),
+            stats: BlobStats::default(),
+            cache: super::cache::BlobCache::new(cache),
+        }
     }
 
     /// The reader of blob file `number`, opening it if needed.
@@ -147,11 +159,24 @@ impl BlobSource {
         self.read(key, &index)
     }
 
-    /// The value of `key` that `index` points to.
+    /// The value of `key` that `index` points to: from the blob cache when it holds it, else
+    /// read from the file (and inserted into the cache).
     pub fn read(&self, key: &[u8], index: &BlobIndex) -> Result<Vec<u8>> {
+        self.read_filling(key, index, true)
+    }
+
+    /// As [`BlobSource::read`], inserting into the blob cache only when `fill_cache` (a
+    /// compaction's reads do not fill it, as RocksDB's do not).
+    pub fn read_filling(&self, key: &[u8], index: &BlobIndex, fill_cache: bool) -> Result<Vec<u8>> {
+        if let Some(v) = self.cache.lookup(index.file_number, index.offset) {
+            return Ok(v);
+        }
         let v = self.reader(index.file_number)?.get(key, index)?;
         let record = (super::format::RECORD_HEADER_LEN + key.len()) as u64 + index.size;
         self.stats.bytes_read.fetch_add(record, Relaxed);
+        if fill_cache {
+            self.cache.insert(index.file_number, index.offset, &v);
+        }
         Ok(v)
     }
 

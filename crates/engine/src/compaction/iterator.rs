@@ -16,7 +16,8 @@
 //!   done (no operator, a failure of scope `MustMerge`) writes the operands and then the base
 //!   unchanged; any other failure is the job's error (`merge::resolve`);
 //! - the compaction filter (compactions only) sees the newest entry of each key if it is a
-//!   put, and each operand that no snapshot reads (`compaction_filter.rs` has the rules).
+//!   put (or a value in a blob file, read for it through the policy's `blobs`), and each
+//!   operand that no snapshot reads (`compaction_filter.rs` has the rules).
 //!
 //! Owned by one job on one thread; no locks.
 
@@ -56,6 +57,9 @@ pub(crate) struct CompactionPolicy<'a> {
     pub merge: Option<&'a dyn MergeOperator>,
     /// The compaction filter and the level the compaction starts from (compactions only).
     pub filter: Option<(&'a dyn CompactionFilter, usize)>,
+    /// Where the filter's blob values are read (a job's blob source): a `BlobIndex` entry
+    /// offered to the filter is offered with its value. `None`: such entries are kept unseen.
+    pub blobs: Option<&'a dyn crate::iter::BlobValues>,
     /// Set when the database is closing: the job stops with `Error::Busy`.
     pub shutting_down: Option<&'a AtomicBool>,
 }
@@ -206,8 +210,12 @@ impl<'a> CompactionIter<'a> {
                         None => continue,
                     }
                 }
-                ValueKind::Put if first && self.p.filter.is_some() => {
-                    if let Some(made) = self.filter_value(s, seq)? {
+                ValueKind::Put | ValueKind::BlobIndex
+                    if first
+                        && self.p.filter.is_some()
+                        && (kind == ValueKind::Put || self.p.blobs.is_some()) =>
+                {
+                    if let Some(made) = self.filter_value(s, seq, kind)? {
                         if !made {
                             self.input.next();
                             continue;
@@ -233,13 +241,29 @@ impl<'a> CompactionIter<'a> {
         }
     }
 
-    /// Offers the input's current entry (the newest of its key, a put in stripe `s` at `seq`)
-    /// to the filter. `None`: keep it as it is; `Some(true)`: `out_key`/`out_value` hold what
-    /// replaces it; `Some(false)`: it is dropped (removed at the bottom).
-    fn filter_value(&mut self, s: usize, seq: SequenceNumber) -> Result<Option<bool>> {
+    /// Offers the input's current entry (the newest of its key, a put or a blob index of
+    /// `kind` in stripe `s` at `seq`) to the filter, a blob index with the value it points to
+    /// (read through `blobs`, as RocksDB reads it for a filter that asks for blob values).
+    /// `None`: keep it as it is; `Some(true)`: `out_key`/`out_value` hold what replaces it (a
+    /// changed value is a put, inline; the job may separate it again); `Some(false)`: it is
+    /// dropped (removed at the bottom).
+    fn filter_value(
+        &mut self,
+        s: usize,
+        seq: SequenceNumber,
+        kind: ValueKind,
+    ) -> Result<Option<bool>> {
         let Some((f, level)) = self.p.filter else { return Ok(None) };
-        let decision =
-            filter::apply(f, level, &self.cur_key, FilterValueType::Value, self.input.value())?;
+        let resolved;
+        let value = match (kind, self.p.blobs) {
+            (ValueKind::BlobIndex, Some(b)) => {
+                resolved = b.blob_value(&self.cur_key, self.input.value())?;
+                &resolved[..]
+            }
+            (ValueKind::BlobIndex, None) => return Ok(None),
+            _ => self.input.value(),
+        };
+        let decision = filter::apply(f, level, &self.cur_key, FilterValueType::Value, value)?;
         self.out_key.clear();
         match decision {
             FilterDecision::Keep => Ok(None),

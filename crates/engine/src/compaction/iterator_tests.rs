@@ -45,6 +45,7 @@ fn run_with(s: Setup<'_>, entries: &[(&str, u64, ValueKind, &str)]) -> Result<Ou
         zero_seqs: false,
         merge: s.merge,
         filter: s.filter.map(|f| (f, 1)),
+        blobs: None,
         shutting_down: None,
     };
     let mut c = CompactionIter::new(&mut it, policy);

@@ -165,6 +165,7 @@ pub fn run(
     let target = c.target_file_size;
     let (opts, shutting_down) = (ctx.opts, ctx.shutting_down);
     let mut blob_job = None;
+    let blob_values = ctx.blobs.map(|b| b as &dyn crate::iter::BlobValues);
     if let Some(source) = ctx.blobs {
         let sep = opts_blob_separator(ctx, c.output_level);
         let (job, wrapped) = BlobCompaction::new(source, sep, ctx.blob_gc_cutoff, input);
@@ -190,6 +191,7 @@ pub fn run(
             zero_seqs: c.bottommost && c.output_level > 0,
             merge: opts.merge_operator.as_deref(),
             filter: opts.compaction_filter.as_deref().map(|f| (f, c.level)),
+            blobs: blob_values,
             shutting_down: Some(shutting_down),
         };
         let mut it = CompactionIter::new(input.as_mut(), policy);

@@ -50,10 +50,25 @@ impl DbInner {
                 n
             };
             if s.separate(ikey, value, &mut new_number)? {
+                self.prepopulate_blob_cache(s.value(), value);
                 return add(s.key(), s.value());
             }
         }
         add(ikey, value)
+    }
+
+    /// With `prepopulate_blob_cache = FlushOnly`, puts `value`, just written where blob index
+    /// `encoded` points, into the blob cache (this is only called by flushes).
+    fn prepopulate_blob_cache(&self, encoded: &[u8], value: &[u8]) {
+        use crate::blob::cache::PrepopulateBlobCache;
+        if self.opts.prepopulate_blob_cache != PrepopulateBlobCache::FlushOnly
+            || !self.blobs.cache.enabled()
+        {
+            return;
+        }
+        if let Ok(index) = crate::blob::format::BlobIndex::decode(encoded) {
+            self.blobs.cache.insert(index.file_number, index.offset, value);
+        }
     }
 
     /// What a compaction takes for blob files: the source to read them (when the database has

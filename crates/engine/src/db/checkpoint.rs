@@ -34,6 +34,7 @@ use crate::error::{Error, Result};
 use crate::filename::{blob_path, options_name, FileType};
 use crate::filename::{current_path, manifest_name, manifest_path, parse_file_name, table_path};
 use crate::fs::{copy_file, Fs};
+use crate::kill_point::kill_point;
 use crate::memtable::MemTable;
 use crate::version::{Version, VersionEdit};
 use crate::wal::LogWriter;
@@ -111,7 +112,10 @@ impl Db {
         let mut made = Vec::new();
         let written = write_files(inner, &tmp, &cap, &mut made)
             .and_then(|()| fs.sync_dir(&tmp))
-            .and_then(|()| fs.rename(&tmp, dir));
+            .and_then(|()| {
+                kill_point!("checkpoint.files_written");
+                fs.rename(&tmp, dir)
+            });
         if let Err(e) = written {
             // Only what this call created: the files in `made`, then the (then empty) directory.
             for p in made.iter().rev() {
@@ -120,6 +124,7 @@ impl Db {
             let _ = fs.remove_dir(&tmp);
             return Err(e);
         }
+        kill_point!("checkpoint.renamed");
         fs.sync_dir(parent)?;
         inner.info_log.log(&format!(
             "checkpoint {}: {} table files, last sequence {}",

@@ -78,6 +78,7 @@ impl DbInner {
             merge: opts.merge_operator.as_deref(),
             // RocksDB's default: filters run in compactions only.
             filter: None,
+            blobs: None,
             shutting_down: None,
         };
         let mut entries = CompactionIter::new(it.as_mut(), policy);

@@ -44,7 +44,10 @@ use crate::batch::WriteBatch;
 use crate::cache::{AutoHyperClockCache, Cache, HyperClockCache, LruCache};
 use crate::column_family::{ColumnFamilyDescriptor, DEFAULT_COLUMN_FAMILY_ID};
 use crate::error::{Error, Result};
-use crate::filename::{current_path, lock_path, parse_file_name, table_name, table_path, FileType};
+use crate::filename::{
+    blob_name, blob_path, current_path, lock_path, parse_file_name, table_name, table_path,
+    FileType,
+};
 use crate::fs::{FileLock, Fs};
 use crate::memtable::MemTable;
 use crate::options::{CacheType, Options};
@@ -241,25 +244,32 @@ fn check_direct_io(fs: &dyn Fs, existing: &Path, opts: &Options) -> Result<()> {
     crate::fs::direct::check_supported(fs, existing, option)
 }
 
-/// Every SST the MANIFEST names must exist with the recorded size (RocksDB checks the same at
-/// open): a missing or resized file is `Corruption` naming it, found before anything is replayed
-/// or written rather than at the first read.
+/// Every SST and blob file the MANIFEST names must exist with the recorded size (RocksDB checks
+/// the same for SSTs at open): a missing or resized file is `Corruption` naming it, found before
+/// anything is replayed or written rather than at the first read.
 fn check_live_files(fs: &dyn Fs, dir: &Path, v: &Version) -> Result<()> {
     for level in 0..v.num_levels() {
         for f in v.level_files(level) {
-            let (name, path) = (table_name(f.number), table_path(dir, f.number));
-            if !fs.exists(&path) {
-                return Err(Error::corruption(&name, 0, "named by the MANIFEST but missing"));
-            }
-            let size = fs.file_size(&path)?;
-            if size != f.file_size {
-                return Err(Error::corruption(
-                    &name,
-                    size.min(f.file_size),
-                    format!("{size} bytes, the MANIFEST recorded {}", f.file_size),
-                ));
-            }
+            check_live_file(fs, &table_name(f.number), &table_path(dir, f.number), f.file_size)?;
         }
+    }
+    for (&n, m) in v.blob_files.iter() {
+        check_live_file(fs, &blob_name(n), &blob_path(dir, n), m.addition.file_size)?;
+    }
+    Ok(())
+}
+
+fn check_live_file(fs: &dyn Fs, name: &str, path: &Path, recorded: u64) -> Result<()> {
+    if !fs.exists(path) {
+        return Err(Error::corruption(name, 0, "named by the MANIFEST but missing"));
+    }
+    let size = fs.file_size(path)?;
+    if size != recorded {
+        return Err(Error::corruption(
+            name,
+            size.min(recorded),
+            format!("{size} bytes, the MANIFEST recorded {recorded}"),
+        ));
     }
     Ok(())
 }
@@ -336,7 +346,11 @@ fn new_inner(
         state.cfs.iter().map(|(&id, c)| (id, &c.mem, c.data.opts.merge_operator.is_some())),
     ));
     let last_seq = versions.last_sequence();
-    let blobs = Arc::new(crate::blob::reader::BlobSource::new(Arc::clone(&fs), path.to_path_buf()));
+    let blobs = Arc::new(crate::blob::reader::BlobSource::new(
+        Arc::clone(&fs),
+        path.to_path_buf(),
+        opts.blob_cache.clone(),
+    ));
     DbInner {
         path: path.to_path_buf(),
         fs,

@@ -25,6 +25,7 @@ impl DbInner {
             "options-statistics" => {
                 let mut tickers = self.stats.tickers();
                 tickers.extend(self.blobs.stats.tickers());
+                tickers.extend(self.blobs.cache.stats.tickers());
                 Some(crate::statistics::render(&tickers))
             }
             "levelstats" => Some(self.level_stats_text()),

@@ -32,6 +32,19 @@
 //! the pages writable ahead as well (`MADV_POPULATE_WRITE`) moved each page's fault into the one
 //! call and put a 25 us put into the 1% (p99 26 us).
 //!
+//! Large records: a record of at least [`PWRITE_MIN`] bytes (header and fragment, given
+//! together through [`WritableFile::append_parts`]) is written with one `pwritev(2)` instead:
+//! copied into the mapping it would take a fault per page plus the zero-filling of each page
+//! before the copy overwrites it, where the system call copies whole pages once and leaves
+//! them unmapped. Measured (db_bench, RocksDB's default options, release build, quiet machine,
+//! 6 runs interleaved, medians): system time of `fillseq` of 100K values of 4 KiB 0.875 s
+//! copying, 0.815 s with this (`fillrandom` 0.895 / 0.835; 30K values of 16 KiB 0.96 / 0.705),
+//! page faults 140K / 63K, throughput +1 to +8% (within the runs' spread); RocksDB 10.4.2 in
+//! the same window 0.80 / 0.90 / 0.79 s. At 1 KiB values the copy wins (0.85 s of system time
+//! against 1.26 s for a `write(2)` per record), hence the threshold of a page. The page cache is one:
+//! bytes written either way are the same file's pages, and a later copy into a page the
+//! system call wrote faults it in like any other.
+//!
 //! Durability is the contract of [`WritableFile`]: appended bytes are in the page cache at once
 //! (they survive a process crash: `flush` has nothing to do); `sync` is `fdatasync(2)`, which
 //! writes back the pages dirtied through the mapping. The file's length runs ahead of the
@@ -77,6 +90,12 @@ pub(super) const READ_AHEAD: u64 = 256 << 10;
 /// Bytes of appended pages unmapped per `munmap(2)` call when the window goes (a multiple of
 /// the page size).
 pub(super) const UNMAP_STEP: u64 = 1 << 20;
+/// Appends of at least this many bytes (one WAL record's header and fragment together) are
+/// written with `pwritev(2)` rather than copied into the mapping (module documentation:
+/// "Large records").
+pub(super) const PWRITE_MIN: usize = 4096;
+/// The page size the offsets are rounded to (the kernel's on every target we build for).
+const PAGE: u64 = 4096;
 
 /// See the module documentation.
 pub(super) struct MmapWritable {
@@ -222,6 +241,51 @@ impl MmapWritable {
     }
 }
 
+impl MmapWritable {
+    /// Writes `parts` (`total` bytes) at the append offset with `pwritev(2)`, again after a
+    /// short write.
+    fn pwrite_all(&mut self, parts: &[&[u8]], total: usize) -> Result<()> {
+        let mut done = 0usize;
+        while done < total {
+            // The parts from byte `done` on, as at most 4 iovecs (a record is 2 parts).
+            let mut iov = [libc::iovec { iov_base: std::ptr::null_mut(), iov_len: 0 }; 4];
+            let (mut n, mut skip) = (0usize, done);
+            for p in parts {
+                if skip >= p.len() {
+                    skip -= p.len();
+                    continue;
+                }
+                let Some(slot) = iov.get_mut(n) else { break };
+                let rest = p.get(skip..).unwrap_or_default();
+                *slot = libc::iovec {
+                    iov_base: rest.as_ptr() as *mut libc::c_void,
+                    iov_len: rest.len(),
+                };
+                skip = 0;
+                n += 1;
+            }
+            let at = self.size + done as u64;
+            let what = || format!("writing {} bytes at {at} of {}", total - done, self.path);
+            let off = off_t(at).map_err(|e| Error::io(what(), e))?;
+            // SAFETY: the first `n` iovecs point into the caller's live slices (`parts`), which
+            // `pwritev` only reads; the descriptor is open for writing.
+            let r = unsafe { libc::pwritev(self.file.as_raw_fd(), iov.as_ptr(), n as i32, off) };
+            if r < 0 {
+                let e = std::io::Error::last_os_error();
+                if e.kind() == std::io::ErrorKind::Interrupted {
+                    continue;
+                }
+                return Err(Error::io(what(), e));
+            }
+            if r == 0 {
+                return Err(Error::io(what(), std::io::Error::other("pwritev wrote nothing")));
+            }
+            done += r as usize;
+        }
+        Ok(())
+    }
+}
+
 /// The `(offset, length)` pieces `unmap` unmaps a window of `window` bytes in: `[0, touched)`
 /// in pieces of at most `step`, then `[touched, window)` in one (none if empty). They follow
 /// one another from 0 to `window`.
@@ -272,6 +336,30 @@ impl WritableFile for MmapWritable {
         Ok(())
     }
 
+    fn append_parts(&mut self, parts: &[&[u8]]) -> Result<()> {
+        let total: usize = parts.iter().map(|p| p.len()).sum();
+        // Within the mapped window only: the copying path maps the next window at a
+        // window-aligned offset, which the appends must reach exactly.
+        let window_end = self.window_offset + self.window;
+        if total < PWRITE_MIN || self.map.is_none() || self.size + total as u64 > window_end {
+            for p in parts {
+                self.append(p)?;
+            }
+            return Ok(());
+        }
+        while self.size + total as u64 > self.allocated {
+            self.allocate(self.alloc)?;
+        }
+        self.pwrite_all(parts, total)?;
+        self.size += total as u64;
+        // The copying path resumes in the page the write ended in (cached now) and reads
+        // ahead from the next page boundary.
+        if self.cached < self.size {
+            self.cached = self.size.next_multiple_of(PAGE).min(self.allocated);
+        }
+        Ok(())
+    }
+
     fn flush(&mut self) -> Result<()> {
         // The bytes are in the page cache already.
         Ok(())
@@ -301,126 +389,4 @@ impl Drop for MmapWritable {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn open_rw(path: &std::path::Path) -> File {
-        std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(path)
-            .unwrap()
-    }
-
-    /// Appends across allocation and window boundaries (records straddling them) read back
-    /// byte for byte; the file runs to the end of the last allocation while open and is exactly
-    /// as long as the data once dropped.
-    #[test]
-    fn appends_cross_windows_and_drop_truncates() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("000001.log");
-        let (window, alloc) = (256u64 << 10, 64u64 << 10);
-        let mut w = MmapWritable::with_sizes(open_rw(&path), "000001.log".into(), window, alloc, 0)
-            .unwrap();
-        let mut want = Vec::new();
-        let mut i = 0u32;
-        while want.len() < 3 * window as usize + 12_345 {
-            // Record sizes that do not divide the allocation, so some straddle its boundaries.
-            let rec: Vec<u8> = (0..(997 + i % 5000)).map(|j| (i ^ j) as u8).collect();
-            w.append(&rec).unwrap();
-            want.extend_from_slice(&rec);
-            i += 1;
-        }
-        assert_eq!(w.size(), want.len() as u64);
-        w.flush().unwrap();
-        // Visible to readers of the file at once, before any sync.
-        let on_disk = std::fs::read(&path).unwrap();
-        assert_eq!(on_disk.len() as u64, (want.len() as u64).next_multiple_of(alloc));
-        assert_eq!(&on_disk[..want.len()], &want[..]);
-        assert!(on_disk[want.len()..].iter().all(|&b| b == 0));
-        w.sync().unwrap();
-        w.start_writeback().unwrap();
-        drop(w);
-        assert_eq!(std::fs::read(&path).unwrap(), want);
-    }
-
-    /// An append asks the next `READ_AHEAD` bytes of pages into the page cache (fails without
-    /// the `MADV_WILLNEED`), and no more: the pages further on stay out of the cache.
-    #[test]
-    fn an_append_reads_ahead_its_own_pages_only() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("000003.log");
-        let mut w = MmapWritable::new(open_rw(&path), "000003.log".into(), 0).unwrap();
-        w.append(b"x").unwrap();
-        let page = 4096usize;
-        let mut resident = vec![0u8; ALLOC as usize / page];
-        let map = w.map.unwrap().as_ptr();
-        // SAFETY: `map` is the live mapping of at least `ALLOC` bytes; `resident` has a byte
-        // per page of that range.
-        let r = unsafe { libc::mincore(map.cast(), ALLOC as usize, resident.as_mut_ptr()) };
-        assert_eq!(r, 0);
-        let ahead = READ_AHEAD as usize / page;
-        assert!(resident[..ahead].iter().all(|&b| b & 1 == 1), "{resident:?}");
-        assert!(resident[2 * ahead..].iter().all(|&b| b & 1 == 0), "{resident:?}");
-    }
-
-    /// The window is unmapped in pieces that cover it exactly, the appended part in steps of
-    /// at most `step` (so no one `munmap` holds the address-space lock for long).
-    #[test]
-    fn unmap_steps_cover_the_window_once() {
-        let mb = 1u64 << 20;
-        for (touched, window, step) in
-            [(0, 1024 * mb, mb), (64 * mb + 4096, 1024 * mb, mb), (3 * mb, 3 * mb, mb), (5, 9, 2)]
-        {
-            let pieces: Vec<_> = unmap_steps(touched, window, step).collect();
-            let mut next = 0;
-            for &(off, len) in &pieces {
-                assert_eq!(off, next, "{pieces:?}");
-                assert!(len > 0);
-                if off < touched {
-                    assert!(len <= step && off + len <= touched, "{pieces:?}");
-                }
-                next = off + len;
-            }
-            assert_eq!(next, window, "{pieces:?}");
-            let tail = usize::from(touched < window);
-            assert_eq!(pieces.len(), touched.div_ceil(step) as usize + tail, "{pieces:?}");
-        }
-    }
-
-    /// A size hint allocates that much at once (rounded up to the allocation unit, at most the
-    /// window); appends past it allocate a unit at a time as before.
-    #[test]
-    fn a_size_hint_allocates_up_front() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("000004.log");
-        let (window, alloc) = (1u64 << 20, 64u64 << 10);
-        let len = || std::fs::metadata(&path).unwrap().len();
-        let mut w =
-            MmapWritable::with_sizes(open_rw(&path), "000004.log".into(), window, alloc, 200 << 10)
-                .unwrap();
-        assert_eq!(len(), 256 << 10);
-        w.append(&vec![7u8; 300 << 10]).unwrap();
-        assert_eq!(len(), 320 << 10);
-        drop(w);
-        assert_eq!(len(), 300 << 10);
-        let w =
-            MmapWritable::with_sizes(open_rw(&path), "000004.log".into(), window, alloc, 1 << 40)
-                .unwrap();
-        assert_eq!(len(), window);
-        drop(w);
-    }
-
-    /// A writer that appends nothing leaves an empty file; the real sizes map and allocate.
-    #[test]
-    fn empty_writer_leaves_an_empty_file() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("000002.log");
-        let w = MmapWritable::new(open_rw(&path), "000002.log".into(), 0).unwrap();
-        assert_eq!(std::fs::metadata(&path).unwrap().len(), ALLOC);
-        drop(w);
-        assert_eq!(std::fs::metadata(&path).unwrap().len(), 0);
-    }
-}
+mod tests;

@@ -33,6 +33,15 @@ pub use std_fs::StdFs;
 pub trait WritableFile: Send + Sync {
     /// Appends bytes (may be buffered in user space).
     fn append(&mut self, data: &[u8]) -> Result<()>;
+    /// Appends `parts` one after another, as [`WritableFile::append`] of each would (the
+    /// default does exactly that); a file may write them in one call instead (the mapped WAL
+    /// writes large ones with one `pwritev(2)`: `mmap_file.rs`).
+    fn append_parts(&mut self, parts: &[&[u8]]) -> Result<()> {
+        for p in parts {
+            self.append(p)?;
+        }
+        Ok(())
+    }
     /// Hands buffered bytes to the operating system.
     fn flush(&mut self) -> Result<()>;
     /// Flushes, then makes the file's data durable (fdatasync).

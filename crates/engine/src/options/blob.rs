@@ -1,9 +1,27 @@
 //! The blob file options' checks (RocksDB's names: `min_blob_size`, `blob_file_size`,
 //! `blob_garbage_collection_age_cutoff`, `blob_garbage_collection_force_threshold`). Pure; no
-//! IO. (The separation a job applies, from these options: `blob::separate::SeparationPolicy`.)
+//! IO. The blob cache's option types ([`BlobCacheRef`], [`PrepopulateBlobCache`]) live here;
+//! the cache itself is `blob::cache`. (The separation a job applies, from these options:
+//! `blob::separate::SeparationPolicy`.)
+
+use std::sync::Arc;
 
 use super::{invalid, Options};
+use crate::cache::Cache;
 use crate::error::Result;
+
+/// A cache of blob values, shareable between databases (RocksDB's `std::shared_ptr<Cache>`).
+pub type BlobCacheRef = Arc<dyn Cache<Vec<u8>>>;
+
+/// When values enter the blob cache besides reads (RocksDB's `PrepopulateBlobCache`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PrepopulateBlobCache {
+    /// Only reads insert (`kDisable`, the default).
+    #[default]
+    Disable,
+    /// A flush inserts every value it writes to a blob file (`kFlushOnly`).
+    FlushOnly,
+}
 
 impl Options {
     /// Refuses blob options out of range, naming the option.

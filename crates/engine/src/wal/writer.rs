@@ -148,8 +148,7 @@ impl LogWriter {
         header[..4].copy_from_slice(&fragment_checksum(fragment_type, fragment).to_le_bytes());
         header[4..6].copy_from_slice(&(fragment.len() as u16).to_le_bytes());
         header[6] = fragment_type;
-        self.file.append(&header)?;
-        self.file.append(fragment)?;
+        self.file.append_parts(&[&header, fragment])?;
         self.block_offset += HEADER_SIZE + fragment.len();
         Ok(())
     }

@@ -266,6 +266,15 @@ const OPTIONS: &[EngineOption] = &[
         o.blob_garbage_collection_force_threshold = double(n, v)?;
         Ok(())
     }),
+    opt!("prepopulate_blob_cache", raw, "kFlushOnly: a flush puts the values it writes to blob files into the blob cache (kDisable: only reads do)", |o, n, v| {
+        use talus::blob::cache::PrepopulateBlobCache as P;
+        o.prepopulate_blob_cache = match v {
+            "kDisable" | "disable" | "0" => P::Disable,
+            "kFlushOnly" | "flush_only" | "1" => P::FlushOnly,
+            _ => return Err(bad(n, v, "kDisable or kFlushOnly")),
+        };
+        Ok(())
+    }),
     opt!("disable_auto_compactions", bool, "No automatic compactions", |o, v| o.disable_auto_compactions = v),
     opt!("level_compaction_dynamic_level_bytes", bool, "Dynamic level targets", |o, v| o.level_compaction_dynamic_level_bytes = v),
     opt!("max_compaction_bytes", int, "Upper bound of one compaction's input bytes (0: 25 * target_file_size_base)", |o, v| o.max_compaction_bytes = v),

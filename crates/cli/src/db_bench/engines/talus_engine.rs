@@ -137,6 +137,20 @@ fn flag_options(f: &Flags) -> EResult<Options> {
         enable_blob_garbage_collection: f.enable_blob_garbage_collection,
         blob_garbage_collection_age_cutoff: f.blob_garbage_collection_age_cutoff,
         blob_garbage_collection_force_threshold: f.blob_garbage_collection_force_threshold,
+        blob_cache: f.use_blob_cache.then(|| {
+            let bits =
+                if f.blob_cache_numshardbits >= 0 { f.blob_cache_numshardbits as u32 } else { 6 };
+            std::sync::Arc::new(talus::cache::LruCache::new(
+                f.blob_cache_size as usize,
+                bits,
+                false,
+            )) as _
+        }),
+        prepopulate_blob_cache: match f.prepopulate_blob_cache {
+            0 => talus::blob::cache::PrepopulateBlobCache::Disable,
+            1 => talus::blob::cache::PrepopulateBlobCache::FlushOnly,
+            n => return Err(format!("--prepopulate_blob_cache={n}: 0 or 1")),
+        },
         high_pri_pool_ratio: f.cache_high_pri_pool_ratio,
         wal_bytes_per_sync: if f.wal_bytes_per_sync >= 0 {
             f.wal_bytes_per_sync as u64

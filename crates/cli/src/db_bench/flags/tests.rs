@@ -56,8 +56,13 @@ fn noops_and_undefok() {
     assert!(f.use_direct_reads && f.use_direct_io_for_flush_and_compaction);
     assert!(!help_text().contains("--use_direct_reads: buffered IO only"));
     assert!(p(&["--metadata_block_size=0"]).unwrap_err().contains("--metadata_block_size"));
-    assert!(p(&["--blob_cache_size=1"]).is_err());
-    p(&["--undefok=blob_cache_size,foo", "--blob_cache_size=1", "--foo"]).unwrap();
+    assert!(p(&["--blob_compaction_readahead_size=1"]).is_err());
+    p(&[
+        "--undefok=blob_compaction_readahead_size,foo",
+        "--blob_compaction_readahead_size=1",
+        "--foo",
+    ])
+    .unwrap();
     assert!(help_text().contains("--wal_dir"));
     assert!(help_text().contains("--seek_nexts (default 0)"));
 }

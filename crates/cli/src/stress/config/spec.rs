@@ -26,6 +26,8 @@ const VALUES: &[&str] = &[
     "flush_one_in",
     "compact_range_one_in",
     "ingest_one_in",
+    "checkpoint_one_in",
+    "backup_one_in",
     "kill_random_test",
     "kill_points",
     "workload",
@@ -96,7 +98,9 @@ worker: --expected_state=FILE (none: kept in memory for this run, as db_stress w
   op mix (percent, sum 100): --readpercent=25 --writepercent=30 --delpercent=10
   --delrangepercent=5 --batchpercent=10 --iterpercent=15 --snapshotpercent=5
   --max_delrange=10 --verify_every=2000 --flush_one_in=2000 --compact_range_one_in=10000
-  --ingest_one_in=5000
+  --ingest_one_in=5000 --checkpoint_one_in=0 --backup_one_in=0  (a checkpoint, or a backup
+                        verified and restored, made while the others write and checked to hold
+                        a prefix of the writes; what a kill leaves is checked by the next run)
   --kill_random_test=N --kill_points=PREFIX,...  whitebox kill points (a build with
                         --features kill-points): each pass at an armed point kills the worker
                         with odds 1 in N

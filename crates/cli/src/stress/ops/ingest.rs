@@ -22,14 +22,7 @@ use crate::stress::Failure;
 /// expected state in memory only) one under the system's temporary directory named after this
 /// process.
 pub fn scratch_dir(expected: &Option<PathBuf>) -> PathBuf {
-    match expected {
-        Some(e) => {
-            let mut name = e.as_os_str().to_os_string();
-            name.push(".ingest");
-            PathBuf::from(name)
-        }
-        None => std::env::temp_dir().join(format!("talus-stress-ingest-{}", std::process::id())),
-    }
+    crate::stress::expected::scratch_beside(expected, "ingest")
 }
 
 /// Empties (creating it if needed) the scratch directory: only `*.sst` files this op names.

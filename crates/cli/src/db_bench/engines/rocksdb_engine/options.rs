@@ -220,9 +220,31 @@ pub fn db_options(f: &Flags) -> EResult<DbOptions> {
             p,
             f.blob_garbage_collection_force_threshold,
         );
+        if f.use_blob_cache && (!f.use_shared_block_and_blob_cache || f.cache_size <= 0) {
+            let c = lru_cache(f.blob_cache_size as usize, f.blob_cache_numshardbits);
+            ffi::rocksdb_options_set_blob_cache(p, c);
+            ffi::rocksdb_cache_destroy(c);
+        }
+        ffi::rocksdb_options_set_prepopulate_blob_cache(p, f.prepopulate_blob_cache as c_int);
         set_table_options(p, f);
         Ok(o)
     }
+}
+
+/// A new LRU cache of `capacity` bytes, with `2^shard_bits` shards (RocksDB's choice when
+/// negative). The caller owns it (`rocksdb_cache_destroy`).
+///
+/// # Safety
+/// Calls into RocksDB's C API only; no pointer of the caller's is read.
+unsafe fn lru_cache(capacity: usize, shard_bits: i64) -> *mut ffi::rocksdb_cache_t {
+    let co = ffi::rocksdb_lru_cache_options_create();
+    ffi::rocksdb_lru_cache_options_set_capacity(co, capacity);
+    if shard_bits >= 0 {
+        ffi::rocksdb_lru_cache_options_set_num_shard_bits(co, shard_bits as c_int);
+    }
+    let c = ffi::rocksdb_cache_create_lru_opts(co);
+    ffi::rocksdb_lru_cache_options_destroy(co);
+    c
 }
 
 /// The block-based table factory for `f`, set on `p`.
@@ -271,19 +293,13 @@ unsafe fn set_table_options(p: *mut ffi::rocksdb_options_t, f: &Flags) {
             };
             ffi::rocksdb_cache_create_hyper_clock(f.cache_size as usize, estimate)
         } else {
-            let co = ffi::rocksdb_lru_cache_options_create();
-            ffi::rocksdb_lru_cache_options_set_capacity(co, f.cache_size as usize);
-            if f.cache_numshardbits >= 0 {
-                ffi::rocksdb_lru_cache_options_set_num_shard_bits(
-                    co,
-                    f.cache_numshardbits as c_int,
-                );
-            }
-            let c = ffi::rocksdb_cache_create_lru_opts(co);
-            ffi::rocksdb_lru_cache_options_destroy(co);
-            c
+            lru_cache(f.cache_size as usize, f.cache_numshardbits)
         };
         ffi::rocksdb_block_based_options_set_block_cache(t, cache);
+        if f.use_blob_cache && f.use_shared_block_and_blob_cache {
+            // As RocksDB's db_bench: blobs share the block cache.
+            ffi::rocksdb_options_set_blob_cache(p, cache);
+        }
         ffi::rocksdb_cache_destroy(cache);
     } else {
         ffi::rocksdb_block_based_options_set_no_block_cache(t, 1);
