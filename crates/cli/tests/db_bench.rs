@@ -490,3 +490,34 @@ fn talus_randomtransaction_runs_and_verifies() {
     let out = stdout(&o);
     assert!(o.status.success() && out.contains("RandomTransactionVerify Success."), "{out}");
 }
+
+/// `--num_column_families=3` (RocksDB's flag and family names): the keys are spread over the
+/// families, and reads find every key in its family.
+#[test]
+fn num_column_families_spreads_keys_and_reads_them_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let path = format!("--db={}", db.display());
+    let out = db_bench(&[
+        "--benchmarks=fillseq,readrandom",
+        "--num=3000",
+        "--num_column_families=3",
+        "--seed=1",
+        &path,
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = stdout(&out);
+    assert!(lines_for(&out, "readrandom")[0].ends_with("(3000 of 3000 found)"), "{out}");
+    let opts = talus::Options::default();
+    let names = talus::Db::list_column_families(&db, &opts).unwrap();
+    assert_eq!(names, ["default", "column_family_name_000001", "column_family_name_000002"]);
+    let descs = names[1..].iter().map(|n| talus::ColumnFamilyDescriptor::new(n, opts.clone()));
+    let d = talus::Db::open_cf_read_only(&db, opts.clone(), descs).unwrap();
+    for name in &names {
+        let cf = d.cf_handle(name).unwrap();
+        let n = d.iter_cf(&cf, &talus::ReadOptions::default()).unwrap().count();
+        assert_eq!(n, 1000, "{name} holds a third of the keys");
+    }
+    let bad = db_bench(&["--benchmarks=fillseq", "--num=10", "--num_column_families=0"]);
+    assert!(!bad.status.success() && stderr(&bad).contains("--num_column_families"));
+}

@@ -332,3 +332,33 @@ fn column_families_are_listed_and_named() {
     let out = ldb(&dir.path().join("none"), &["list_column_families"], b"");
     assert!(!out.status.success() && text(&out.stderr).contains("Not found"), "{out:?}");
 }
+
+/// `create_column_family` and `drop_column_family` (RocksDB's ldb commands); every data command
+/// works on the family `--column_family` names; a database with several families opens.
+#[test]
+fn families_are_created_written_read_and_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    ldb_ok(&db, &["put", "a", "default", "--create_if_missing"]);
+    assert_eq!(text(&ldb_ok(&db, &["create_column_family", "users"])), "OK\n");
+    let out = ldb(&db, &["create_column_family", "users"], b"");
+    assert!(!out.status.success(), "a second `users`: {out:?}");
+    assert_eq!(text(&ldb_ok(&db, &["--column_family=users", "put", "a", "user"])), "OK\n");
+    ldb_ok_in(&db, &["--column_family=users", "load"], b"b ==> 2\nc ==> 3\n");
+    assert_eq!(text(&ldb_ok(&db, &["--column_family=users", "scan"])), "a : user\nb : 2\nc : 3\n");
+    assert_eq!(text(&ldb_ok(&db, &["scan"])), "a : default\n", "default is its own keyspace");
+    assert_eq!(text(&ldb_ok(&db, &["--column_family=users", "get", "a"])), "user\n");
+    ldb_ok(&db, &["--column_family=users", "delete", "b"]);
+    ldb_ok(&db, &["--column_family=users", "compact"]);
+    assert_eq!(text(&ldb_ok(&db, &["--column_family=users", "dump"])).lines().count(), 3);
+    assert_eq!(
+        text(&ldb_ok(&db, &["list_column_families"])),
+        format!("Column families in {}: \n{{default, users}}\n", db.display())
+    );
+    assert_eq!(text(&ldb_ok(&db, &["drop_column_family", "users"])), "OK\n");
+    let out = ldb(&db, &["drop_column_family", "users"], b"");
+    assert!(!out.status.success(), "dropped twice: {out:?}");
+    let out = ldb(&db, &["--column_family=users", "get", "a"], b"");
+    assert_eq!(text(&out.stderr), "Failed: Non-existing column family users\n");
+    assert_eq!(text(&ldb_ok(&db, &["scan"])), "a : default\n");
+}

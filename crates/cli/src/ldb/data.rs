@@ -7,7 +7,7 @@
 
 use std::borrow::Cow;
 
-use talus::{Db, ReadOptions, WriteBatch, WriteOptions};
+use talus::{ColumnFamily, Db, ReadOptions, WriteBatch, WriteOptions};
 
 use super::{Ctx, Fail};
 use crate::fmt::{decode_input, write_bytes};
@@ -19,14 +19,16 @@ const DELIM: &[u8] = b" ==> ";
 
 pub(super) fn put(ctx: &mut Ctx<'_>) -> Result<(), Fail> {
     let (key, value) = (ctx.key(0)?, decode_input(ctx.arg(1), ctx.value_hex())?);
-    ctx.open(|_| {})?.put(key, value)?;
+    let (db, cf) = ctx.open_family()?;
+    db.put_cf(&cf, key, value)?;
     writeln!(ctx.out, "OK")?;
     Ok(())
 }
 
 pub(super) fn get(ctx: &mut Ctx<'_>) -> Result<(), Fail> {
     let (key, hex) = (ctx.key(0)?, ctx.value_hex());
-    match ctx.open(|_| {})?.get(&key)? {
+    let (db, cf) = ctx.open_family()?;
+    match db.get_cf(&cf, &key)? {
         Some(v) => {
             write_bytes(ctx.out, &v, hex)?;
             writeln!(ctx.out)?;
@@ -38,7 +40,8 @@ pub(super) fn get(ctx: &mut Ctx<'_>) -> Result<(), Fail> {
 
 pub(super) fn delete(ctx: &mut Ctx<'_>) -> Result<(), Fail> {
     let key = ctx.key(0)?;
-    ctx.open(|_| {})?.delete(key)?;
+    let (db, cf) = ctx.open_family()?;
+    db.delete_cf(&cf, key)?;
     writeln!(ctx.out, "OK")?;
     Ok(())
 }
@@ -49,7 +52,8 @@ pub(super) fn delete_range(ctx: &mut Ctx<'_>) -> Result<(), Fail> {
         // RocksDB's ldb: "Failed: Invalid argument: end key comes before start key".
         return Err(Fail::Msg("Invalid argument: end key comes before start key".into()));
     }
-    ctx.open(|_| {})?.delete_range(begin..end)?;
+    let (db, cf) = ctx.open_family()?;
+    db.delete_range_cf(&cf, begin, end)?;
     writeln!(ctx.out, "OK")?;
     Ok(())
 }
@@ -75,6 +79,7 @@ impl Range {
     fn for_each(
         &self,
         db: &Db,
+        cf: &ColumnFamily,
         mut f: impl FnMut(&[u8], &[u8]) -> Result<(), Fail>,
     ) -> Result<u64, Fail> {
         let opts = ReadOptions {
@@ -83,7 +88,7 @@ impl Range {
             fill_cache: false,
             ..ReadOptions::default()
         };
-        let mut it = db.raw_iter(&opts);
+        let mut it = db.raw_iter_cf(cf, &opts)?;
         match &self.from {
             Some(k) => it.seek(k),
             None => it.seek_to_first(),
@@ -105,9 +110,9 @@ impl Range {
 pub(super) fn scan(ctx: &mut Ctx<'_>) -> Result<(), Fail> {
     let range = Range::parse(ctx)?;
     let (kh, vh, no_value) = (ctx.key_hex(), ctx.value_hex(), ctx.args.flag("no_value"));
-    let db = ctx.open(|_| {})?;
+    let (db, cf) = ctx.open_family()?;
     let out = &mut *ctx.out;
-    range.for_each(&db, |k, v| {
+    range.for_each(&db, &cf, |k, v| {
         write_bytes(out, k, kh)?;
         if !no_value {
             out.write_all(b" : ")?;
@@ -122,9 +127,9 @@ pub(super) fn scan(ctx: &mut Ctx<'_>) -> Result<(), Fail> {
 pub(super) fn dump(ctx: &mut Ctx<'_>) -> Result<(), Fail> {
     let range = Range::parse(ctx)?;
     let (kh, vh, count_only) = (ctx.key_hex(), ctx.value_hex(), ctx.args.flag("count_only"));
-    let db = ctx.open(|_| {})?;
+    let (db, cf) = ctx.open_family()?;
     let out = &mut *ctx.out;
-    let n = range.for_each(&db, |k, v| {
+    let n = range.for_each(&db, &cf, |k, v| {
         if !count_only {
             write_bytes(out, k, kh)?;
             out.write_all(DELIM)?;
@@ -168,7 +173,7 @@ fn parse_line(line: &[u8], key_hex: bool, value_hex: bool) -> Result<Line<'_>, F
 pub(super) fn load(ctx: &mut Ctx<'_>) -> Result<(), Fail> {
     let (kh, vh) = (ctx.key_hex(), ctx.value_hex());
     let wo = WriteOptions { disable_wal: ctx.args.flag("disable_wal"), ..WriteOptions::default() };
-    let db = ctx.open(|_| {})?;
+    let (db, cf) = ctx.open_family()?;
     let mut batch = WriteBatch::new();
     let mut line = Vec::new();
     let mut bad_lines = 0u64;
@@ -185,7 +190,7 @@ pub(super) fn load(ctx: &mut Ctx<'_>) -> Result<(), Fail> {
             line.pop();
         }
         match parse_line(&line, kh, vh)? {
-            Line::Pair(k, v) => batch.put(k, v),
+            Line::Pair(k, v) => batch.put_cf(&cf, k, v),
             Line::Ignored => {}
             Line::Bad => bad_lines += 1,
         }
@@ -197,7 +202,7 @@ pub(super) fn load(ctx: &mut Ctx<'_>) -> Result<(), Fail> {
         db.write(batch, &wo)?;
     }
     if ctx.args.flag("compact") {
-        db.compact_range(None, None)?;
+        db.compact_range_cf(&cf, None, None)?;
     }
     if bad_lines > 0 {
         writeln!(ctx.out, "Warning: {bad_lines} bad lines ignored.")?;
@@ -218,7 +223,32 @@ pub(super) fn get_property(ctx: &mut Ctx<'_>) -> Result<(), Fail> {
 
 pub(super) fn compact(ctx: &mut Ctx<'_>) -> Result<(), Fail> {
     let (from, to) = (ctx.key_opt("from")?, ctx.key_opt("to")?);
-    ctx.open(|_| {})?.compact_range(from.as_deref(), to.as_deref())?;
+    let (db, cf) = ctx.open_family()?;
+    db.compact_range_cf(&cf, from.as_deref(), to.as_deref())?;
+    Ok(())
+}
+
+/// `create_column_family NAME` (RocksDB's ldb command): with the database's options.
+pub(super) fn create_column_family(ctx: &mut Ctx<'_>) -> Result<(), Fail> {
+    let name = ctx.arg(0).to_string();
+    let db = ctx.open(|_| {})?;
+    if db.cf_handle(&name).is_some() {
+        return Err(Fail::Msg(format!("Invalid argument: Column family already exists: {name}")));
+    }
+    db.create_column_family(&name, &talus::Options::default())?;
+    writeln!(ctx.out, "OK")?;
+    Ok(())
+}
+
+/// `drop_column_family NAME` (RocksDB's ldb command).
+pub(super) fn drop_column_family(ctx: &mut Ctx<'_>) -> Result<(), Fail> {
+    let name = ctx.arg(0).to_string();
+    let db = ctx.open(|_| {})?;
+    let cf = db
+        .cf_handle(&name)
+        .ok_or_else(|| Fail::Msg(format!("Column family: {name} doesn't exist")))?;
+    db.drop_column_family(&cf)?;
+    writeln!(ctx.out, "OK")?;
     Ok(())
 }
 

@@ -20,9 +20,10 @@
 //!
 //! `--column_family=NAME` (every command) picks the family the command works on; a name the
 //! database does not have fails as RocksDB's does (`Failed: Non-existing column family NAME`).
-//! Only `default` exists in this build's engine (`talus::column_family`), and a database with
-//! other families does not open. `list_column_families` prints the families of the MANIFEST as
-//! RocksDB's `ldb` does, without opening the database.
+//! The database is opened with all its families (RocksDB's ldb does the same), so a database
+//! with several opens. `list_column_families` prints the families of the MANIFEST as
+//! RocksDB's `ldb` does, without opening the database; `create_column_family NAME` and
+//! `drop_column_family NAME` are RocksDB's commands of those names.
 
 use std::io::{self, BufRead, BufWriter, Write};
 use std::path::PathBuf;
@@ -126,8 +127,22 @@ impl Ctx<'_> {
             }
         }
         tweak(&mut opts);
-        let db =
-            if self.read_only { Db::open_read_only(&path, opts)? } else { Db::open(&path, opts)? };
+        // Every family of the database, as RocksDB's ldb opens it (a new database: none).
+        let names = match Db::list_column_families(&path, &opts) {
+            Ok(names) => names,
+            Err(talus::Error::NotFound(_)) => Vec::new(),
+            Err(e) => return Err(e.into()),
+        };
+        let families: Vec<_> = names
+            .iter()
+            .filter(|n| n.as_str() != talus::column_family::DEFAULT_COLUMN_FAMILY_NAME)
+            .map(|n| talus::ColumnFamilyDescriptor::new(n.clone(), opts.clone()))
+            .collect();
+        let db = if self.read_only {
+            Db::open_cf_read_only(&path, opts, families)?
+        } else {
+            Db::open_cf(&path, opts, families)?
+        };
         if let Some(cf) = self.args.value("column_family") {
             if db.cf_handle(cf).is_none() {
                 return Err(Fail::Msg(format!("Non-existing column family {cf}")));
@@ -147,6 +162,21 @@ impl Ctx<'_> {
             )?;
         }
         Ok(db)
+    }
+}
+
+impl Ctx<'_> {
+    /// Opens the database (see [`Ctx::open`]) and returns it with the family `--column_family`
+    /// names (`default` without it).
+    fn open_family(&mut self) -> Result<(Db, talus::ColumnFamily), Fail> {
+        let db = self.open(|_| {})?;
+        let cf = match self.args.value("column_family") {
+            Some(name) => db
+                .cf_handle(name)
+                .ok_or_else(|| Fail::Msg(format!("Non-existing column family {name}")))?,
+            None => db.default_column_family(),
+        };
+        Ok((db, cf))
     }
 }
 
@@ -282,6 +312,24 @@ pub const COMMANDS: &[Command] = &[
         usage: "   (reads the MANIFEST; does not open the database)",
         read_only: true,
         run: manifest::list_column_families,
+    },
+    Command {
+        name: "create_column_family",
+        args: &["<new_column_family_name>"],
+        values: &[],
+        flags: &[],
+        usage: "<new_column_family_name>",
+        read_only: false,
+        run: data::create_column_family,
+    },
+    Command {
+        name: "drop_column_family",
+        args: &["<column_family_name_to_drop>"],
+        values: &[],
+        flags: &[],
+        usage: "<column_family_name_to_drop>",
+        read_only: false,
+        run: data::drop_column_family,
     },
     Command {
         name: "compact",

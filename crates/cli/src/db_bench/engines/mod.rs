@@ -156,6 +156,13 @@ pub trait Engine: Send + Sync {
 pub fn open(flags: &Flags, path: &Path) -> EResult<Box<dyn Engine>> {
     // Process-wide, so it reaches the worker threads; only Talus fills the perf context.
     talus::set_perf_level(talus::PerfLevel::from_rocksdb(flags.perf_level));
+    if flags.num_column_families != 1 && flags.engine != "talus" {
+        return Err(format!(
+            "--num_column_families={} is built for the talus engine only (compare with RocksDB's \
+             own db_bench, which has it)",
+            flags.num_column_families
+        ));
+    }
     match flags.engine.as_str() {
         "memory" => Ok(Box::new(
             memory::MemoryEngine::new()

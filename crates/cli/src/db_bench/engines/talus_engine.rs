@@ -4,7 +4,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use talus::{
-    CompactionStyle, CompressionType, Db, Options, RawIter, ReadOptions, WriteBatch, WriteOptions,
+    ColumnFamily, CompactionStyle, CompressionType, Db, Options, RawIter, ReadOptions, WriteBatch,
+    WriteOptions,
 };
 
 use super::super::flags::{compression_list, Flags};
@@ -212,6 +213,9 @@ fn flag_options(f: &Flags) -> EResult<Options> {
 /// A Talus database.
 pub struct TalusEngine {
     db: Db,
+    /// With `--num_column_families` N > 1: the N families, `default` first; a key goes to
+    /// family key-number % N (RocksDB's db_bench `GetCfh`). Empty: `default` only.
+    cfs: Vec<ColumnFamily>,
     wo: WriteOptions,
     ro: ReadOptions,
     /// With `--optimistic_transaction_db` or `--transaction_db`.
@@ -222,13 +226,48 @@ impl TalusEngine {
     /// Opens (creating unless `--use_existing_db`) the database at `path`; with `--readonly`,
     /// [`Db::open_read_only`].
     pub fn open(f: &Flags, path: &Path) -> EResult<Self> {
-        let opts = options(f)?;
-        let db = if f.readonly { Db::open_read_only(path, opts) } else { Db::open(path, opts) }
-            .map_err(|e| format!("opening {}: {e}", path.display()))?;
+        let mut opts = options(f)?;
+        let n =
+            usize::try_from(f.num_column_families).ok().filter(|&n| n >= 1).ok_or_else(|| {
+                format!(
+                    "invalid value {} for flag --num_column_families: 1 or more",
+                    f.num_column_families
+                )
+            })?;
+        opts.create_missing_column_families = !f.readonly;
+        let names: Vec<String> = (1..n).map(|i| format!("column_family_name_{i:06}")).collect();
+        let descs = names.iter().map(|name| talus::ColumnFamilyDescriptor::new(name, opts.clone()));
+        let descs: Vec<_> = descs.collect();
+        let db = if f.readonly {
+            Db::open_cf_read_only(path, opts, descs)
+        } else {
+            Db::open_cf(path, opts, descs)
+        }
+        .map_err(|e| format!("opening {}: {e}", path.display()))?;
+        let mut cfs = Vec::new();
+        if n > 1 {
+            cfs.push(db.default_column_family());
+            for name in &names {
+                cfs.push(db.cf_handle(name).ok_or_else(|| format!("no column family {name}"))?);
+            }
+        }
         let wo = WriteOptions { sync: f.sync, disable_wal: f.disable_wal };
         let ro = ReadOptions { verify_checksums: f.verify_checksum, ..ReadOptions::default() };
         let txn = TalusTxnDb::open(f, &db)?;
-        Ok(TalusEngine { db, wo, ro, txn })
+        Ok(TalusEngine { db, cfs, wo, ro, txn })
+    }
+
+    /// The family of `key` with several families: the key's number (its first 8 bytes, big
+    /// endian, as db_bench writes them) modulo their count.
+    fn cf_of(&self, key: &[u8]) -> Option<&ColumnFamily> {
+        if self.cfs.is_empty() {
+            return None;
+        }
+        let mut n = [0u8; 8];
+        let len = key.len().min(8);
+        n[8 - len..].copy_from_slice(&key[..len]);
+        let i = (u64::from_be_bytes(n) % self.cfs.len() as u64) as usize;
+        self.cfs.get(i)
     }
 
     fn prop(&self, name: &str) -> Option<String> {
@@ -239,17 +278,21 @@ impl TalusEngine {
 impl Engine for TalusEngine {
     fn put(&self, key: &[u8], value: &[u8]) -> EResult<()> {
         let mut b = WriteBatch::new();
-        b.put(key, value);
+        match self.cf_of(key) {
+            Some(cf) => b.put_cf(cf, key, value),
+            None => b.put(key, value),
+        }
         self.db.write(b, &self.wo).map_err(|e| e.to_string())
     }
 
     fn write(&self, ops: &Ops) -> EResult<()> {
         let mut b = WriteBatch::new();
         for (del, k, v) in ops.iter() {
-            if del {
-                b.delete(k);
-            } else {
-                b.put(k, v);
+            match (del, self.cf_of(k)) {
+                (true, Some(cf)) => b.delete_cf(cf, k),
+                (true, None) => b.delete(k),
+                (false, Some(cf)) => b.put_cf(cf, k, v),
+                (false, None) => b.put(k, v),
             }
         }
         self.db.write(b, &self.wo).map_err(|e| e.to_string())
@@ -264,12 +307,19 @@ impl Engine for TalusEngine {
     fn get(&self, key: &[u8]) -> EResult<Option<usize>> {
         // Pinned and released, never copied: RocksDB's db_bench reads into a PinnableSlice and
         // only takes its size.
-        let v = self.db.get_pinned_opt(key, &self.ro).map_err(|e| e.to_string())?;
-        Ok(v.map(|v| v.len()))
+        let v = match self.cf_of(key) {
+            Some(cf) => self.db.get_pinned_cf_opt(cf, key, &self.ro),
+            None => self.db.get_pinned_opt(key, &self.ro),
+        };
+        Ok(v.map_err(|e| e.to_string())?.map(|v| v.len()))
     }
 
     fn get_value(&self, key: &[u8]) -> EResult<Option<Vec<u8>>> {
-        self.db.get_opt(key, &self.ro).map_err(|e| e.to_string())
+        match self.cf_of(key) {
+            Some(cf) => self.db.get_cf_opt(cf, key, &self.ro),
+            None => self.db.get_opt(key, &self.ro),
+        }
+        .map_err(|e| e.to_string())
     }
 
     fn txn_kind(&self) -> TxnKind {
@@ -285,6 +335,12 @@ impl Engine for TalusEngine {
 
     fn multi_get(&self, keys: &[Vec<u8>], sizes: &mut Vec<Option<usize>>) -> EResult<()> {
         sizes.clear();
+        if !self.cfs.is_empty() {
+            for k in keys {
+                sizes.push(self.get(k)?);
+            }
+            return Ok(());
+        }
         for r in self.db.multi_get(keys, &self.ro) {
             sizes.push(r.map_err(|e| e.to_string())?.map(|v| v.len()));
         }
@@ -300,7 +356,13 @@ impl Engine for TalusEngine {
     }
 
     fn compact(&self) -> EResult<()> {
-        self.db.compact_range(None, None).map_err(|e| e.to_string())
+        if self.cfs.is_empty() {
+            return self.db.compact_range(None, None).map_err(|e| e.to_string());
+        }
+        for cf in &self.cfs {
+            self.db.compact_range_cf(cf, None, None).map_err(|e| e.to_string())?;
+        }
+        Ok(())
     }
 
     /// Talus has no `WaitForCompact` yet: uses `talus.compaction-pending` if the engine reports
