@@ -72,7 +72,6 @@ pub fn render(o: &Options) -> String {
     let _ = writeln!(s, "[Version]\n  talus_version={}\n  options_file_version=1.1\n", {
         env!("CARGO_PKG_VERSION")
     });
-    let u32_or_max = |v: usize| if v >= u32::MAX as usize { u32::MAX as u64 } else { v as u64 };
     let db: Vec<(&str, String)> = vec![
         ("create_if_missing", o.create_if_missing.to_string()),
         ("error_if_exists", o.error_if_exists.to_string()),
@@ -111,6 +110,25 @@ pub fn render(o: &Options) -> String {
     let mut db = db;
     db.extend(caps.iter().filter(|c| c.1 > 0).map(|&(n, v)| (n, v.to_string())));
     section(&mut s, "[DBOptions]", &db);
+    family_sections(&mut s, crate::column_family::DEFAULT_COLUMN_FAMILY_NAME, o);
+    s
+}
+
+/// The whole file for a database with options `db` (also `default`'s) and the other families
+/// `families` (name, options): one `[CFOptions "NAME"]` and one
+/// `[TableOptions/BlockBasedTable "NAME"]` section per family, as RocksDB writes them.
+pub fn render_families(db: &Options, families: &[(&str, &Options)]) -> String {
+    let mut s = render(db);
+    for (name, o) in families {
+        family_sections(&mut s, name, o);
+    }
+    s
+}
+
+/// The `[CFOptions "NAME"]` and `[TableOptions/BlockBasedTable "NAME"]` sections of family
+/// `name` with options `o`.
+fn family_sections(s: &mut String, name: &str, o: &Options) {
+    let u32_or_max = |v: usize| if v >= u32::MAX as usize { u32::MAX as u64 } else { v as u64 };
     let per_level: Vec<&str> =
         o.compression_per_level.iter().map(|&c| compression_name(c)).collect();
     let cf: Vec<(&str, String)> = vec![
@@ -183,7 +201,7 @@ pub fn render(o: &Options) -> String {
             o.compaction_filter.as_ref().map_or("nullptr", |f| f.name()).to_string(),
         ),
     ];
-    section(&mut s, "[CFOptions \"default\"]", &cf);
+    section(s, &format!("[CFOptions \"{name}\"]"), &cf);
     let cache = match o.cache_type {
         CacheType::LruCache => format!(
             "{{id=LRUCache;capacity={};num_shard_bits={};strict_capacity_limit={};high_pri_pool_ratio={};metadata_charge_policy={}}}",
@@ -225,8 +243,7 @@ pub fn render(o: &Options) -> String {
         ("metadata_block_size", o.metadata_block_size.to_string()),
         ("block_cache", cache),
     ];
-    section(&mut s, "[TableOptions/BlockBasedTable \"default\"]", &table);
-    s
+    section(s, &format!("[TableOptions/BlockBasedTable \"{name}\"]"), &table);
 }
 
 fn section(s: &mut String, header: &str, items: &[(&str, String)]) {

@@ -57,7 +57,10 @@ impl Db {
         }
         let desc = ColumnFamilyDescriptor::new(name, options.clone());
         let opts = super::open_families::family_options(&inner.opts, &desc)?;
-        inner.with_write_lock(|| inner.create_family(name, opts))
+        let cf = inner.with_write_lock(|| inner.create_family(name, opts))?;
+        // RocksDB rewrites its OPTIONS file when a family comes or goes.
+        inner.write_options_file();
+        Ok(cf)
     }
 
     /// Drops the column family of `cf` (RocksDB's `DropColumnFamily`): its data becomes
@@ -84,6 +87,7 @@ impl Db {
             ));
         }
         inner.with_write_lock(|| inner.drop_family(&data))?;
+        inner.write_options_file();
         inner.delete_obsolete_files();
         Ok(())
     }

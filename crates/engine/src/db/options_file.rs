@@ -10,7 +10,15 @@ impl DbInner {
     /// older ones. Advisory: failures are logged, not returned.
     pub(super) fn write_options_file(&self) {
         let n = self.versions.lock().new_file_number();
-        let text = crate::options_file::render(&self.opts);
+        let text = {
+            let st = self.state.lock();
+            let others: Vec<(&str, &crate::options::Options)> = st
+                .cfs
+                .range(crate::column_family::DEFAULT_COLUMN_FAMILY_ID + 1..)
+                .map(|(_, c)| (c.data.name.as_str(), &*c.data.opts))
+                .collect();
+            crate::options_file::render_families(&self.opts, &others)
+        };
         let name = crate::filename::options_name(n);
         if let Err(e) =
             crate::fs::write_file_atomic(self.fs.as_ref(), &self.path, &name, text.as_bytes())

@@ -346,3 +346,34 @@ fn a_file_of_several_families_is_read_per_family() {
     let (_, a) = families(&Options::default(), &orphan, true).unwrap();
     assert!(a.ignored.iter().any(|u| u.contains("\"nobody\"")), "{:?}", a.ignored);
 }
+
+/// A database with two families writes an OPTIONS file with a `[CFOptions "NAME"]` and a
+/// `[TableOptions/BlockBasedTable "NAME"]` section per family (rewritten when a family comes or
+/// goes, as RocksDB's), and the reader gives each family its own options back.
+#[test]
+fn a_database_with_families_writes_one_section_pair_per_family() {
+    let dir = tempfile::tempdir().unwrap();
+    let db_opts = Options { create_if_missing: true, ..Default::default() };
+    let db = talus::Db::open(dir.path(), db_opts.clone()).unwrap();
+    let small = Options { write_buffer_size: 1 << 20, block_size: 16384, ..Default::default() };
+    db.create_column_family("small", &small).unwrap();
+    let newest = || {
+        let mut files: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|n| n.starts_with("OPTIONS-"))
+            .collect();
+        files.sort();
+        assert_eq!(files.len(), 1, "older OPTIONS files are removed: {files:?}");
+        std::fs::read_to_string(dir.path().join(&files[0])).unwrap()
+    };
+    let text = newest();
+    let (fams, _) = families(&Options::default(), &text, false).unwrap();
+    let got: Vec<(&str, usize, usize)> =
+        fams.iter().map(|(n, o)| (n.as_str(), o.write_buffer_size, o.block_size)).collect();
+    let d = Options::default();
+    assert_eq!(got, [("default", d.write_buffer_size, d.block_size), ("small", 1 << 20, 16384)]);
+    db.drop_column_family(&db.cf_handle("small").unwrap()).unwrap();
+    let (fams, _) = families(&Options::default(), &newest(), false).unwrap();
+    assert_eq!(fams.len(), 1, "the dropped family's sections are gone");
+}
