@@ -381,3 +381,49 @@ fn checkpoints_and_backups_are_checked_and_what_a_kill_leaves_is_judged() {
     assert_eq!(code, 1, "{out}\n{err}");
     assert!(err.contains("checkpoint ckpt-1-0-3 left by a kill") && err.contains("key 7"), "{err}");
 }
+
+/// `--column_families=3`: keys spread over three families (the database has them afterwards),
+/// a crash loop passes, and the verification still catches a lost write in a family other
+/// than `default`; ingestion, checkpoints and backups are refused with several families.
+#[test]
+fn column_families_are_stressed_and_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let out = talus(&[
+        "stress".into(),
+        "--crash".into(),
+        format!("--db={}", db.display()),
+        "--cycles=2".into(),
+        "--kill_min_ms=1500".into(),
+        "--kill_max_ms=2500".into(),
+        "--threads=3".into(),
+        "--max_key=500".into(),
+        "--column_families=3".into(),
+        "--seed=39".into(),
+    ]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "crash loop failed:\n{stdout}\n{}", text(&out.stderr));
+    assert!(stdout.contains("verification failures 0"), "{stdout}");
+    let names = talus::Db::list_column_families(&db, &talus::Options::default()).unwrap();
+    assert_eq!(names, ["default", "1", "2"]);
+
+    // A worker on its own: a lost write in family 1 (key 1 mod 3) is caught.
+    let dir = tempfile::tempdir().unwrap();
+    let (code, out, err) = worker(dir.path(), &["--ops_per_thread=400", "--column_families=3"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let f = open_exp(dir.path());
+    let k = (0..500).find(|&k| k % 3 == 1 && read_slot(&f, k) & EXISTS != 0).unwrap();
+    let good = read_slot(&f, k);
+    write_slot(&f, k, good + 1);
+    let (code, out, err) = worker(dir.path(), &["--verify_only", "--column_families=3"]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(out.contains("lost_acked=1"), "{out}");
+    write_slot(&f, k, good);
+    let (code, out, err) = worker(dir.path(), &["--verify_only", "--column_families=3"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+
+    for bad in ["--checkpoint_one_in=10", "--ingest_one_in=10", "--column_families=0"] {
+        let (code, _, err) = worker(dir.path(), &["--column_families=3", bad]);
+        assert_eq!(code, 2, "{bad}: {err}");
+    }
+}

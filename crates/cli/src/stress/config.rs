@@ -69,6 +69,8 @@ pub struct Config {
     pub checkpoint_one_in: u64,
     /// One op in this many makes a backup, verifies, restores and checks it (0: never).
     pub backup_one_in: u64,
+    /// Column families (db_stress's `--column_families`): key K lives in family K % N.
+    pub column_families: usize,
     /// Whitebox kill points (`talus-cli` built with `--features kill-points`): each pass at an
     /// armed point kills the worker with odds 1 in this (0: none armed).
     pub kill_random_test: u64,
@@ -163,6 +165,7 @@ impl Config {
             ingest_one_in: 5_000,
             checkpoint_one_in: 0,
             backup_one_in: 0,
+            column_families: 1,
             kill_random_test: 0,
             kill_points: Vec::new(),
             compression: CompressionType::Lz4,
@@ -234,6 +237,20 @@ impl Config {
         c.ingest_one_in = num("ingest_one_in", c.ingest_one_in)?;
         c.checkpoint_one_in = num("checkpoint_one_in", c.checkpoint_one_in)?;
         c.backup_one_in = num("backup_one_in", c.backup_one_in)?;
+        c.column_families = small("column_families", c.column_families)?;
+        if !(1..=64).contains(&c.column_families) {
+            return Err("--column_families must be between 1 and 64".into());
+        }
+        if c.column_families > 1 {
+            for name in ["ingest_one_in", "checkpoint_one_in", "backup_one_in"] {
+                if num(name, 0)? > 0 {
+                    return Err(format!(
+                        "--{name} runs with one column family only (--column_families=1)"
+                    ));
+                }
+            }
+            c.no_copies_or_ingestion();
+        }
         c.kill_random_test = num("kill_random_test", c.kill_random_test)?;
         c.kill_points = super::kill::parse_points(p.value("kill_points"))?;
         for name in p.names() {
@@ -245,6 +262,9 @@ impl Config {
         let o = crate::options::engine_options(p, c.db_options()?, &[])?;
         c.set_fields(&o);
         c.table_workload = parse_workload(p.value("workload"))?;
+        if c.table_workload && c.column_families > 1 {
+            return Err("--workload=table runs with one column family only".into());
+        }
         Ok(c)
     }
 
@@ -350,6 +370,7 @@ impl Config {
             format!("--ingest_one_in={}", self.ingest_one_in),
             format!("--checkpoint_one_in={}", self.checkpoint_one_in),
             format!("--backup_one_in={}", self.backup_one_in),
+            format!("--column_families={}", self.column_families),
             format!("--compression={}", compression_name(self.compression)),
             format!("--block_size={}", self.block_size),
             format!("--write_buffer_size={}", self.write_buffer_size),
@@ -408,6 +429,14 @@ impl Config {
             a.push(format!("--{name}={value}"));
         }
         a
+    }
+
+    /// Turns off the ops that run with one column family only (ingestion, checkpoints,
+    /// backups).
+    pub fn no_copies_or_ingestion(&mut self) {
+        self.ingest_one_in = 0;
+        self.checkpoint_one_in = 0;
+        self.backup_one_in = 0;
     }
 
     /// The options a person reading a cycle line wants to see.
@@ -485,6 +514,9 @@ impl Config {
         }
         if point.starts_with("backup.") {
             self.backup_one_in = 100;
+        }
+        if self.column_families > 1 {
+            self.no_copies_or_ingestion();
         }
         if point.starts_with("flush.")
             || point.starts_with("compaction.")

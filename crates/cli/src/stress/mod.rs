@@ -34,6 +34,7 @@ mod config;
 mod copies;
 mod driver;
 mod expected;
+mod families;
 mod kill;
 mod ops;
 mod setup;
@@ -119,7 +120,7 @@ fn worker(cfg: &Config) -> Result<(), Failure> {
     }
     let t0 = Instant::now();
     // The LOCK first: the expected-state file is created only once the database is ours.
-    let db = talus::Db::open(&cfg.db, options)
+    let (db, fams) = families::Families::open(&cfg.db, options, cfg.column_families)
         .map_err(|e| Failure::Db(format!("opening {}: {e}", cfg.db.display())))?;
     let mut exp = match &cfg.expected_state {
         Some(path) => ExpectedState::open(path, cfg.max_key, cfg.value_size_max),
@@ -131,7 +132,7 @@ fn worker(cfg: &Config) -> Result<(), Failure> {
         ops::ingest::reset_scratch(&cfg.expected_state).map_err(Failure::Db)?;
     }
     println!("stress: options {}", cfg.brief());
-    verify::verify_all(&db, &exp, cfg, true)?;
+    verify::verify_all(&db, &fams, &exp, cfg, true)?;
     copies::check_leftovers(&exp, cfg)?;
     if cfg.verify_only {
         return Ok(());
@@ -145,12 +146,12 @@ fn worker(cfg: &Config) -> Result<(), Failure> {
     println!("stress: workload started (seed {})", cfg.seed);
     let _ = std::io::Write::flush(&mut std::io::stdout());
     let t1 = Instant::now();
-    let counts = ops::run_threads(&db, &exp, cfg)?;
+    let counts = ops::run_threads(&db, &fams, &exp, cfg)?;
     println!("stress: workload done in {:.1}s: {}", t1.elapsed().as_secs_f64(), counts.line());
     if cfg.expected_state.is_none() {
         // The per-process scratch directory of ingestions (emptied by each ingestion).
         let _ = std::fs::remove_dir(ops::ingest::scratch_dir(&None));
         copies::reset(&copies::scratch_dir(&None)).map_err(Failure::Db)?;
     }
-    verify::verify_all(&db, &exp, cfg, false)
+    verify::verify_all(&db, &fams, &exp, cfg, false)
 }

@@ -21,6 +21,7 @@ use talus::{Db, RawIter, ReadOptions, Snapshot, WriteBatch, WriteOptions};
 
 use super::config::Config;
 use super::expected::ExpectedState;
+use super::families::Families;
 use super::value::{check_value, key_bytes, key_id, make_value};
 use super::Failure;
 
@@ -76,7 +77,12 @@ impl Counts {
 }
 
 /// Runs `cfg.threads` workload threads until `ops_per_thread`, `duration` or a failure.
-pub fn run_threads(db: &Db, exp: &ExpectedState, cfg: &Config) -> Result<Counts, Failure> {
+pub fn run_threads(
+    db: &Db,
+    fams: &Families,
+    exp: &ExpectedState,
+    cfg: &Config,
+) -> Result<Counts, Failure> {
     let counts = Counts::default();
     let stop = AtomicBool::new(false);
     let first_failure: Mutex<Option<Failure>> = Mutex::new(None);
@@ -98,6 +104,7 @@ pub fn run_threads(db: &Db, exp: &ExpectedState, cfg: &Config) -> Result<Counts,
         for t in 0..cfg.threads {
             let w = Worker {
                 db,
+                fams,
                 exp,
                 cfg,
                 counts: &counts,
@@ -135,6 +142,8 @@ struct SnapCheck {
 
 struct Worker<'a> {
     db: &'a Db,
+    /// The run's column families: which family each key lives in.
+    fams: &'a Families,
     exp: &'a ExpectedState,
     cfg: &'a Config,
     counts: &'a Counts,
@@ -249,7 +258,7 @@ impl Worker<'_> {
                 for &k in keys {
                     self.exp.begin(k, false).map_err(Failure::Db)?;
                 }
-                batch.delete_range(key_bytes(first), key_bytes(last + 1));
+                self.fams.delete_range(&mut batch, first, last + 1);
             }
             Some(put) => {
                 for &k in keys {
@@ -258,13 +267,9 @@ impl Worker<'_> {
                     if put {
                         let v = self.exp.get(k).version().wrapping_add(1);
                         make_value(k, v, self.exp.value_size_max(), &mut self.buf);
-                        if self.cfg.use_merge {
-                            batch.merge(key_bytes(k), &self.buf);
-                        } else {
-                            batch.put(key_bytes(k), &self.buf);
-                        }
+                        self.fams.put(&mut batch, k, &self.buf, self.cfg.use_merge);
                     } else {
-                        batch.delete(key_bytes(k));
+                        self.fams.delete(&mut batch, k);
                     }
                 }
             }
@@ -279,7 +284,8 @@ impl Worker<'_> {
     /// Reads `k` (caller holds its lock) and compares with the expected state.
     fn check_key(&self, k: u64, what: &str) -> Result<(), Failure> {
         let slot = self.exp.get(k);
-        let got = self.db.get(key_bytes(k)).map_err(|e| db_err(what, e))?;
+        let got =
+            self.fams.get(self.db, k, &ReadOptions::default()).map_err(|e| db_err(what, e))?;
         let observed = self.decode(k, got.as_deref(), what)?;
         if observed != slot.value() {
             return Err(Failure::Verify(format!(
@@ -330,7 +336,7 @@ impl Worker<'_> {
             let s = self.snaps.swap_remove(pos);
             let opts = ReadOptions { snapshot: Some(s.snap.clone()), ..ReadOptions::default() };
             for &(k, want) in &s.keys {
-                let got = self.db.get_opt(key_bytes(k), &opts).map_err(|e| db_err("get", e))?;
+                let got = self.fams.get(self.db, k, &opts).map_err(|e| db_err("get", e))?;
                 let observed = self.decode(k, got.as_deref(), "snapshot get")?;
                 if observed != want {
                     return Err(Failure::Verify(format!(
@@ -344,13 +350,18 @@ impl Worker<'_> {
         Ok(())
     }
 
-    /// Iterates over a random range through a snapshot taken under the range's locks.
+    /// Iterates over a random range of the family of its first key through a snapshot taken
+    /// under the range's locks.
     fn iterate(&mut self) -> Result<(), Failure> {
         let (a, b) = self.range(100);
+        let family = a % self.fams.count();
         let keys: Vec<u64> = (a..b).collect();
         let guards = lock_all(self.exp, &keys);
-        let want: Vec<(u64, u32)> =
-            keys.iter().filter_map(|&k| self.exp.get(k).value().map(|v| (k, v))).collect();
+        let want: Vec<(u64, u32)> = keys
+            .iter()
+            .filter(|&&k| self.fams.holds(family, k))
+            .filter_map(|&k| self.exp.get(k).value().map(|v| (k, v)))
+            .collect();
         let snap = self.db.snapshot();
         drop(guards);
         let bounded = self.rng.gen_bool(0.5);
@@ -360,7 +371,8 @@ impl Worker<'_> {
             iterate_upper_bound: bounded.then(|| key_bytes(b).to_vec()),
             ..ReadOptions::default()
         };
-        let mut it = self.db.raw_iter(&opts);
+        let mut it =
+            self.fams.raw_iter(self.db, family, &opts).map_err(|e| db_err("iterator", e))?;
         let mode = self.rng.gen_range(0..3);
         let what = ["forward scan", "backward scan", "zigzag"][mode];
         let ctx = Ctx { a, b, bounded, what, want: &want, snap: opts.snapshot.as_ref() };

@@ -20,7 +20,8 @@ use talus::{Db, ReadOptions};
 
 use super::config::Config;
 use super::expected::{ExpectedState, Mode, Slot};
-use super::value::{check_value, key_bytes, key_id};
+use super::families::Families;
+use super::value::{check_value, key_id};
 use super::Failure;
 
 /// How one key's state compares with what was expected.
@@ -109,6 +110,7 @@ impl Summary {
 /// the workload ended cleanly and everything must match exactly.
 pub fn verify_all(
     db: &Db,
+    fams: &Families,
     exp: &ExpectedState,
     cfg: &Config,
     startup: bool,
@@ -126,7 +128,9 @@ pub fn verify_all(
     let mut fixes: Vec<(u64, Slot)> = Vec::new();
     for k in 0..exp.max_key() {
         let slot = exp.get(k);
-        let got = db.get(key_bytes(k)).map_err(|e| Failure::Db(format!("get key {k}: {e}")))?;
+        let got = fams
+            .get(db, k, &talus::ReadOptions::default())
+            .map_err(|e| Failure::Db(format!("get key {k}: {e}")))?;
         let observed = match got {
             None => None,
             Some(v) => match check_value(k, &v, exp.value_size_max()) {
@@ -165,8 +169,11 @@ pub fn verify_all(
             }
         }
     }
-    scan(db, &seen, cfg, exp.value_size_max(), &mut s, false)?;
-    scan(db, &seen, cfg, exp.value_size_max(), &mut s, true)?;
+    for family in 0..fams.count() {
+        let scan_of = Scan { db, fams, family, seen: &seen, cfg, vmax: exp.value_size_max() };
+        scan_of.run(&mut s, false)?;
+        scan_of.run(&mut s, true)?;
+    }
     let phase = if startup { "startup" } else { "final" };
     println!("{}", s.line(phase, mode, t0.elapsed()));
     if s.failures() > 0 {
@@ -197,10 +204,32 @@ fn describe(slot: Slot) -> String {
     d
 }
 
-/// Scans the whole database (`backward` or forward) and checks that it returns exactly the
-/// versions in `seen` (what `get` returned for each key), in order.
+/// A whole scan of one column family.
+struct Scan<'a> {
+    db: &'a Db,
+    fams: &'a Families,
+    /// The family scanned (its keys are those `fams` puts there).
+    family: u64,
+    /// What `get` returned for each key.
+    seen: &'a [Option<u32>],
+    cfg: &'a Config,
+    vmax: usize,
+}
+
+impl Scan<'_> {
+    /// Scans the family (`backward` or forward) and checks that it returns exactly the
+    /// versions in `seen` of its keys, in order.
+    fn run(&self, s: &mut Summary, backward: bool) -> Result<(), Failure> {
+        let Scan { db, fams, family, seen, cfg, vmax } = *self;
+        scan(db, fams, family, seen, cfg, vmax, s, backward)
+    }
+}
+
+#[allow(clippy::too_many_arguments)] // `Scan::run`'s fields, spelled out
 fn scan(
     db: &Db,
+    fams: &Families,
+    family: u64,
     seen: &[Option<u32>],
     cfg: &Config,
     vmax: usize,
@@ -208,10 +237,14 @@ fn scan(
     backward: bool,
 ) -> Result<(), Failure> {
     let dir = if backward { "backward" } else { "forward" };
-    let mut expect = seen.iter().enumerate().filter_map(|(k, v)| v.map(|v| (k as u64, v)));
+    let ours = |&(k, _): &(u64, u32)| fams.holds(family, k);
+    let mut expect =
+        seen.iter().enumerate().filter_map(|(k, v)| v.map(|v| (k as u64, v))).filter(ours);
     let mut expect_rev =
-        seen.iter().enumerate().rev().filter_map(|(k, v)| v.map(|v| (k as u64, v)));
-    let it = db.iter(&ReadOptions::default());
+        seen.iter().enumerate().rev().filter_map(|(k, v)| v.map(|v| (k as u64, v))).filter(ours);
+    let it = fams
+        .iter(db, family, &ReadOptions::default())
+        .map_err(|e| Failure::Db(format!("{dir} scan: {e}")))?;
     let entries: Box<dyn Iterator<Item = _>> =
         if backward { Box::new(it.rev()) } else { Box::new(it) };
     for e in entries {
