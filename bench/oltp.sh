@@ -97,29 +97,30 @@ tpcc_phase() {
   done
 }
 
-# Post 002's experiments on post 002's device. Talus runs under the IO throttle (IO_LIMIT:
-# 1000 IOPS for reads and writes together, 16 MB/s each way; the throttle lives in Talus's Fs,
-# so RocksDB and SQLite, which do their own IO, run on the uncapped disk: their rows are a
-# reference, not the same device). Reads are direct (P2_DIRECT) so the block cache
+# Post 002's experiments on post 002's device. Talus and SQLite run under the IO throttle
+# (IO_LIMIT: KVM's total_iops_sec=1000 and total_bytes_sec=16384000, reads and writes together;
+# Talus through its Fs, SQLite through the tools' throttled VFS on the same token buckets;
+# RocksDB, which does its own IO, runs on the uncapped disk: its rows are a reference, not the
+# same device). Reads are direct (P2_DIRECT) so the block cache
 # (P2_CACHE) is the only cache and a miss is a device read, as a capped disk with no page cache
 # would see it. Each engine's database is prepared once per compression, uncapped, and copied
 # for each run. Compression: post 002's MyRocks string (LZ4 on every level, ZSTD level 1 at the
 # bottommost: compression_opts=-14:1:0) for the rate limiter runs, against LZ4 on every level
 # (rate limiter off). Engines interleave: the order reverses at each setting (ABBA).
-#   IO_LIMIT="--io_limit_iops=1000 --io_limit_read_bytes_per_sec=16384000
-#     --io_limit_write_bytes_per_sec=16384000"  P2_DIRECT="--use_direct_reads=true
-#     --use_direct_io_for_flush_and_compaction=true"  P2_CACHE=134217728  P2_SETTLE=30
-IO_LIMIT=${IO_LIMIT:-"--io_limit_iops=1000 --io_limit_read_bytes_per_sec=16384000 --io_limit_write_bytes_per_sec=16384000"}
+#   IO_LIMIT="--io_limit_iops=1000 --io_limit_bytes_per_sec=16384000"
+#   P2_DIRECT="--use_direct_reads=true --use_direct_io_for_flush_and_compaction=true"
+#   P2_CACHE=134217728  P2_SETTLE=30
+IO_LIMIT=${IO_LIMIT:-"--io_limit_iops=1000 --io_limit_bytes_per_sec=16384000"}
 P2_DIRECT=${P2_DIRECT:-"--use_direct_reads=true --use_direct_io_for_flush_and_compaction=true"}
 P2_CACHE=${P2_CACHE:-134217728}
 P2_SETTLE=${P2_SETTLE:-30}
 CMP_lz4="--compression_type=lz4"
 CMP_zstd1="--compression_per_level=kLZ4Compression --bottommost_compression=kZSTD --compression_opts=-14:1:0"
 
-# The engine's flags for one run: Talus gets the cap (RocksDB and SQLite have no throttle).
+# The engine's flags for one run: Talus and SQLite get the cap (RocksDB has no throttle).
 p2_flags() { # engine compression
   local f="--warehouses=$RL_W --threads=$TPCC_THREADS --cache_size=$P2_CACHE"
-  [ "$1" = sqlite ] && { echo "$f"; return; }
+  [ "$1" = sqlite ] && { echo "$f $IO_LIMIT"; return; }
   local c="CMP_$2"
   f="$f $P2_DIRECT ${!c}"
   [ "$1" = talus ] && f="$f $IO_LIMIT"

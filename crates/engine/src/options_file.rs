@@ -106,6 +106,7 @@ pub fn render(o: &Options) -> String {
         ("io_limit_read_bytes_per_sec", l.read_bytes_per_sec),
         ("io_limit_write_bytes_per_sec", l.write_bytes_per_sec),
         ("io_limit_iops", l.iops),
+        ("io_limit_bytes_per_sec", l.bytes_per_sec),
     ];
     let mut db = db;
     db.extend(caps.iter().filter(|c| c.1 > 0).map(|&(n, v)| (n, v.to_string())));

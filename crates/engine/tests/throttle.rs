@@ -1,6 +1,7 @@
 //! A capped device (`Options::io_limits`, `fs::throttle`) under a whole database: point reads
 //! that miss the cache are held to the read-IOPS cap within 5%, with direct reads and without,
-//! and the counts are readable from the handle (`Db::io_throttle`).
+//! and the counts are readable from the handle (`Db::io_throttle`); point reads and writes
+//! together are held to the combined byte cap (`io_limit_bytes_per_sec`) within 5%, likewise.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -15,7 +16,8 @@ fn key(i: u32) -> [u8; 8] {
     (u64::from(i).wrapping_mul(0x9E37_79B9_7F4A_7C15)).to_be_bytes()
 }
 
-fn capped_reads(direct: bool) {
+/// A flushed database of `KEYS` keys on a fresh `SimFs`, and its options.
+fn loaded(direct: bool) -> Options {
     let fs = SimFs::new();
     let base = Options {
         create_if_missing: true,
@@ -31,6 +33,11 @@ fn capped_reads(direct: bool) {
     }
     db.flush().unwrap();
     drop(db);
+    base
+}
+
+fn capped_reads(direct: bool) {
+    let base = loaded(direct);
     let limits = IoLimits { read_iops: 300, ..Default::default() };
     let db = Db::open("/db", Options { io_limits: limits, ..base }).unwrap();
     assert_eq!(db.options().io_limits, limits);
@@ -64,6 +71,51 @@ fn point_reads_are_held_to_the_read_iops_cap() {
 #[test]
 fn direct_point_reads_are_held_to_the_read_iops_cap() {
     capped_reads(true);
+}
+
+/// Two readers whose point reads miss the cache and a writer, under a combined byte cap: read
+/// and written bytes together within 5% of the cap, both directions served.
+fn capped_reads_and_writes(direct: bool) {
+    let base = loaded(direct);
+    let cap = 1 << 20;
+    let limits = IoLimits { bytes_per_sec: cap, ..Default::default() };
+    let db = Db::open("/db", Options { io_limits: limits, ..base }).unwrap();
+    let before = db.io_throttle().unwrap();
+    let t0 = Instant::now();
+    let window = Duration::from_secs(3);
+    std::thread::scope(|s| {
+        for t in 0..3u32 {
+            let db = &db;
+            s.spawn(move || {
+                let mut i = t * 7919;
+                while t0.elapsed() < window {
+                    i = (i + 104_729) % KEYS;
+                    if t == 2 {
+                        db.put(key(i), [b'w'; 1000]).unwrap();
+                    } else {
+                        assert!(db.get(key(i)).unwrap().is_some());
+                    }
+                }
+            });
+        }
+    });
+    let elapsed = t0.elapsed().as_secs_f64();
+    let s = db.io_throttle().unwrap();
+    let (read, written) = (s.read_bytes - before.read_bytes, s.write_bytes - before.write_bytes);
+    let rate = (read + written) as f64 / elapsed;
+    let err = (rate - cap as f64).abs() / cap as f64;
+    assert!(err <= 0.05, "direct={direct}: {rate:.0} B/s against {cap}: {s}");
+    assert!(read > 0 && written > 0 && s.waits > 0, "{s}");
+}
+
+#[test]
+fn point_reads_and_writes_are_held_to_the_combined_byte_cap() {
+    capped_reads_and_writes(false);
+}
+
+#[test]
+fn direct_point_reads_and_writes_are_held_to_the_combined_byte_cap() {
+    capped_reads_and_writes(true);
 }
 
 #[test]

@@ -6,8 +6,9 @@
 //! options use RocksDB's names and Talus's defaults, and reach `--engine=talus` and
 //! `--engine=rocksdb` alike (the same talus-table layer over either; see
 //! [`crate::table_engines`]); with `--engine=sqlite` only `--cache_size` (the page cache, in
-//! bytes, shared by the connections open at once) and `--sync` (`synchronous=FULL` instead of
-//! `NORMAL`) apply, the rest are recorded in `run.json` only. `--sync` and `--disable_wal` are
+//! bytes, shared by the connections open at once), `--sync` (`synchronous=FULL` instead of
+//! `NORMAL`) and the device caps `--io_limit_*` (a throttled VFS: [`super::sqlite_vfs`]) apply,
+//! the rest are recorded in `run.json` only. `--sync` and `--disable_wal` are
 //! the `WriteOptions` of every row write.
 
 use crate::options::{bad, Parsed, Spec};
@@ -197,7 +198,7 @@ usage: talus ibench --engine=talus|rocksdb|sqlite --db=DIR [options]
 sqlite: synchronous=FULL for --sync)   --partition_index_and_filters
 --sort_memory_bytes=67108864 (l.x's external sort)
 every talus engine option by RocksDB's name (Talus's defaults) is accepted: see below.
-with --engine=sqlite only --cache_size (page cache bytes) and --sync apply.
+with --engine=sqlite only --cache_size (page cache bytes), --sync and --io_limit_* apply.
 ";
 
 fn num<T: std::str::FromStr>(p: &Parsed, name: &str, default: T, what: &str) -> Result<T, String> {
@@ -331,7 +332,9 @@ pub fn parse(args: &[String]) -> Result<Option<Config>, String> {
     // file says.
     cfg.db_options.create_if_missing = cfg.steps.contains(&Step::LoadI0);
     if cfg.engine == EngineKind::Sqlite {
-        for (name, _) in cfg.engine_args.iter().filter(|(n, _)| n != "cache_size") {
+        // The page cache and the device caps (a throttled VFS) apply; the rest is recorded.
+        let applies = |n: &str| n == "cache_size" || n.starts_with("io_limit_");
+        for (name, _) in cfg.engine_args.iter().filter(|(n, _)| !applies(n)) {
             eprintln!("ibench: --{name} does not apply to --engine=sqlite (recorded only)");
         }
         for name in [

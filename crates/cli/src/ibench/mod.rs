@@ -78,6 +78,7 @@ mod pagecache;
 mod results;
 mod schema;
 mod sqlite;
+mod sqlite_vfs;
 mod step_order;
 mod steps;
 mod summary;
@@ -178,8 +179,14 @@ fn open_backend(cfg: &Config) -> Result<Opened, String> {
         #[cfg(not(feature = "rocksdb"))]
         EngineKind::RocksDb => Err(crate::table_engines::ROCKSDB_NOT_BUILT.to_string()),
         EngineKind::Sqlite => boxed(
-            sqlite::SqliteBackend::open(&cfg.db, cfg.cache_size, cfg.sync, create)
-                .map(|b| (b, None)),
+            sqlite::SqliteBackend::open(
+                &cfg.db,
+                cfg.cache_size,
+                cfg.sync,
+                create,
+                cfg.db_options.io_limits,
+            )
+            .map(|b| (b, None)),
         ),
     }
 }

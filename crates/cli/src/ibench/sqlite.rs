@@ -12,6 +12,7 @@
 use std::path::{Path, PathBuf};
 
 use rusqlite::{params, Connection, OpenFlags, TransactionBehavior};
+use talus::fs::throttle::IoLimits;
 
 use super::backend::{sqlite_size, BResult, Checksum, IbenchBackend, Session};
 use super::check::{index_columns, Hasher};
@@ -22,6 +23,7 @@ pub struct SqliteBackend {
     dir: PathBuf,
     cache_size: u64,
     sync: bool,
+    io_limits: IoLimits,
 }
 
 fn err(what: &str, e: rusqlite::Error) -> String {
@@ -31,12 +33,19 @@ fn err(what: &str, e: rusqlite::Error) -> String {
 impl SqliteBackend {
     /// A backend on directory `dir` (created if missing when `create`, i.e. the steps start
     /// with `l.i0`).
-    pub fn open(dir: &Path, cache_size: u64, sync: bool, create: bool) -> BResult<SqliteBackend> {
+    /// `io_limits` caps its device (`--io_limit_*`; [`super::sqlite_vfs`]).
+    pub fn open(
+        dir: &Path,
+        cache_size: u64,
+        sync: bool,
+        create: bool,
+        io_limits: IoLimits,
+    ) -> BResult<SqliteBackend> {
         if create {
             std::fs::create_dir_all(dir)
                 .map_err(|e| format!("sqlite: create {}: {e}", dir.display()))?;
         }
-        Ok(SqliteBackend { dir: dir.to_path_buf(), cache_size, sync })
+        Ok(SqliteBackend { dir: dir.to_path_buf(), cache_size, sync, io_limits })
     }
 
     fn file(&self, table: usize) -> PathBuf {
@@ -44,25 +53,32 @@ impl SqliteBackend {
     }
 
     fn connect(&self, table: usize, create: bool, cache_bytes: u64) -> BResult<Connection> {
-        open_connection(&self.file(table), create, cache_bytes, self.sync)
+        open_connection(&self.file(table), create, cache_bytes, self.sync, self.io_limits)
     }
 }
 
 /// Opens one connection on `path` as every benchmark uses SQLite: WAL mode, `synchronous`
 /// `NORMAL` (`FULL` with `sync`), a page cache of `cache_bytes`, no mmap, and a long busy
-/// timeout (writers wait for the lock instead of failing). Shared with `talus sysbench/tpcc`.
+/// timeout (writers wait for the lock instead of failing); with a cap in `io_limits`, through
+/// the throttled VFS of those caps ([`super::sqlite_vfs`]). Shared with `talus sysbench/tpcc`.
 pub fn open_connection(
     path: &Path,
     create: bool,
     cache_bytes: u64,
     sync: bool,
+    io_limits: IoLimits,
 ) -> BResult<Connection> {
     let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     if create {
         flags |= OpenFlags::SQLITE_OPEN_CREATE;
     }
-    let c = Connection::open_with_flags(path, flags)
-        .map_err(|e| err(&format!("open {}", path.display()), e))?;
+    let opened = if io_limits.is_unlimited() {
+        Connection::open_with_flags(path, flags)
+    } else {
+        let (vfs, _) = super::sqlite_vfs::vfs_for(io_limits)?;
+        Connection::open_with_flags_and_vfs(path, flags, vfs.as_str())
+    };
+    let c = opened.map_err(|e| err(&format!("open {}", path.display()), e))?;
     let kib = (cache_bytes / 1024).max(64);
     let sync = if sync { "FULL" } else { "NORMAL" };
     c.execute_batch(&format!(

@@ -8,7 +8,8 @@
 //! Talus and RocksDB (both under talus-table) get every option, by its RocksDB name; RocksDB
 //! refuses values that differ from Talus's unless `--accept_option_diff=a,b` names them
 //! ([`crate::table_engines`]). SQLite uses only `--cache_size` (its page cache, divided among
-//! the connections open at once); the rest are recorded in the results. Everything is validated by
+//! the connections open at once) and the device caps `--io_limit_*` (a throttled VFS); the
+//! rest are recorded in the results. Everything is validated by
 //! [`talus::Options::validate`] before the caller touches a database directory; an error names
 //! the flag.
 
@@ -21,7 +22,8 @@ pub fn help() -> String {
     format!(
         "Talus defaults here: --compression_type=lz4 --bloom_bits=10 --cache_size=33554432, for\n\
          --engine=talus and --engine=rocksdb alike (--accept_option_diff=a,b: options whose RocksDB\n\
-         values may differ from Talus's). With --engine=sqlite only --cache_size applies.\n{}",
+         values may differ from Talus's). With --engine=sqlite only --cache_size and --io_limit_*\n\
+         apply.\n{}",
         crate::options::engine_help()
     )
 }

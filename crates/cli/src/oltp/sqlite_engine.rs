@@ -9,7 +9,9 @@
 //! take the database's single write lock at begin and wait for it (busy timeout), so SQLite
 //! serializes write transactions where Talus runs them optimistically. A busy or locked
 //! database that still surfaces is an [`OltpError::Conflict`] (the transaction is rolled
-//! back). Statements are prepared once per connection and cached by text.
+//! back). Statements are prepared once per connection and cached by text. `--io_limit_*` caps
+//! its device: every connection opens through the throttled VFS of those caps
+//! ([`crate::ibench::open_connection`]).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -35,6 +37,8 @@ pub struct SqliteEngine {
     /// The tables' statements; replaced whole when an index is added.
     tables: RwLock<Arc<Vec<TableSql>>>,
     cache_per_session: u64,
+    /// The device caps (`--io_limit_*`): every connection opens through the throttled VFS.
+    io_limits: talus::fs::throttle::IoLimits,
 }
 
 fn sql_err(what: &str, e: rusqlite::Error) -> OltpError {
@@ -104,8 +108,8 @@ impl SqliteEngine {
     }
 
     fn connect(&self, cache_bytes: u64) -> OResult<Connection> {
-        let c =
-            open_connection(&self.path(), false, cache_bytes, false).map_err(OltpError::Failed)?;
+        let c = open_connection(&self.path(), false, cache_bytes, false, self.io_limits)
+            .map_err(OltpError::Failed)?;
         c.set_prepared_statement_cache_capacity(64);
         Ok(c)
     }
@@ -132,7 +136,7 @@ impl Engine for SqliteEngine {
                     )));
                 }
                 std::fs::create_dir_all(dir).map_err(|e| failed(&dir.display().to_string(), e))?;
-                let c = open_connection(&path, true, opts.cache_size, false)
+                let c = open_connection(&path, true, opts.cache_size, false, opts.talus.io_limits)
                     .map_err(OltpError::Failed)?;
                 let mut ddl = String::from("BEGIN;");
                 for d in tables {
@@ -156,6 +160,7 @@ impl Engine for SqliteEngine {
             dir: dir.to_path_buf(),
             tables: RwLock::new(Arc::new(tables.iter().map(TableSql::new).collect())),
             cache_per_session: opts.cache_size / sessions.max(1) as u64,
+            io_limits: opts.talus.io_limits,
         };
         if mode == OpenMode::Existing {
             let c = e.connect(1 << 20)?;

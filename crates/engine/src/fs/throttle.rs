@@ -1,8 +1,8 @@
 //! A capped device: [`ThrottledFs`] wraps a file system and holds every file operation of one
-//! database to read and write IOPS caps, read and write byte-rate caps and a combined IOPS cap,
-//! as a cloud disk's limits (KVM's `iotune`, EBS's provisioned IOPS) hold a VM's. Distinct
-//! from the rate limiter ([`super::rate_limiter`]), which paces only flush and compaction
-//! writes: here foreground reads, WAL writes and syncs wait too.
+//! database to read and write IOPS caps, read and write byte-rate caps and combined (read plus
+//! write) IOPS and byte-rate caps, as a cloud disk's limits (KVM's `iotune`, EBS's provisioned
+//! IOPS) hold a VM's. Distinct from the rate limiter ([`super::rate_limiter`]), which paces only
+//! flush and compaction writes: here foreground reads, WAL writes and syncs wait too.
 //!
 //! What counts as an IO (the device's view, documented in `docs/design/throttle.md`): a
 //! positional or sequential read is one read IO per started [`MAX_IO_BYTES`] of its length; a
@@ -27,8 +27,9 @@
 //!
 //! Who calls: `Db::open` wraps `Options::fs` when any `Options::io_limits` cap is set
 //! ([`apply`]; `Db::io_throttle` reads the counts back), as do `SstFileWriter` and the tools'
-//! other file work; the tools set the caps from `--io_limit_*`. Locks: each bucket's mutex, a leaf, never held
-//! while sleeping.
+//! other file work; the tools set the caps from `--io_limit_*`, and their SQLite VFS waits on a
+//! [`Throttle`] of its own through [`Throttle::wait_read`] and [`Throttle::wait_write`].
+//! Locks: each bucket's mutex, a leaf, never held while sleeping.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -62,6 +63,9 @@ pub struct IoLimits {
     pub write_bytes_per_sec: u64,
     /// Read and write operations together per second (`io_limit_iops`).
     pub iops: u64,
+    /// Read and written bytes together per second (`io_limit_bytes_per_sec`; KVM iotune's
+    /// `total_bytes_sec`).
+    pub bytes_per_sec: u64,
 }
 
 impl IoLimits {
@@ -138,6 +142,7 @@ pub struct Throttle {
     read_bytes: Option<Bucket>,
     write_bytes: Option<Bucket>,
     iops: Option<Bucket>,
+    bytes: Option<Bucket>,
     counts: [AtomicU64; 7],
 }
 
@@ -157,6 +162,7 @@ impl Throttle {
             read_bytes: Bucket::new(limits.read_bytes_per_sec),
             write_bytes: Bucket::new(limits.write_bytes_per_sec),
             iops: Bucket::new(limits.iops),
+            bytes: Bucket::new(limits.bytes_per_sec),
             counts: std::array::from_fn(|_| AtomicU64::new(0)),
         }
     }
@@ -190,7 +196,8 @@ impl Throttle {
         self.counts[io_slot + 2].fetch_add(bytes, Relaxed);
         let now = Instant::now();
         let mut go = now;
-        for (b, units) in [(iops, ios), (rate, bytes), (&self.iops, ios)] {
+        let caps = [(iops, ios), (rate, bytes), (&self.iops, ios), (&self.bytes, bytes)];
+        for (b, units) in caps {
             if let (Some(b), true) = (b, units > 0) {
                 go = go.max(b.reserve(units, now));
             }
@@ -209,6 +216,21 @@ impl Throttle {
 
     fn read(&self, bytes: u64) {
         self.charge(Dir::Read, ios_for(bytes), bytes);
+    }
+
+    /// Waits for a read of `bytes`: one read IO per started [`MAX_IO_BYTES`], at least one.
+    /// For file layers outside [`Fs`] that share these caps (the tools' SQLite VFS).
+    pub fn wait_read(&self, bytes: u64) {
+        self.read(bytes);
+    }
+
+    /// Waits for `ios` write IOs and `bytes` written bytes (either may be 0), counted as the
+    /// module doc says for buffered files; for file layers outside [`Fs`], as
+    /// [`Throttle::wait_read`].
+    pub fn wait_write(&self, ios: u64, bytes: u64) {
+        if ios > 0 || bytes > 0 {
+            self.charge(Dir::Write, ios, bytes);
+        }
     }
 }
 

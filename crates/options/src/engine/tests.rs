@@ -176,15 +176,22 @@ fn device_caps_are_positive_and_round_trip_through_the_options_file() {
     let mut o = Options::default();
     set(&mut o, "io_limit_read_iops", "1k").unwrap();
     set(&mut o, "io_limit_write_bytes_per_sec", "16M").unwrap();
+    set(&mut o, "io_limit_bytes_per_sec", "16000000").unwrap();
     assert_eq!((o.io_limits.read_iops, o.io_limits.write_bytes_per_sec), (1024, 16 << 20));
-    for (name, bad) in
-        [("io_limit_iops", "0"), ("io_limit_write_iops", "-5"), ("io_limit_read_iops", "x")]
-    {
+    assert_eq!(o.io_limits.bytes_per_sec, 16_000_000);
+    for (name, bad) in [
+        ("io_limit_iops", "0"),
+        ("io_limit_write_iops", "-5"),
+        ("io_limit_read_iops", "x"),
+        ("io_limit_bytes_per_sec", "0"),
+        ("io_limit_bytes_per_sec", "-1"),
+    ] {
         let e = set(&mut o, name, bad).unwrap_err();
         assert!(e.contains(name), "{name}={bad}: {e}");
     }
     let text = talus::options_file::render(&o);
     assert!(text.contains("io_limit_read_iops=1024") && !text.contains("io_limit_iops"), "{text}");
+    assert!(text.contains("io_limit_bytes_per_sec=16000000"), "{text}");
     let mut back = Options::default();
     crate::file::apply(&mut back, &text, false).unwrap();
     assert_eq!(back.io_limits, o.io_limits);

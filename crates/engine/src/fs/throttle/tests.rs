@@ -104,6 +104,31 @@ fn read_iops_and_combined_iops_caps_hold_and_large_reads_count_per_256_kib() {
 }
 
 #[test]
+fn reads_and_writes_together_stay_within_five_percent_of_the_combined_byte_cap() {
+    // KVM's `total_bytes_sec`: a reader and a writer share 4 MiB/s, whatever the split.
+    let cap = 4 << 20;
+    let (fs, _sim) = throttled(IoLimits { bytes_per_sec: cap, ..Default::default() });
+    let mut w = fs.create(Path::new("/d/r")).unwrap();
+    w.append(&vec![1u8; 1 << 20]).unwrap();
+    drop(w);
+    let r = fs.open_random(Path::new("/d/r")).unwrap();
+    let w = parking_lot::Mutex::new(fs.create(Path::new("/d/w")).unwrap());
+    let before = fs.throttle().stats();
+    let elapsed = hammer(2, Duration::from_secs(3), |i| {
+        if i == 0 {
+            let mut b = vec![0u8; 32 << 10];
+            r.read_exact_at(0, &mut b).unwrap();
+        } else {
+            w.lock().append(&[2u8; 48 << 10]).unwrap();
+        }
+    });
+    let s = fs.throttle().stats();
+    let (read, written) = (s.read_bytes - before.read_bytes, s.write_bytes - before.write_bytes);
+    near("read + written bytes", read + written, elapsed, cap);
+    assert!(read > cap && written > cap, "both directions got a share: {s}");
+}
+
+#[test]
 fn no_request_waits_longer_than_the_queue_before_it() {
     // 100 IOs per second: a request costs 10 ms of the device; with 4 threads each waits for
     // at most the 3 others' reservations and its own, less the 100 ms burst, plus scheduling.
