@@ -79,18 +79,30 @@ pub(crate) fn index_entry(
     pk_enc: &[u8],
 ) -> (Vec<u8>, Vec<u8>, bool) {
     let mut k = Vec::with_capacity(32);
-    put_index_id(&mut k, ix.id);
-    let mut has_null = false;
-    for (p, c) in ix.cols.iter().zip(&ix.key_cols) {
-        has_null |= matches!(row[*p], Value::Null);
-        encode_value(&mut k, &row[*p], c);
-    }
+    let has_null = put_index_cols(&mut k, ix, row);
     if ix.def.unique && !has_null {
         (k, pk_enc.to_vec(), true)
     } else {
         k.extend_from_slice(pk_enc);
         (k, Vec::new(), false)
     }
+}
+
+/// Appends index `ix`'s id and its columns of `row` to `out`; true if one of them is NULL.
+fn put_index_cols(out: &mut Vec<u8>, ix: &IndexMeta, row: &[Value]) -> bool {
+    put_index_id(out, ix.id);
+    let mut has_null = false;
+    for (p, c) in ix.cols.iter().zip(&ix.key_cols) {
+        has_null |= matches!(row[*p], Value::Null);
+        encode_value(out, &row[*p], c);
+    }
+    has_null
+}
+
+/// Whether [`Ctx::apply`] may write index `ix`'s entry of an inserted row blind, from a scratch
+/// buffer: a ready non-unique index (no check, no overlay, no building log).
+fn blind_on_insert(ix: &IndexMeta) -> bool {
+    !ix.def.unique && ix.state == IndexState::Ready
 }
 
 /// Values read at a transaction's snapshot, by key: stable for the transaction's life, so a
@@ -141,6 +153,8 @@ pub(crate) struct Ctx<'a, S: Storage> {
     pub pks: Vec<(usize, Vec<u8>)>,
     /// Writes to building indexes: (table position, key, value or `None` for a delete).
     pub building: Vec<(usize, Vec<u8>, Option<Vec<u8>>)>,
+    /// A reused buffer for the index keys [`Ctx::apply`] writes blind.
+    scratch: Vec<u8>,
 }
 
 impl<'a, S: Storage> Ctx<'a, S> {
@@ -155,6 +169,7 @@ impl<'a, S: Storage> Ctx<'a, S> {
             delta: TableStats::default(),
             pks: Vec::new(),
             building: Vec::new(),
+            scratch: Vec::new(),
         }
     }
 
@@ -177,6 +192,7 @@ impl<'a, S: Storage> Ctx<'a, S> {
             delta: st.delta,
             pks: st.pks,
             building: st.building,
+            scratch: Vec::new(),
         }
     }
 
@@ -289,16 +305,30 @@ impl<'a, S: Storage> Ctx<'a, S> {
                         index: PRIMARY.into(),
                     });
                 }
-                let entries: Vec<_> =
-                    m.indexes.iter().map(|ix| index_entry(ix, row, &pk[4..])).collect();
-                for (ix, (k, _, uf)) in m.indexes.iter().zip(&entries) {
-                    if *uf {
-                        self.check_unique(m, ix, k, &pk[4..])?;
+                // Checks first (unique entries), then the writes: a refused insert stages
+                // nothing. A ready non-unique index's entry goes straight into the batch from
+                // one reused buffer (no allocation per entry: the insert benchmark's 3 indexes).
+                for ix in m.indexes.iter().filter(|ix| ix.def.unique) {
+                    let (k, _, uf) = index_entry(ix, row, &pk[4..]);
+                    if uf {
+                        self.check_unique(m, ix, &k, &pk[4..])?;
                     }
                 }
-                for (ix, (k, v, uf)) in m.indexes.iter().zip(entries) {
-                    self.write_entry(t, ix, k, Some(v), uf);
+                let mut key = std::mem::take(&mut self.scratch);
+                for ix in &m.indexes {
+                    if blind_on_insert(ix) {
+                        key.clear();
+                        put_index_cols(&mut key, ix, row);
+                        key.extend_from_slice(&pk[4..]);
+                        self.delta.index_entries_written += 1;
+                        self.delta.blind_index_writes += 1;
+                        self.batch.put(&key, &[]);
+                    } else {
+                        let (k, v, uf) = index_entry(ix, row, &pk[4..]);
+                        self.write_entry(t, ix, k, Some(v), uf);
+                    }
                 }
+                self.scratch = key;
                 let mut val = Vec::with_capacity(64);
                 encode_row(&mut val, row);
                 self.put(pk.clone(), val);
