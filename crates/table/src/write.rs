@@ -16,6 +16,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use parking_lot::{Mutex, MutexGuard};
+use rustc_hash::FxBuildHasher;
 
 use crate::error::{Result, TableError};
 use crate::keycodec::{encode_value, put_index_id};
@@ -109,11 +110,16 @@ fn blind_on_insert(ix: &IndexMeta) -> bool {
 /// row it read is not read again when it updates or deletes it.
 pub(crate) type ReadCache = Mutex<HashMap<Vec<u8>, Option<Vec<u8>>>>;
 
+/// A batch's own writes by key (`None`: a delete), read before the engine. Hashed with FxHash,
+/// not SipHash: it is built for every inserted row (the primary key) and lives for one batch or
+/// transaction, whose keys are the writer's own.
+type Overlay = HashMap<Vec<u8>, Option<Vec<u8>>, FxBuildHasher>;
+
 /// What a batch under construction has staged, without the read view: a transaction keeps it
 /// between its ops ([`Ctx::resume`], [`Ctx::suspend`]) and commits it as is when nothing it
 /// was built from changed (see [`commit_ops`]).
 pub(crate) struct Staged<S: Storage> {
-    overlay: HashMap<Vec<u8>, Option<Vec<u8>>>,
+    overlay: Overlay,
     batch: S::Batch,
     delta: TableStats,
     pks: Vec<(usize, Vec<u8>)>,
@@ -123,7 +129,7 @@ pub(crate) struct Staged<S: Storage> {
 impl<S: Storage> Default for Staged<S> {
     fn default() -> Self {
         Staged {
-            overlay: HashMap::new(),
+            overlay: Overlay::default(),
             batch: S::Batch::default(),
             delta: TableStats::default(),
             pks: Vec::new(),
@@ -146,7 +152,7 @@ pub(crate) struct Ctx<'a, S: Storage> {
     ro: &'a S::ReadOptions,
     counters: &'a Counters,
     cache: Option<&'a ReadCache>,
-    overlay: HashMap<Vec<u8>, Option<Vec<u8>>>,
+    overlay: Overlay,
     pub batch: S::Batch,
     pub delta: TableStats,
     /// Primary keys written, with the position of their table in the caller's list.
@@ -164,7 +170,7 @@ impl<'a, S: Storage> Ctx<'a, S> {
             ro,
             counters,
             cache: None,
-            overlay: HashMap::new(),
+            overlay: Overlay::default(),
             batch: S::Batch::default(),
             delta: TableStats::default(),
             pks: Vec::new(),
@@ -457,6 +463,7 @@ pub(crate) fn commit_ops<S: Storage>(
         }
         _ => {
             let mut ctx = Ctx::new(&cat.db, &ro, &cat.stats);
+            ctx.overlay.reserve(ops.len());
             let mut results = Vec::with_capacity(ops.len());
             for &(t, op) in ops {
                 results.push(ctx.apply(t, &metas[t], op)?);
