@@ -50,6 +50,26 @@ pub fn write_bytes(out: &mut dyn Write, bytes: &[u8], hex: bool) -> io::Result<(
     }
 }
 
+/// A blob index (the value of a `BlobIndex` entry) as RocksDB's `BlobIndex::DebugString` shows
+/// it: `[blob ref] file:N offset:O size:S compression: C`; an index that does not decode shows
+/// as `[bad blob ref: why] ` and its bytes in hex. `ldb --decode_blob_index` and `sst_dump`.
+pub fn write_blob_index(out: &mut dyn Write, v: &[u8]) -> io::Result<()> {
+    match talus::blob::format::BlobIndex::decode(v) {
+        Ok(i) => write!(
+            out,
+            "[blob ref] file:{} offset:{} size:{} compression: {}",
+            i.file_number,
+            i.offset,
+            i.size,
+            i.compression.name()
+        ),
+        Err(e) => {
+            write!(out, "[bad blob ref: {e}] ")?;
+            write_hex(out, v, false)
+        }
+    }
+}
+
 /// Parses RocksDB's hex input: `0x` (or `0X`) then an even number of hex digits, either case.
 pub fn parse_hex(s: &str) -> Result<Vec<u8>, String> {
     let Some(digits) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) else {

@@ -257,7 +257,7 @@ fn scan(
             let blob = talus::key::parse_internal_key(k)
                 .is_some_and(|p| p.kind == talus::key::ValueKind::BlobIndex);
             if blob {
-                write_blob_index(out, v)?;
+                crate::fmt::write_blob_index(out, v)?;
             } else if job.hex {
                 write_hex(out, v, false)?;
             } else {
@@ -268,25 +268,6 @@ fn scan(
         Ok(true)
     })?;
     Ok(n)
-}
-
-/// A blob index as RocksDB's `BlobIndex::DebugString` shows it (`[blob ref] file:N offset:O
-/// size:S compression:C`), or its bytes in hex if it does not decode.
-fn write_blob_index(out: &mut dyn Write, v: &[u8]) -> io::Result<()> {
-    match talus::blob::format::BlobIndex::decode(v) {
-        Ok(i) => write!(
-            out,
-            "[blob ref] file:{} offset:{} size:{} compression:{}",
-            i.file_number,
-            i.offset,
-            i.size,
-            i.compression.name()
-        ),
-        Err(e) => {
-            write!(out, "[bad blob ref: {e}] ")?;
-            write_hex(out, v, false)
-        }
-    }
 }
 
 fn tombstone_count(table: &TableReader) -> usize {

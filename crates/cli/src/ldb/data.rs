@@ -1,6 +1,10 @@
 //! The data commands: `put`, `get`, `delete`, `deleterange`, `scan`, `dump`, `load`,
 //! `get_property`, `compact`.
 //!
+//! `get`, `scan` and `dump` take `--decode_blob_index` (RocksDB's ldb flag): a value that lives
+//! in a blob file prints as its blob index (`[blob ref] file:N offset:O size:S compression: C`)
+//! instead of being read.
+//!
 //! Each decodes and checks its input first, then opens the database, so bad input never
 //! touches it. Scans run through [`talus::RawIter`] with the range as read bounds and
 //! `fill_cache = false`, writing each pair straight into the buffered output.
@@ -10,7 +14,7 @@ use std::borrow::Cow;
 use talus::{ColumnFamily, Db, ReadOptions, WriteBatch, WriteOptions};
 
 use super::{Ctx, Fail};
-use crate::fmt::{decode_input, write_bytes};
+use crate::fmt::{decode_input, write_blob_index, write_bytes};
 
 /// Puts per `WriteBatch` in `load`.
 const LOAD_BATCH: u32 = 1000;
@@ -27,6 +31,9 @@ pub(super) fn put(ctx: &mut Ctx<'_>) -> Result<(), Fail> {
 
 pub(super) fn get(ctx: &mut Ctx<'_>) -> Result<(), Fail> {
     let (key, hex) = (ctx.key(0)?, ctx.value_hex());
+    if ctx.args.flag("decode_blob_index") {
+        return get_blob_index(ctx, &key, hex);
+    }
     let (db, cf) = ctx.open_family()?;
     match db.get_cf(&cf, &key)? {
         Some(v) => {
@@ -35,6 +42,37 @@ pub(super) fn get(ctx: &mut Ctx<'_>) -> Result<(), Fail> {
             Ok(())
         }
         None => Err(Fail::Msg("Get failed: NotFound: ".into())),
+    }
+}
+
+/// `get --decode_blob_index`: the key's blob index when its value lives in a blob file (the
+/// value is not read), else its value.
+fn get_blob_index(ctx: &mut Ctx<'_>, key: &[u8], hex: bool) -> Result<(), Fail> {
+    let (db, cf) = ctx.open_family()?;
+    let mut it =
+        db.raw_iter_cf(&cf, &ReadOptions { fill_cache: false, ..ReadOptions::default() })?;
+    it.seek(key);
+    if !it.valid() || it.key() != key {
+        it.status()?;
+        return Err(Fail::Msg("Get failed: NotFound: ".into()));
+    }
+    write_value(ctx.out, &it, true, hex)?;
+    it.status()?;
+    writeln!(ctx.out)?;
+    Ok(())
+}
+
+/// Writes the iterator's current value: its decoded blob index if `decode_blob_index` and the
+/// value lives in a blob file (not read then), else the value (hex if `hex`).
+fn write_value(
+    out: &mut dyn std::io::Write,
+    it: &talus::RawIter,
+    decode_blob_index: bool,
+    hex: bool,
+) -> std::io::Result<()> {
+    match it.blob_index().filter(|_| decode_blob_index) {
+        Some(index) => write_blob_index(out, index),
+        None => write_bytes(out, it.value(), hex),
     }
 }
 
@@ -74,13 +112,13 @@ impl Range {
         })
     }
 
-    /// Calls `f(key, value)` for every live key in `[from, to)`, at most `max_keys` times;
-    /// returns the count.
+    /// Calls `f(iterator)` at every live key in `[from, to)`, at most `max_keys` times;
+    /// returns the count. `f` reads the key and (lazily) the value.
     fn for_each(
         &self,
         db: &Db,
         cf: &ColumnFamily,
-        mut f: impl FnMut(&[u8], &[u8]) -> Result<(), Fail>,
+        mut f: impl FnMut(&talus::RawIter) -> Result<(), Fail>,
     ) -> Result<u64, Fail> {
         let opts = ReadOptions {
             iterate_lower_bound: self.from.clone(),
@@ -98,7 +136,7 @@ impl Range {
             if self.to.as_deref().is_some_and(|to| it.key() >= to) {
                 break;
             }
-            f(it.key(), it.value())?;
+            f(&it)?;
             n += 1;
             it.next();
         }
@@ -110,13 +148,14 @@ impl Range {
 pub(super) fn scan(ctx: &mut Ctx<'_>) -> Result<(), Fail> {
     let range = Range::parse(ctx)?;
     let (kh, vh, no_value) = (ctx.key_hex(), ctx.value_hex(), ctx.args.flag("no_value"));
+    let decode = ctx.args.flag("decode_blob_index");
     let (db, cf) = ctx.open_family()?;
     let out = &mut *ctx.out;
-    range.for_each(&db, &cf, |k, v| {
-        write_bytes(out, k, kh)?;
+    range.for_each(&db, &cf, |it| {
+        write_bytes(out, it.key(), kh)?;
         if !no_value {
             out.write_all(b" : ")?;
-            write_bytes(out, v, vh)?;
+            write_value(out, it, decode, vh)?;
         }
         out.write_all(b"\n")?;
         Ok(())
@@ -127,13 +166,14 @@ pub(super) fn scan(ctx: &mut Ctx<'_>) -> Result<(), Fail> {
 pub(super) fn dump(ctx: &mut Ctx<'_>) -> Result<(), Fail> {
     let range = Range::parse(ctx)?;
     let (kh, vh, count_only) = (ctx.key_hex(), ctx.value_hex(), ctx.args.flag("count_only"));
+    let decode = ctx.args.flag("decode_blob_index");
     let (db, cf) = ctx.open_family()?;
     let out = &mut *ctx.out;
-    let n = range.for_each(&db, &cf, |k, v| {
+    let n = range.for_each(&db, &cf, |it| {
         if !count_only {
-            write_bytes(out, k, kh)?;
+            write_bytes(out, it.key(), kh)?;
             out.write_all(DELIM)?;
-            write_bytes(out, v, vh)?;
+            write_value(out, it, decode, vh)?;
             out.write_all(b"\n")?;
         }
         Ok(())

@@ -34,6 +34,7 @@ use crate::fmt::decode_input;
 use crate::options::{Parsed, Spec};
 
 mod backup;
+mod blob;
 mod data;
 mod manifest;
 
@@ -227,8 +228,8 @@ pub const COMMANDS: &[Command] = &[
         name: "get",
         args: &["<key>"],
         values: &[],
-        flags: &[],
-        usage: "<key>",
+        flags: &["decode_blob_index"],
+        usage: "<key> [--decode_blob_index]",
         read_only: true,
         run: data::get,
     },
@@ -254,8 +255,8 @@ pub const COMMANDS: &[Command] = &[
         name: "scan",
         args: &[],
         values: &["from", "to", "max_keys"],
-        flags: &["no_value"],
-        usage: "[--from] [--to] [--max_keys=<N>] [--no_value]",
+        flags: &["no_value", "decode_blob_index"],
+        usage: "[--from] [--to] [--max_keys=<N>] [--no_value] [--decode_blob_index]",
         read_only: true,
         run: data::scan,
     },
@@ -263,8 +264,8 @@ pub const COMMANDS: &[Command] = &[
         name: "dump",
         args: &[],
         values: &["from", "to", "max_keys"],
-        flags: &["count_only"],
-        usage: "[--from] [--to] [--max_keys=<N>] [--count_only]",
+        flags: &["count_only", "decode_blob_index"],
+        usage: "[--from] [--to] [--max_keys=<N>] [--count_only] [--decode_blob_index]",
         read_only: true,
         run: data::dump,
     },
@@ -294,6 +295,15 @@ pub const COMMANDS: &[Command] = &[
         usage: "[--verbose] [--path=<path_to_manifest_file>]",
         read_only: true,
         run: manifest::manifest_dump,
+    },
+    Command {
+        name: "dump_blob",
+        args: &[],
+        values: &["file"],
+        flags: &["no_value"],
+        usage: "--file=<N.blob> [--no_value]   (a blob file's header, records, footer; no --db)",
+        read_only: true,
+        run: blob::dump_blob,
     },
     Command {
         name: "get_property",

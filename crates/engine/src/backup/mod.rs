@@ -2,15 +2,16 @@
 //! verify, restore and purge, after RocksDB's `BackupEngine` (format: `docs/format/backup.md`).
 //!
 //! Layout of a backup directory: `TALUS-BACKUP` (the marker: a directory without it is not
-//! opened unless empty), `LOCK`, `shared_checksum/NNNNNN_CRC_SIZE.sst` (table files, shared by
-//! every backup that holds them: a table already there is not copied again, which makes
-//! backups incremental), `private/N/` (backup N's MANIFEST, CURRENT and OPTIONS) and `meta/N`
+//! opened unless empty), `LOCK`, `shared_checksum/NNNNNN_CRC_SIZE.sst` and `.blob` (table and
+//! blob files, shared by every backup that holds them: a file already there is not copied
+//! again, which makes backups incremental; one is deleted when no kept backup lists it),
+//! `private/N/` (backup N's MANIFEST, CURRENT and OPTIONS) and `meta/N`
 //! (the list of backup N's files with sizes and CRC32C; a backup exists exactly when its meta
 //! file does).
 //!
 //! A backup reads the database at one moment (`Db::capture_for_copy`, as a checkpoint does: a
-//! prefix of the writes, the version pinned while its tables are read), copies each table not
-//! yet shared (to `*.tmp`, synced, renamed), writes `private/N.tmp/`, renames it to
+//! prefix of the writes, the version pinned while its files are read), copies each table and
+//! blob file not yet shared (to `*.tmp`, synced, renamed), writes `private/N.tmp/`, renames it to
 //! `private/N`, and writes `meta/N` last (to `meta/N.tmp`, synced, renamed, directory synced).
 //! A crash at any point leaves only files of the engine's own naming that no meta file
 //! references, which the next [`BackupEngine::open`] removes; nothing else in the directory is
@@ -96,17 +97,23 @@ impl BackupEngine {
         Ok(engine)
     }
 
-    /// Backs `db` up; returns the new backup's id. Tables already in the directory (by number,
-    /// size and CRC32C) are not copied again.
+    /// Backs `db` up; returns the new backup's id. Tables and blob files already in the
+    /// directory (by number, size and CRC32C) are not copied again.
     pub fn create_new_backup(&self, db: &Db) -> Result<u32> {
         let fs = &*self.fs;
         let id = self.ids()?.last().map_or(1, |l| l + 1);
         let cap = db.capture_for_copy()?;
         let mut files = Vec::new();
-        for f in cap.versions().flat_map(|v| v.files.iter().flatten()) {
-            let from = table_path(&cap.db_path, f.number);
+        let tables =
+            cap.versions().flat_map(|v| v.files.iter().flatten()).map(|f| (f.number, "sst"));
+        let blobs = cap.versions().flat_map(|v| v.blob_files.keys()).map(|&n| (n, "blob"));
+        for (number, ext) in tables.chain(blobs) {
+            let from = match ext {
+                "sst" => table_path(&cap.db_path, number),
+                _ => crate::filename::blob_path(&cap.db_path, number),
+            };
             let (crc, size) = crc_of(fs, &from)?;
-            let name = format!("{SHARED}/{:06}_{crc:08x}_{size}.sst", f.number);
+            let name = format!("{SHARED}/{number:06}_{crc:08x}_{size}.{ext}");
             let to = self.dir.join(&name);
             if !fs.exists(&to) {
                 let tmp = self.dir.join(format!("{name}.tmp"));
@@ -125,12 +132,6 @@ impl BackupEngine {
             let to = tmp.join(options_name(n));
             made.push(to.clone());
             copy_file(fs, &cap.db_path.join(options_name(n)), &to)?;
-        }
-        // Blob files are copied with the backup's private files (not shared between backups).
-        for &n in cap.versions().flat_map(|v| v.blob_files.keys()) {
-            let to = tmp.join(crate::filename::blob_name(n));
-            made.push(to.clone());
-            copy_file(fs, &crate::filename::blob_path(&cap.db_path, n), &to)?;
         }
         write_manifest_and_current(fs, &tmp, &cap, &mut made)?;
         fs.sync_dir(&tmp)?;
@@ -330,7 +331,11 @@ fn restored_name(f: &FileEntry) -> Result<String> {
     let bad = || Error::corruption(&f.path, 0, "not a backup file name");
     if let Some(name) = f.path.strip_prefix(&format!("{SHARED}/")) {
         let number = name.split('_').next().and_then(|n| n.parse::<u64>().ok()).ok_or_else(bad)?;
-        return Ok(crate::filename::table_name(number));
+        return match name.rsplit('.').next() {
+            Some("sst") => Ok(crate::filename::table_name(number)),
+            Some("blob") => Ok(crate::filename::blob_name(number)),
+            _ => Err(bad()),
+        };
     }
     f.path.rsplit('/').next().filter(|n| !n.is_empty()).map(str::to_string).ok_or_else(bad)
 }
@@ -339,9 +344,11 @@ fn is_number(s: &str) -> bool {
     !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
 }
 
-/// `NNNNNN_CRC_SIZE.sst`.
+/// `NNNNNN_CRC_SIZE.sst` or `NNNNNN_CRC_SIZE.blob`.
 fn is_shared_name(name: &str) -> bool {
-    let Some(stem) = name.strip_suffix(".sst") else { return false };
+    let Some(stem) = name.strip_suffix(".sst").or_else(|| name.strip_suffix(".blob")) else {
+        return false;
+    };
     let parts: Vec<&str> = stem.split('_').collect();
     parts.len() == 3
         && is_number(parts[0])
@@ -382,5 +389,14 @@ mod tests {
         );
         assert_eq!(restored_name(&f("private/3/MANIFEST-000009")).unwrap(), "MANIFEST-000009");
         assert!(restored_name(&f("shared_checksum/x_y_z.sst")).is_err());
+        assert!(is_shared_name("000007_0badf00d_4096.blob"));
+        assert!(!is_shared_name("000007_0badf00d_4096.blob.tmp"));
+        assert_eq!(
+            restored_name(&f("shared_checksum/000007_0badf00d_1.blob")).unwrap(),
+            "000007.blob"
+        );
+        assert!(restored_name(&f("shared_checksum/000007_0badf00d_1.log")).is_err());
+        // Backups of format 1 before shared blob files kept them private.
+        assert_eq!(restored_name(&f("private/2/000007.blob")).unwrap(), "000007.blob");
     }
 }

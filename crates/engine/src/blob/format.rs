@@ -91,35 +91,67 @@ pub fn encode_record(dst: &mut Vec<u8>, key: &[u8], value: &[u8]) -> usize {
     RECORD_HEADER_LEN + key.len()
 }
 
+/// A record's decoded header: the lengths of the key and stored value after it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecordHeader {
+    /// Bytes of the key.
+    pub key_len: u32,
+    /// Bytes of the stored (maybe compressed) value.
+    pub value_len: u32,
+    /// Masked crc32c of key ++ stored value.
+    crc: u32,
+}
+
+impl RecordHeader {
+    /// Decodes a record's first [`RECORD_HEADER_LEN`] bytes, checking their checksum.
+    pub fn decode(h: &[u8]) -> Result<RecordHeader, String> {
+        let (Some(key_len), Some(value_len), Some(crc), Some(hcrc)) = (
+            h.get(0..4).and_then(decode_fixed32),
+            h.get(4..8).and_then(decode_fixed32),
+            h.get(8..12).and_then(decode_fixed32),
+            h.get(12..16).and_then(decode_fixed32),
+        ) else {
+            return Err("blob record truncated".into());
+        };
+        if hcrc != masked_crc(&h[0..12]) {
+            return Err("blob record header checksum mismatch".into());
+        }
+        Ok(RecordHeader { key_len, value_len, crc })
+    }
+
+    /// Bytes of the key and stored value after the header.
+    pub fn body_len(&self) -> u64 {
+        u64::from(self.key_len) + u64::from(self.value_len)
+    }
+
+    /// Checks `body` (key ++ stored value, [`RecordHeader::body_len`] bytes) against the
+    /// header; returns the key and the stored value.
+    pub fn check_body<'a>(&self, body: &'a [u8]) -> Result<(&'a [u8], &'a [u8]), String> {
+        if body.len() as u64 != self.body_len() {
+            return Err("blob record truncated".into());
+        }
+        if crc32c::crc32c(body) != crate::coding::unmask_crc(self.crc) {
+            return Err("blob record checksum mismatch".into());
+        }
+        Ok(body.split_at(self.key_len as usize))
+    }
+}
+
 /// Checks a whole record (`rec`: header, key, stored value) read for `key` with stored size
 /// `size`; returns the stored value.
 pub fn check_record<'a>(rec: &'a [u8], key: &[u8], size: u64) -> Result<&'a [u8], String> {
-    let (Some(klen), Some(vlen), Some(crc), Some(hcrc)) = (
-        rec.get(0..4).and_then(decode_fixed32),
-        rec.get(4..8).and_then(decode_fixed32),
-        rec.get(8..12).and_then(decode_fixed32),
-        rec.get(12..16).and_then(decode_fixed32),
-    ) else {
-        return Err("blob record truncated".into());
-    };
-    if hcrc != masked_crc(&rec[0..12]) {
-        return Err("blob record header checksum mismatch".into());
-    }
-    if klen as usize != key.len() || u64::from(vlen) != size {
+    let h = RecordHeader::decode(rec)?;
+    if h.key_len as usize != key.len() || u64::from(h.value_len) != size {
         return Err(format!(
-            "blob record holds a {klen}-byte key and a {vlen}-byte value, the index expects \
-             {} and {size}",
+            "blob record holds a {}-byte key and a {}-byte value, the index expects {} and \
+             {size}",
+            h.key_len,
+            h.value_len,
             key.len()
         ));
     }
     let body = rec.get(RECORD_HEADER_LEN..).ok_or("blob record truncated")?;
-    if body.len() != key.len() + vlen as usize {
-        return Err("blob record truncated".into());
-    }
-    let (stored_key, value) = body.split_at(key.len());
-    if crc32c::crc32c_append(crc32c::crc32c(stored_key), value) != crate::coding::unmask_crc(crc) {
-        return Err("blob record checksum mismatch".into());
-    }
+    let (stored_key, value) = h.check_body(body)?;
     if stored_key != key {
         return Err("blob record belongs to another key".into());
     }

@@ -113,6 +113,8 @@ pub struct BlobCompaction<'a> {
     pub relocated: u64,
     /// Their bytes.
     pub relocated_bytes: u64,
+    /// Bytes of the records read back (record headers, keys and stored values).
+    bytes_read: u64,
 }
 
 /// What a compaction leaves for the MANIFEST.
@@ -124,6 +126,9 @@ pub struct BlobJobOutput {
     pub garbage: Vec<BlobFileGarbage>,
     /// Bytes written to new blob files.
     pub bytes_written: u64,
+    /// Bytes of the records garbage collection read from blob files (the compaction stats'
+    /// `Rblob(GB)`).
+    pub bytes_read: u64,
     /// Values relocated by garbage collection, and their bytes.
     pub relocated: (u64, u64),
 }
@@ -150,6 +155,7 @@ impl<'a> BlobCompaction<'a> {
             value: Vec::new(),
             relocated: 0,
             relocated_bytes: 0,
+            bytes_read: 0,
         };
         (job, wrapped)
     }
@@ -183,6 +189,7 @@ impl<'a> BlobCompaction<'a> {
                     return add(ikey, value);
                 }
                 let v = self.source.read_filling(p.user_key, &index, false)?;
+                self.bytes_read += (RECORD_HEADER_LEN + p.user_key.len()) as u64 + index.size;
                 self.relocated += 1;
                 self.relocated_bytes += v.len() as u64;
                 self.key.clear();
@@ -203,6 +210,7 @@ impl<'a> BlobCompaction<'a> {
     pub fn finish(self) -> Result<BlobJobOutput> {
         let mut out = BlobJobOutput {
             relocated: (self.relocated, self.relocated_bytes),
+            bytes_read: self.bytes_read,
             ..Default::default()
         };
         if let Some(s) = self.sep {

@@ -9,7 +9,7 @@
 
 use std::path::Path;
 
-use super::format::BlobIndex;
+use super::format::{BlobIndex, FOOTER_LEN, HEADER_LEN};
 use super::writer::BlobFileWriter;
 use crate::error::Result;
 use crate::filename::blob_path;
@@ -95,6 +95,9 @@ impl<'a> BlobSeparator<'a> {
             None => {
                 let number = new_number();
                 let file = self.fs.create(&blob_path(self.dir, number))?;
+                // The whole file counts (as RocksDB's blob tickers and `Wblob` count it): its
+                // header now, and its footer, which `finish` always writes.
+                self.bytes_written += (HEADER_LEN + FOOTER_LEN) as u64;
                 self.current.insert(BlobFileWriter::new(
                     file,
                     number,
@@ -126,7 +129,8 @@ impl<'a> BlobSeparator<'a> {
         &self.out_value
     }
 
-    /// Bytes appended to blob files so far.
+    /// Bytes of the blob files written so far (headers, records, and the footers of the
+    /// files once finished).
     pub fn bytes_written(&self) -> u64 {
         self.bytes_written
     }

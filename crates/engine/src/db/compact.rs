@@ -44,19 +44,13 @@ impl DbInner {
                             .sum::<u64>(),
                     c.inputs[1].iter().map(|f| f.file_size).sum(),
                 );
-                let mut s = LevelSnap {
-                    micros: start.elapsed().as_micros() as u64,
-                    count: 1,
-                    ..Default::default()
-                };
+                let mut s =
+                    LevelSnap { micros: start.elapsed().as_micros() as u64, count: 1, ..written };
                 if c.trivial_move {
                     s.moved = r0;
                 } else {
                     s.rn = r0;
                     s.rnp1 = r1;
-                    s.written = written.0;
-                    s.keys_in = written.1;
-                    s.keys_dropped = written.2;
                 }
                 self.stats.record_compaction(c.output_level, &s);
                 self.info_log.log(&format!(
@@ -66,7 +60,7 @@ impl DbInner {
                     c.inputs[0].len(),
                     c.output_level,
                     c.inputs[1].len(),
-                    written.0,
+                    s.written + s.blob_written,
                     if c.trivial_move { " (trivial move)" } else { "" },
                     start.elapsed().as_millis()
                 ));
@@ -83,14 +77,14 @@ impl DbInner {
         }
     }
 
-    fn trivial_move(&self, cf: &ColumnFamilyData, c: &Compaction) -> Result<(u64, u64, u64)> {
+    fn trivial_move(&self, cf: &ColumnFamilyData, c: &Compaction) -> Result<LevelSnap> {
         let mut edit = VersionEdit::default();
         for f in &c.inputs[0] {
             edit.deleted_files.push((c.level, f.number));
             edit.new_files.push((c.output_level, (**f).clone()));
         }
         self.install(cf.id, edit)?;
-        Ok((0, 0, 0))
+        Ok(LevelSnap::default())
     }
 
     /// Applies `edit` to family `id` and publishes its new version. `Busy` (writing nothing)
@@ -161,7 +155,9 @@ impl DbInner {
 
     /// Merges the inputs, split into subcompactions when allowed; installs the outputs as one
     /// VersionEdit. Returns (bytes written, keys in, keys dropped).
-    fn merge(&self, cf: &ColumnFamilyData, c: &Compaction) -> Result<(u64, u64, u64)> {
+    /// Runs a merging compaction; returns what it did for the stats (bytes written to tables
+    /// and to blob files, bytes read from blob files, entries in and dropped).
+    fn merge(&self, cf: &ColumnFamilyData, c: &Compaction) -> Result<LevelSnap> {
         let mut tombstones: Vec<RangeTombstone> = Vec::new();
         for f in c.input_files() {
             let r = self.table_cache.reader(f, None)?;
@@ -235,6 +231,8 @@ impl DbInner {
                     out.blobs.garbage.extend(o.blobs.garbage);
                     out.blobs.relocated.0 += o.blobs.relocated.0;
                     out.blobs.relocated.1 += o.blobs.relocated.1;
+                    out.blobs.bytes_written += o.blobs.bytes_written;
+                    out.blobs.bytes_read += o.blobs.bytes_read;
                 }
                 Err(e) => {
                     first_err.get_or_insert(e);
@@ -253,7 +251,15 @@ impl DbInner {
         }
         // Installed or removed: the outputs need no protection from deletion any more.
         drop(allocated);
-        result.map(|()| (out.bytes_written, out.keys_in, out.keys_dropped))
+        // A job's `bytes_written` counts its blob files too: the table bytes are the rest.
+        result.map(|()| LevelSnap {
+            written: out.bytes_written.saturating_sub(out.blobs.bytes_written),
+            blob_written: out.blobs.bytes_written,
+            blob_read: out.blobs.bytes_read,
+            keys_in: out.keys_in,
+            keys_dropped: out.keys_dropped,
+            ..LevelSnap::default()
+        })
     }
 
     fn install_outputs(

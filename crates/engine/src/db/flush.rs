@@ -162,19 +162,22 @@ impl DbInner {
         }
     }
 
-    /// Counts a flush of `mem` that wrote `bytes` to table `number` since `start` in the stats
-    /// (L0's row and `Flush(GB)`, its entries as L0's KeyIn) and the info log; `what` names it
-    /// ("memtable", or "recovered memtable" for the flush of replayed WALs at open).
+    /// Counts a flush of `mem` that wrote `bytes` (to table `number`, to blob files) since
+    /// `start` in the stats (L0's row and `Flush(GB)`, its entries as L0's KeyIn) and the info
+    /// log; `what` names it ("memtable", or "recovered memtable" for the flush of replayed WALs
+    /// at open).
     pub(super) fn report_flush(
         &self,
         what: &str,
         mem: &MemTable,
         number: u64,
-        bytes: u64,
+        (table_bytes, blob_bytes): (u64, u64),
         start: Instant,
     ) {
         let elapsed = start.elapsed();
-        self.stats.record_flush(bytes, mem.num_entries(), elapsed.as_micros() as u64);
+        let micros = elapsed.as_micros() as u64;
+        self.stats.record_flush(table_bytes, blob_bytes, mem.num_entries(), micros);
+        let bytes = table_bytes + blob_bytes;
         self.info_log.log(&format!(
             "[flush] {what} flushed to {} ({bytes} bytes) in {} ms",
             crate::filename::table_name(number),
@@ -182,19 +185,21 @@ impl DbInner {
         ));
     }
 
+    /// Flushes `mem`, a memtable of family `cf`, to table `number` (and blob files); returns
+    /// the bytes written to the table and to blob files.
     fn flush_memtable(
         &self,
         cf: &ColumnFamilyData,
         mem: &Arc<MemTable>,
         number: u64,
-    ) -> Result<u64> {
+    ) -> Result<(u64, u64)> {
         let mut blobs = BlobOutputs::default();
         let meta = self.write_level0_table(&cf.opts, mem, number, &mut blobs)?;
         kill_point!("flush.table_written");
         if meta.is_some() {
             self.fs.sync_dir(&self.path)?;
         }
-        let bytes = meta.as_ref().map_or(0, |m| m.file_size) + blobs.bytes;
+        let bytes = (meta.as_ref().map_or(0, |m| m.file_size), blobs.bytes);
         // With several families, the WALs are synced before the MANIFEST records this flush
         // (RocksDB's `SyncClosedLogs`): else a power loss could keep this family's writes (in
         // the table) and drop another family's earlier ones (in an unsynced WAL), which is no
@@ -208,7 +213,7 @@ impl DbInner {
         if vs.current_of(cf.id).is_none() {
             // The family was dropped meanwhile (its drop holds `versions` too): the table is in
             // no version, and obsolete-file deletion removes it.
-            return Ok(0);
+            return Ok((0, 0));
         }
         let mut edit = VersionEdit::default();
         edit.cf.family = cf.id;

@@ -104,6 +104,12 @@ impl RawIter {
     pub fn value(&self) -> &[u8] {
         self.it.value()
     }
+    /// The current entry's encoded blob index (decode it with
+    /// [`crate::blob::format::BlobIndex::decode`]) when its value lives in a blob file, without
+    /// reading the value; `None` for a value stored in the table or memtable.
+    pub fn blob_index(&self) -> Option<&[u8]> {
+        self.it.blob_index()
+    }
     /// The first error met, if any.
     pub fn status(&self) -> Result<()> {
         if let Some(why) = &self.refused {

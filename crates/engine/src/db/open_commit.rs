@@ -103,11 +103,13 @@ impl DbInner {
             let mut blobs = super::blob_outputs::BlobOutputs::default();
             let written = self.write_level0_table(&opts, mem, number, &mut blobs)?;
             edit.blob_file_additions.append(&mut blobs.additions);
+            let blob_bytes = blobs.bytes;
             if let Some(meta) = written {
                 // A recovery flush is a flush (RocksDB counts it in L0's row and in
                 // `Flush(GB)`): without it a step that reopens a database undercounts what it
                 // wrote and its W-Amp's denominator.
-                self.report_flush("recovered memtable", mem, number, meta.file_size, start);
+                let bytes = (meta.file_size, blob_bytes);
+                self.report_flush("recovered memtable", mem, number, bytes, start);
                 edit.new_files.push((0, meta));
             }
             Ok(())

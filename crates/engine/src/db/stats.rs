@@ -60,6 +60,8 @@ pub(crate) struct LevelStats {
     pub count: AtomicU64,
     pub keys_in: AtomicU64,
     pub keys_dropped: AtomicU64,
+    pub blob_read: AtomicU64,
+    pub blob_written: AtomicU64,
 }
 
 /// A plain copy of [`LevelStats`] (what the table prints).
@@ -81,6 +83,10 @@ pub(crate) struct LevelSnap {
     pub keys_in: u64,
     /// Entries dropped.
     pub keys_dropped: u64,
+    /// Bytes read from blob files (garbage collection; RocksDB's `Rblob`).
+    pub blob_read: u64,
+    /// Bytes written to blob files (RocksDB's `Wblob`; not in `written`).
+    pub blob_written: u64,
 }
 
 impl LevelSnap {
@@ -94,6 +100,8 @@ impl LevelSnap {
         self.count += o.count;
         self.keys_in += o.keys_in;
         self.keys_dropped += o.keys_dropped;
+        self.blob_read += o.blob_read;
+        self.blob_written += o.blob_written;
     }
 
     /// Field-wise difference (saturating: a baseline is never ahead of the counters).
@@ -107,6 +115,8 @@ impl LevelSnap {
             count: self.count.saturating_sub(o.count),
             keys_in: self.keys_in.saturating_sub(o.keys_in),
             keys_dropped: self.keys_dropped.saturating_sub(o.keys_dropped),
+            blob_read: self.blob_read.saturating_sub(o.blob_read),
+            blob_written: self.blob_written.saturating_sub(o.blob_written),
         }
     }
 }
@@ -123,6 +133,8 @@ impl LevelStats {
             count: self.count.load(Relaxed),
             keys_in: self.keys_in.load(Relaxed),
             keys_dropped: self.keys_dropped.load(Relaxed),
+            blob_read: self.blob_read.load(Relaxed),
+            blob_written: self.blob_written.load(Relaxed),
         }
     }
 
@@ -135,6 +147,8 @@ impl LevelStats {
         self.count.fetch_add(s.count, Relaxed);
         self.keys_in.fetch_add(s.keys_in, Relaxed);
         self.keys_dropped.fetch_add(s.keys_dropped, Relaxed);
+        self.blob_read.fetch_add(s.blob_read, Relaxed);
+        self.blob_written.fetch_add(s.blob_written, Relaxed);
     }
 }
 
@@ -227,10 +241,17 @@ impl DbStats {
         self.stalls[cause as usize].fetch_add(1, Relaxed);
     }
 
-    /// Records a flush of `keys` entries that wrote `bytes` to L0 in `micros` (RocksDB counts
-    /// the memtable's entries in L0's KeyIn).
-    pub fn record_flush(&self, bytes: u64, keys: u64, micros: u64) {
-        let s = LevelSnap { written: bytes, keys_in: keys, micros, count: 1, ..Default::default() };
+    /// Records a flush of `keys` entries that wrote `bytes` to its L0 table and `blob_bytes`
+    /// to blob files in `micros` (RocksDB counts the memtable's entries in L0's KeyIn).
+    pub fn record_flush(&self, bytes: u64, blob_bytes: u64, keys: u64, micros: u64) {
+        let s = LevelSnap {
+            written: bytes,
+            blob_written: blob_bytes,
+            keys_in: keys,
+            micros,
+            count: 1,
+            ..Default::default()
+        };
         self.flush.record(&s);
         if let Some(l) = self.levels.first() {
             l.record(&s);

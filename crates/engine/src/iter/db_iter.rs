@@ -297,6 +297,12 @@ impl DbIterator {
         }
     }
 
+    /// The encoded blob index of the current entry when its value lives in a blob file (the
+    /// value is then not read by this call), else `None`: what `ldb --decode_blob_index` shows.
+    pub fn blob_index(&self) -> Option<&[u8]> {
+        (self.valid && self.pending_blob).then_some(&self.blob_index[..])
+    }
+
     /// The first error met, if any.
     pub fn status(&self) -> Result<()> {
         if let Some(e) = &self.err {

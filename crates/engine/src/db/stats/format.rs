@@ -1,7 +1,12 @@
 //! Renders the counters of [`super::DbStats`] in RocksDB's `rocksdb.stats` layout, byte for
 //! byte where Talus has the same quantity (the widths are those of RocksDB's
-//! `internal_stats.cc`); the blob columns and the `AddFile` lines, which Talus has no
-//! counterpart for, are left out.
+//! `internal_stats.cc`); the `WPreComp(GB)` column and the `AddFile` lines, which Talus has
+//! no counterpart for, are left out.
+//!
+//! Blob files count as RocksDB counts them: `Rblob(GB)`/`Wblob(GB)` are the bytes garbage
+//! collection read from and flushes and compactions wrote to blob files; `Read(GB)` and
+//! `Rd(MB/s)` include the blob reads, `Write(GB)` and `Wnew(GB)` are tables only, `W-Amp`,
+//! `Wr(MB/s)`, `Flush(GB)` and the `Cumulative compaction` lines include the blob writes.
 //!
 //! Pure functions of their inputs: `properties.rs` gathers the level shapes and counters and
 //! calls [`render`]; tests call it with made-up numbers.
@@ -75,7 +80,7 @@ fn header(s: &mut String, group_by: &str) {
     let line = format!(
         "{group_by}    Files   Size     Score Read(GB)  Rn(GB) Rnp1(GB) Write(GB) Wnew(GB) \
          Moved(GB) W-Amp Rd(MB/s) Wr(MB/s) Comp(sec) CompMergeCPU(sec) Comp(cnt) Avg(sec) \
-         KeyIn KeyDrop"
+         KeyIn KeyDrop Rblob(GB) Wblob(GB)"
     );
     let _ = writeln!(s, "\n** Compaction Stats [default] **");
     let _ = writeln!(s, "{line}");
@@ -84,14 +89,15 @@ fn header(s: &mut String, group_by: &str) {
 
 /// One row; `w_amp_input` is what W-Amp divides by (flushed bytes for L0 and Sum, Rn else).
 fn row(s: &mut String, name: &str, shape: LevelShape, st: &LevelSnap, w_amp_input: u64) {
-    let read = st.rn + st.rnp1;
+    let read = st.rn + st.rnp1 + st.blob_read;
+    let all_written = st.written + st.blob_written;
     let elapsed = (st.micros + 1) as f64 / 1e6;
-    let w_amp = if w_amp_input == 0 { 0.0 } else { st.written as f64 / w_amp_input as f64 };
+    let w_amp = if w_amp_input == 0 { 0.0 } else { all_written as f64 / w_amp_input as f64 };
     let secs = st.micros as f64 / 1e6;
     let _ = writeln!(
         s,
         "{:>4} {:>6}/{:<3} {:>8} {:>5.1} {:>8.1} {:>7.1} {:>8.1} {:>9.1} {:>8.1} {:>9.1} {:>5.1} \
-         {:>8.1} {:>8.1} {:>9.2} {:>17.2} {:>9} {:>8.3} {:>7} {:>6}",
+         {:>8.1} {:>8.1} {:>9.2} {:>17.2} {:>9} {:>8.3} {:>7} {:>6} {:>9.1} {:>9.1}",
         name,
         shape.files,
         shape.compacting,
@@ -105,13 +111,15 @@ fn row(s: &mut String, name: &str, shape: LevelShape, st: &LevelSnap, w_amp_inpu
         st.moved as f64 / GB,
         w_amp,
         read as f64 / MB / elapsed,
-        st.written as f64 / MB / elapsed,
+        all_written as f64 / MB / elapsed,
         secs,
         secs,
         st.count,
         if st.count == 0 { 0.0 } else { secs / st.count as f64 },
         human_count(st.keys_in),
         human_count(st.keys_dropped),
+        st.blob_read as f64 / GB,
+        st.blob_written as f64 / GB,
     );
 }
 
@@ -121,8 +129,9 @@ pub(crate) fn render(i: &StatsInput<'_>) -> String {
     let up = i.uptime.max(0.001);
     let iv = i.interval.max(0.001);
     header(&mut s, "Level");
-    let ingest = i.flush.written;
-    let int_ingest = i.flush.written.saturating_sub(i.prev_flush.written);
+    let flushed = |f: &LevelSnap| f.written + f.blob_written;
+    let ingest = flushed(&i.flush);
+    let int_ingest = ingest.saturating_sub(flushed(&i.prev_flush));
     let mut sum = LevelSnap::default();
     let mut int = LevelSnap::default();
     let mut total = LevelShape::default();
@@ -158,7 +167,8 @@ pub(crate) fn render(i: &StatsInput<'_>) -> String {
         int_ingest as f64 / GB
     );
     for (name, st, secs) in [("Cumulative", &sum, up), ("Interval", &int, iv)] {
-        let (w, r) = (st.written as f64, (st.rn + st.rnp1) as f64);
+        let w = (st.written + st.blob_written) as f64;
+        let r = (st.rn + st.rnp1 + st.blob_read) as f64;
         let _ = writeln!(
             s,
             "{name} compaction: {:.2} GB write, {:.2} MB/s write, {:.2} GB read, {:.2} MB/s read, \
@@ -267,7 +277,8 @@ mod tests {
 
     #[test]
     fn rows_line_up_with_rocksdb() {
-        // The L0 row of RocksDB 7.8.3's db_bench output, minus the blob columns.
+        // The L0 row of RocksDB 7.8.3's db_bench output (10.4.2's lays out the blob columns
+        // the same way: `KeyDrop` then `Rblob(GB)` and `Wblob(GB)` at 9 characters each).
         let shapes = [LevelShape { files: 4, compacting: 4, size: 1_887_437, score: 0.0 }];
         let flush =
             LevelSnap { written: 12 << 20, micros: 750_000, count: 28, ..Default::default() };
@@ -291,7 +302,7 @@ mod tests {
             lines[4],
             "  L0      4/4    1.80 MB   0.0      0.0     0.0      0.0       0.0      0.0       \
              0.0   1.0      0.0     16.0      0.75              0.75        28    0.027       \
-             0      0"
+             0      0       0.0       0.0"
         );
         assert!(lines[5].starts_with(" Sum      4/4    1.80 MB"));
         assert!(text.contains("\nFlush(GB): cumulative 0.012, interval 0.012\n"));
