@@ -128,12 +128,10 @@ impl Ctx<'_> {
             }
         }
         tweak(&mut opts);
-        // Every family of the database, as RocksDB's ldb opens it (a new database: none).
-        let names = match Db::list_column_families(&path, &opts) {
-            Ok(names) => names,
-            Err(talus::Error::NotFound(_)) => Vec::new(),
-            Err(e) => return Err(e.into()),
-        };
+        // Every family of the database, as RocksDB's ldb opens it. None when the listing fails
+        // (a new database, or one the open refuses: it then says why, e.g. that RocksDB wrote
+        // it, better than the listing can).
+        let names = Db::list_column_families(&path, &opts).unwrap_or_default();
         let families: Vec<_> = names
             .iter()
             .filter(|n| n.as_str() != talus::column_family::DEFAULT_COLUMN_FAMILY_NAME)
