@@ -342,14 +342,7 @@ impl VersionSet {
         edit: VersionEdit,
         manifest_number: u64,
     ) -> Result<()> {
-        if manifest_number >= self.next_file_number || manifest_number <= self.manifest_file_number
-        {
-            return Err(Error::InvalidArgument(format!(
-                "new MANIFEST number {manifest_number} outside ({}, {})",
-                self.manifest_file_number, self.next_file_number
-            )));
-        }
-        self.apply_edit(edit, Some(manifest_number))
+        self.log_and_apply_group_to_new_manifest(vec![edit], manifest_number)
     }
 
     /// `InvalidArgument` (writing nothing) for a family edit that does not apply: one of a
