@@ -3,19 +3,10 @@
 //! write byte cap; data written and read through it is intact and its reads are charged; one
 //! VFS per set of caps.
 
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use super::*;
 use crate::ibench::open_connection;
-
-/// A fresh directory under the system's temporary one.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("talus-sqlite-vfs-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 /// Bytes this thread has passed to write system calls (`wchar`).
 fn thread_wchar() -> u64 {
@@ -27,8 +18,8 @@ fn thread_wchar() -> u64 {
 fn sqlite_writes_stay_within_five_percent_of_the_write_byte_cap() {
     let cap = 2 << 20;
     let limits = IoLimits { write_bytes_per_sec: cap, ..Default::default() };
-    let dir = scratch("rate");
-    let c = open_connection(&dir.join("t.sqlite"), true, 1 << 20, false, limits).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let c = open_connection(&dir.path().join("t.sqlite"), true, 1 << 20, false, limits).unwrap();
     c.execute_batch("CREATE TABLE t (k INTEGER PRIMARY KEY, v BLOB)").unwrap();
     let (_, throttle) = vfs_for(limits).unwrap();
     let before = (thread_wchar(), throttle.stats());
@@ -54,14 +45,13 @@ fn sqlite_writes_stay_within_five_percent_of_the_write_byte_cap() {
     assert!(counted.abs_diff(written) <= 4096, "{counted} counted against {written} written");
     assert!(s.waits > before.1.waits, "{s}");
     drop(c);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn data_round_trips_through_the_throttled_vfs_and_its_reads_are_charged() {
     let limits = IoLimits { iops: 100_000, read_bytes_per_sec: 1 << 30, ..Default::default() };
-    let dir = scratch("rw");
-    let path = dir.join("t.sqlite");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.sqlite");
     {
         let c = open_connection(&path, true, 1 << 20, true, limits).unwrap();
         c.execute_batch("CREATE TABLE t (k INTEGER PRIMARY KEY, v TEXT)").unwrap();
@@ -83,7 +73,6 @@ fn data_round_trips_through_the_throttled_vfs_and_its_reads_are_charged() {
     }
     assert!(sum > 0 && throttle.stats().read_ios > before, "{}", throttle.stats());
     drop(c);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
