@@ -87,28 +87,31 @@ fn lower_this_thread(nice: i32) -> std::io::Result<()> {
 /// The next automatic compaction, of the first family (taking turns, from the one after the
 /// family picked last) whose picker finds one; its round-robin cursor advanced.
 fn pick_compaction(st: &mut DbState) -> Option<(Arc<ColumnFamilyData>, Compaction)> {
-    let ids: Vec<u32> = st.cfs.keys().copied().collect();
-    let start = ids.iter().position(|&id| id > st.compaction_turn).unwrap_or(0);
-    for &id in ids[start..].iter().chain(&ids[..start]) {
-        let Some(cf) = st.cfs.get(&id) else { continue };
-        let opts = &cf.data.opts;
-        if opts.disable_auto_compactions {
-            continue;
-        }
-        let picker = picker_for(opts);
-        let Some(c) = picker.pick(&cf.current, opts, &st.jobs.view(&cf.cursors)) else {
-            continue;
-        };
-        let data = cf.data.clone();
-        if let Some((level, key)) = picker.cursor_after(&c) {
-            if let Some(slot) = st.cfs.get_mut(&id).and_then(|cf| cf.cursors.get_mut(level)) {
-                *slot = key;
+    let turn = st.compaction_turn;
+    let (id, c, cursor) = {
+        let jobs = &st.jobs;
+        let after = (std::ops::Bound::Excluded(turn), std::ops::Bound::Unbounded);
+        let mut families = st.cfs.range(after).chain(st.cfs.range(..=turn));
+        families.find_map(|(&id, cf)| {
+            let opts = &cf.data.opts;
+            if opts.disable_auto_compactions {
+                return None;
             }
+            let picker = picker_for(opts);
+            let c = picker.pick(&cf.current, opts, &jobs.view(&cf.cursors))?;
+            let cursor = picker.cursor_after(&c);
+            Some((id, c, cursor))
+        })?
+    };
+    let cf = st.cfs.get_mut(&id)?;
+    if let Some((level, key)) = cursor {
+        if let Some(slot) = cf.cursors.get_mut(level) {
+            *slot = key;
         }
-        st.compaction_turn = id;
-        return Some((data, c));
     }
-    None
+    let data = cf.data.clone();
+    st.compaction_turn = id;
+    Some((data, c))
 }
 
 impl DbInner {

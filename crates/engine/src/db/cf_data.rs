@@ -11,7 +11,6 @@
 //! `ColumnFamilyData`'s `super_version` is swapped under it.
 
 use std::collections::VecDeque;
-use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use arc_swap::ArcSwap;
@@ -53,9 +52,6 @@ pub(crate) struct ColumnFamilyData {
     /// The database it belongs to ([`super::core::DbInner::instance`]): a handle of another
     /// database is refused.
     pub db_instance: u64,
-    /// Set when the family is dropped: writes to it are refused; reads through a handle still
-    /// see what it held (RocksDB's rule).
-    pub dropped: AtomicBool,
     /// What readers of this family load: its memtables and files, captured together.
     pub super_version: ArcSwap<SuperVersion>,
 }
@@ -98,7 +94,6 @@ impl CfState {
             name,
             opts,
             db_instance,
-            dropped: AtomicBool::new(false),
             super_version: ArcSwap::from_pointee(sv),
         });
         CfState { data, mem, mem_log_number: 0, imms: VecDeque::new(), current, cursors }

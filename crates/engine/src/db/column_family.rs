@@ -6,7 +6,6 @@
 //! the family's state and the write path's memtable table (`write_mems.rs`).
 
 use std::path::Path;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::cf_data::{CfState, ColumnFamilyData};
@@ -172,7 +171,6 @@ impl DbInner {
         edit.cf.family = cf.id;
         edit.cf.drop = true;
         vs.log_and_apply(edit)?;
-        cf.dropped.store(true, Ordering::Release);
         let mut st = self.state.lock();
         let removed = st.cfs.remove(&cf.id);
         self.publish_write_mems(&st);

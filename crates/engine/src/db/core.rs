@@ -170,23 +170,19 @@ impl DbInner {
         let retired = family.data.super_version.swap(Arc::new(family.super_version()));
         // Writers follow the family whose shape is the most severe (the first such, `default`
         // when none stalls): one write path and one WAL serve all of them, as in RocksDB.
-        let worst = if st.cfs.len() == 1 {
-            st.default_cf()
-        } else {
-            let mut worst = st.default_cf();
-            let mut severity = 0;
-            for c in st.cfs.values() {
-                let s = Shape::of(&c.data.opts, &c.current, c.imms.len()).severity();
-                if s > severity {
-                    (worst, severity) = (c, s);
-                }
+        // Each family's shape is judged once.
+        let shape_of = |c: &CfState| Shape::of(&c.data.opts, &c.current, c.imms.len());
+        let mut worst = st.default_cf();
+        let mut shape = shape_of(worst);
+        for c in st.cfs.values().filter(|c| c.data.id != DEFAULT_COLUMN_FAMILY_ID) {
+            let s = shape_of(c);
+            if s.severity() > shape.severity() {
+                (worst, shape) = (c, s);
             }
-            worst
-        };
+        }
         let v = &worst.current;
         let l0_compacting = v.level_files(0).iter().any(|f| st.jobs.is_compacting(f.number));
-        let (opts, imms) = (&worst.data.opts, worst.imms.len());
-        self.write_controller.recalculate(opts, v, imms, l0_compacting, &self.stats);
+        self.write_controller.recalculate(&worst.data.opts, shape, l0_compacting, &self.stats);
         // The new shape may lift a write stop: writers waiting in `make_room_for_write` look
         // again now, not when the job that installed this ends (a flush still closes its old
         // WAL after installing: milliseconds of munmap and truncate).

@@ -133,18 +133,11 @@ impl WriteController {
         }
     }
 
-    /// Recomputes the condition from the tree's shape: the current version `v`, the number of
-    /// immutable memtables, and whether a compaction has an L0 input (the caller holds the
-    /// state lock they come from). Counts a stall by cause if there is one.
-    pub fn recalculate(
-        &self,
-        opts: &Options,
-        v: &Version,
-        imms: usize,
-        l0_compacting: bool,
-        stats: &DbStats,
-    ) {
-        let Shape { cond, cause, l0, pending } = Shape::of(opts, v, imms);
+    /// Sets the condition from `shape` ([`Shape::of`] the family writers follow, whose options
+    /// are `opts`) and whether a compaction has an L0 input (the caller holds the state lock
+    /// they come from). Counts a stall by cause if there is one.
+    pub fn recalculate(&self, opts: &Options, shape: Shape, l0_compacting: bool, stats: &DbStats) {
+        let Shape { cond, cause, l0, pending } = shape;
         let hard = opts.hard_pending_compaction_bytes_limit;
         use Condition::*;
         use StallCause::*;

@@ -247,21 +247,6 @@ impl VersionSet {
         &self.dir
     }
 
-    /// `InvalidArgument` naming the live families other than `default` (RocksDB's "Column
-    /// families not opened"), for an open that names only `default`.
-    pub fn check_only_default(&self) -> Result<()> {
-        let others: Vec<&str> = self.families.values().skip(1).map(|f| f.name.as_str()).collect();
-        if others.is_empty() {
-            return Ok(());
-        }
-        Err(Error::InvalidArgument(format!(
-            "{}: column families not opened: {} (the database has column families other than \
-             `default`, which were not named; nothing was changed)",
-            self.dir.display(),
-            others.join(", ")
-        )))
-    }
-
     fn default_family(&self) -> &FamilyVersion {
         match self.families.get(&DEFAULT_COLUMN_FAMILY_ID) {
             Some(f) => f,
