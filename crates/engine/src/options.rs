@@ -37,6 +37,17 @@ pub struct Options {
     /// [`crate::Db::open_cf`]: create the named column families the database lacks (RocksDB's
     /// option; off: such a name is refused).
     pub create_missing_column_families: bool,
+    /// With several column families, a memtable switch cuts every family that holds writes at
+    /// one new WAL, so their flushes are one point in the write order (RocksDB's `atomic_flush`).
+    /// Off (the default, as RocksDB's): only the full family switches (or the family
+    /// [`crate::Db::flush_cf`] names), and the others' memtables go on across WALs, bounded by
+    /// `max_total_wal_size`.
+    pub atomic_flush: bool,
+    /// With several column families and `atomic_flush` off: once the WALs before the active one
+    /// hold more than this many bytes, the families with writes in the oldest WAL are switched
+    /// and flushed, so that it can be deleted (RocksDB's option; 0, the default: four times the
+    /// families' `write_buffer_size * max_write_buffer_number`, as RocksDB computes it).
+    pub max_total_wal_size: u64,
     /// Check every block's checksum and the consistency of the MANIFEST aggressively.
     pub paranoid_checks: bool,
     /// Bytes in one memtable before it is switched and flushed (64 MiB).
@@ -263,6 +274,8 @@ impl Default for Options {
             create_if_missing: false,
             error_if_exists: false,
             create_missing_column_families: false,
+            atomic_flush: false,
+            max_total_wal_size: 0,
             paranoid_checks: true,
             write_buffer_size: 64 << 20,
             max_write_buffer_number: 2,

@@ -77,6 +77,8 @@ pub fn render(o: &Options) -> String {
         ("error_if_exists", o.error_if_exists.to_string()),
         ("create_missing_column_families", o.create_missing_column_families.to_string()),
         ("paranoid_checks", o.paranoid_checks.to_string()),
+        ("atomic_flush", o.atomic_flush.to_string()),
+        ("max_total_wal_size", o.max_total_wal_size.to_string()),
         ("max_open_files", o.max_open_files.to_string()),
         ("max_background_jobs", o.max_background_jobs.to_string()),
         ("compaction_thread_nice", o.compaction_thread_nice.to_string()),

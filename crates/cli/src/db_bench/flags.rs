@@ -183,6 +183,8 @@ define_flags! {
     estimated_entry_charge: i64 = -1; "hyper_clock_cache: expected charge of one entry (-1: --block_size, as RocksDB's db_bench; 0: the automatic cache)"
     write_buffer_size: i64 = 67108864; "Bytes in one memtable"
     max_write_buffer_number: i64 = 2; "Memtables (active + immutable) before writes stop"
+    atomic_flush: bool = false; "With several column families, switch every family with writes at one WAL (off: only the full family switches)"
+    max_total_wal_size: u64 = 0; "With several column families and --atomic_flush=false: bytes of old WALs that make the families holding the oldest one flush (0: 4x the families' write buffers)"
     num_column_families: i64 = 1; "Column families (RocksDB's names: default, column_family_name_000001, ...; each key goes to family key-number % N, as RocksDB's db_bench puts and gets; iterators read default)"
     level0_file_num_compaction_trigger: i64 = 4; "L0 files that trigger an L0 compaction"
     level0_slowdown_writes_trigger: i64 = 20; "L0 files at which writes slow down"

@@ -5,6 +5,7 @@
 //! to a dropped family is refused by the write path, which knows the live families
 //! (`write_mems.rs`: `InvalidArgument`).
 
+use super::core::DbInner;
 use super::iter::{bounds_of, prefix_end, Iter, RangeIter, RawIter};
 use super::key_range::KeyRange;
 use super::pinned::PinnedSlice;
@@ -184,12 +185,25 @@ impl Db {
         Ok(RangeIter::new(self.raw_iter_cf(cf, &opts)?))
     }
 
-    /// Flushes family `cf`'s memtable (RocksDB's `Flush` with a family). Every family's
-    /// memtables are cut at one WAL in this build (RocksDB's `atomic_flush`), so this is
-    /// [`Db::flush`].
+    /// Flushes family `cf`'s memtable (RocksDB's `Flush` with a family) and waits for every
+    /// immutable memtable to be flushed. With `Options::atomic_flush` every family that holds
+    /// writes is switched with it (so this is [`Db::flush`]).
     pub fn flush_cf(&self, cf: &ColumnFamily) -> Result<()> {
-        self.inner().family(cf)?;
-        self.flush()
+        let inner = self.inner();
+        inner.check_writable()?;
+        let id = inner.family(cf)?.id;
+        if inner.opts.atomic_flush {
+            return self.flush();
+        }
+        let st = inner.state.lock();
+        DbInner::check_bg_error(&st)?;
+        let empty = st.cf(id).is_none_or(|c| c.mem_is_empty());
+        drop(st);
+        if !empty {
+            // With the write queue quiet, as `Db::flush` switches.
+            inner.with_write_lock(|| inner.switch_families(|f, _| f == id))?;
+        }
+        inner.wait_for_flushes()
     }
 
     /// [`Db::compact_range`] of family `cf`.
@@ -202,7 +216,7 @@ impl Db {
         let inner = self.inner();
         inner.check_writable()?;
         let data = inner.family(cf)?;
-        self.flush()?;
+        self.flush_cf(cf)?;
         inner.compact_range(&data, begin, end)
     }
 }

@@ -56,6 +56,9 @@ pub(crate) struct DbState {
     /// Set by each memtable switch: the next WAL should be made ahead; the flush thread clears
     /// it and makes one (`Db::open` makes the first).
     pub wal_wanted: bool,
+    /// The WALs before the active one that some family still needs, and their bytes
+    /// (`alive_wals.rs`): what `max_total_wal_size` bounds.
+    pub alive_wals: super::alive_wals::AliveWals,
 }
 
 impl DbState {

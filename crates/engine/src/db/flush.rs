@@ -264,8 +264,12 @@ impl DbInner {
         // They are closed after the lock is released: closing a WAL appended through a memory
         // mapping unmaps its dirty pages and truncates the file (milliseconds for a 64 MiB
         // WAL), which writers waiting on the `wal` lock would wait for too.
+        // Below the oldest WAL any family still needs, not only this family's: with
+        // `atomic_flush` off another family's memtable may hold writes in a WAL below
+        // `next_log`.
+        let min_log = next_log.min(self.state.lock().min_log_number());
         let obsolete: Vec<(u64, LogWriter)> = match self.wal.lock().as_mut() {
-            Some(w) => w.unsynced.extract_if(.., |(n, _)| *n < next_log).collect(),
+            Some(w) => w.unsynced.extract_if(.., |(n, _)| *n < min_log).collect(),
             None => Vec::new(),
         };
         drop(obsolete);

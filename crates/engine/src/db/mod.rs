@@ -20,6 +20,7 @@ use std::sync::Arc;
 use crate::error::{Error, Result};
 use crate::options::Options;
 
+mod alive_wals;
 mod api_cf;
 mod api_read;
 mod api_write;

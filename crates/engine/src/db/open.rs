@@ -341,6 +341,7 @@ fn new_inner(
         shutting_down: false,
         compactions_paused: false,
         wal_wanted: false,
+        alive_wals: Default::default(),
     };
     let write_mems = ArcSwap::from_pointee(WriteMems::new(
         state.cfs.iter().map(|(&id, c)| (id, &c.mem, c.data.opts.merge_operator.is_some())),

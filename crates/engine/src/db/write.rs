@@ -12,8 +12,9 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::alive_wals::wal_limit;
 use super::cf_data::CfState;
-use super::core::{ActiveWal, DbInner, Imm};
+use super::core::{ActiveWal, DbInner, DbState, Imm};
 use super::stats::DbStats;
 use super::write_mems::WriteMems;
 use crate::batch::WriteBatch;
@@ -112,7 +113,15 @@ impl DbInner {
                 // of its WAL's writes before it is flushed.
                 self.drain_groups();
                 // The switch recalculates the stall condition: loop to look at it.
-                self.switch_memtable()?;
+                self.switch_families(|_, cf| cf.mem_is_full())?;
+                continue;
+            }
+            if let Some(oldest) = self.wals_over_limit(&mut st) {
+                drop(st);
+                self.drain_groups();
+                // The families with writes in the oldest WAL: once flushed, it is deleted. Their
+                // new memtables start after it, so this does not fire again for them.
+                self.switch_families(|_, cf| cf.mem_log_number <= oldest)?;
                 continue;
             }
             drop(st);
@@ -178,11 +187,35 @@ impl DbInner {
         w.writer.sync()
     }
 
+    /// With several families and `atomic_flush` off: when the WALs before the active one hold
+    /// more than `max_total_wal_size` bytes, the oldest WAL some family still needs (its active
+    /// memtable, if one holds writes there, is to be switched). Called with the state lock.
+    fn wals_over_limit(&self, st: &mut DbState) -> Option<u64> {
+        if st.cfs.len() < 2 || self.opts.atomic_flush {
+            return None;
+        }
+        let oldest = st.min_log_number();
+        st.alive_wals.prune(oldest);
+        if st.alive_wals.bytes() <= wal_limit(&self.opts, st.cfs.values()) {
+            return None;
+        }
+        let switch = st.cfs.values().any(|c| !c.mem_is_empty() && c.mem_log_number <= oldest);
+        switch.then_some(oldest)
+    }
+
     /// Moves the active memtable of every family that holds writes to its immutable list and
-    /// starts a new WAL (RocksDB's atomic flush: the families' memtables are cut at one WAL); a
-    /// family with an empty memtable keeps it, which now starts at the new WAL. Called by the
-    /// write leader (or with the write queue otherwise quiet).
+    /// starts a new WAL, so that the families' memtables are cut at one WAL (RocksDB's atomic
+    /// flush): [`DbInner::switch_families`] with every family picked.
     pub(crate) fn switch_memtable(&self) -> Result<()> {
+        self.switch_families(|_, _| true)
+    }
+
+    /// Starts a new WAL and moves the active memtable of each family `pick` chooses (of every
+    /// family, with `atomic_flush`) that holds writes to its immutable list. A family with an
+    /// empty memtable keeps it, which now starts at the new WAL; a family not picked keeps its
+    /// memtable and the WAL its writes began in, so its writes span WALs until it switches.
+    /// Called by the write leader (or with the write queue otherwise quiet).
+    pub(crate) fn switch_families(&self, pick: impl Fn(u32, &CfState) -> bool) -> Result<()> {
         // The WAL the flush thread made ahead (`prepare_wal`), else one made now (numbered
         // under the same lock, so after any WAL prepared).
         let (log_number, file) = {
@@ -199,7 +232,7 @@ impl DbInner {
         // here: a directory fsync costs tens of milliseconds, and a write waits on the switch
         // (the strict recovery modes excepted, below).
         let mut new_writer = LogWriter::new(file);
-        {
+        let old_wal = {
             let mut wal = self.wal.lock();
             // No holes after a power loss: the new WAL starts with what the old one held (its
             // number, size and last sequence), so recovery stops at a WAL whose predecessor lost
@@ -217,6 +250,7 @@ impl DbInner {
                 // write.
                 self.fs.sync_dir(&self.path)?;
             }
+            let mut old_wal = None;
             let unsynced = match wal.take() {
                 Some(old) => {
                     let pred = PredecessorWal {
@@ -236,6 +270,7 @@ impl DbInner {
                         self.discard_unused_wal(log_number, new_writer);
                         return Err(e);
                     }
+                    old_wal = Some((number, pred.size));
                     if defer {
                         unsynced.push((number, old_writer));
                     }
@@ -246,20 +281,31 @@ impl DbInner {
             kill_point!("wal.switch.new_wal_ready");
             *wal = Some(ActiveWal { unsynced, ..ActiveWal::new(new_writer, log_number) });
             self.wal_dir_unsynced.store(defer, Ordering::Release);
-        }
+            old_wal
+        };
         let mut st = self.state.lock();
         st.wal_wanted = true;
+        let atomic = self.opts.atomic_flush;
         let mut switched = Vec::new();
         for (&id, cf) in st.cfs.iter_mut() {
-            let old_log = std::mem::replace(&mut cf.mem_log_number, log_number);
             if cf.mem_is_empty() {
+                cf.mem_log_number = log_number;
                 continue;
             }
+            if !atomic && !pick(id, cf) {
+                continue;
+            }
+            let old_log = std::mem::replace(&mut cf.mem_log_number, log_number);
             let old = std::mem::replace(&mut cf.mem, Arc::new(MemTable::new()));
             let tombstones = old.fragmented_range_tombstones().unwrap_or_default();
             cf.imms.push_back(Imm { mem: old, log_number: old_log, tombstones });
             switched.push(id);
         }
+        if let Some((number, bytes)) = old_wal {
+            st.alive_wals.push(number, bytes);
+        }
+        let oldest = st.min_log_number();
+        st.alive_wals.prune(oldest);
         self.publish_write_mems(&st);
         let retired: Vec<_> =
             switched.into_iter().filter_map(|id| self.install_super_version(&st, id)).collect();

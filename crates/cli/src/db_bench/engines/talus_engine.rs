@@ -159,6 +159,8 @@ fn flag_options(f: &Flags) -> EResult<Options> {
             Options::default().wal_bytes_per_sync
         },
         wal_mmap_writes: f.wal_mmap_writes.unwrap_or(Options::default().wal_mmap_writes),
+        atomic_flush: f.atomic_flush,
+        max_total_wal_size: f.max_total_wal_size,
         allow_concurrent_memtable_write: f.allow_concurrent_memtable_write,
         enable_write_thread_adaptive_yield: f.enable_write_thread_adaptive_yield,
         write_thread_max_yield_usec: f.write_thread_max_yield_usec,

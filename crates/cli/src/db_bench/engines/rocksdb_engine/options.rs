@@ -107,6 +107,8 @@ pub fn db_options(f: &Flags) -> EResult<DbOptions> {
         // families as needed), so the OPTIONS files of the two compare equal.
         ffi::rocksdb_options_set_dump_malloc_stats(p, 1);
         ffi::rocksdb_options_set_create_missing_column_families(p, 1);
+        ffi::rocksdb_options_set_atomic_flush(p, b(f.atomic_flush));
+        ffi::rocksdb_options_set_max_total_wal_size(p, f.max_total_wal_size);
         ffi::rocksdb_options_set_allow_concurrent_memtable_write(
             p,
             b(f.allow_concurrent_memtable_write),
