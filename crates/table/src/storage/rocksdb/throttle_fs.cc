@@ -12,7 +12,9 @@
 //   the destructor), one per started `max_io_bytes` since the last such point;
 // - a direct-IO file's write is its bytes and its IOs at once, its sync one IO;
 // - a directory's Fsync is one write IO; Truncate, creating, renaming and deleting are free (as
-//   Talus's `set_len`, `create`, `rename`, `remove_file`).
+//   Talus's `set_len`, `create`, `rename`, `remove_file`);
+// - RocksDB's info LOG is not charged: `FileSystem::NewLogger` (forwarded to the default file
+//   system) makes a `PosixLogger` that writes on its own, a few KiB a minute.
 //
 // The throttle itself lives in Rust: `talus_tbl_throttle` is the caps' handle and two callbacks
 // (`read(t, bytes)`, `write(t, ios, bytes)`) that sleep as the caps say; passed in by
