@@ -30,15 +30,11 @@ fn big_row(i: i64) -> Row {
     row(i, Some(i as i32), &"v".repeat(2048), i)
 }
 
-/// The bytes of the files in `dir` but RocksDB's info LOG (written by RocksDB's own logger, not
-/// through the file system, so not charged: throttle_fs.cc).
-fn dir_bytes(dir: &Path) -> u64 {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap())
-        .filter(|e| !e.file_name().to_string_lossy().starts_with("LOG"))
-        .map(|e| e.metadata().unwrap().len())
-        .sum()
+/// The bytes of the files in `dir` (the info LOG's included) and whether there is a LOG.
+fn dir_bytes(dir: &Path) -> (u64, bool) {
+    let files: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap()).collect();
+    let log = files.iter().any(|e| e.file_name() == "LOG" && e.metadata().unwrap().len() > 0);
+    (files.iter().map(|e| e.metadata().unwrap().len()).sum(), log)
 }
 
 /// Inserts rows `0..n` in batches of 16.
@@ -73,8 +69,9 @@ fn a_table_writer_stays_within_the_write_byte_cap() {
     assert!(secs > 3.0, "{bytes} bytes in {secs:.2} s: the run is too short to judge the cap");
     assert!((rate / cap as f64 - 1.0).abs() < 0.05, "{rate:.0} B/s against a cap of {cap}");
     assert!(after.waits > 0 && after.write_ios > 0, "{after}");
-    // Every byte in the directory (but the info LOG) went through the throttle.
-    let on_disk = dir_bytes(dir.path());
+    // Every byte in the directory, the info LOG's included, went through the throttle.
+    let (on_disk, log) = dir_bytes(dir.path());
+    assert!(log, "RocksDB wrote no info LOG");
     assert!(on_disk <= after.write_bytes, "{on_disk} bytes on disk, {} charged", after.write_bytes);
 }
 
@@ -130,4 +127,20 @@ fn without_caps_nothing_waits() {
     assert_eq!((s.waits, s.wait_micros), (0, 0), "{s}");
     let stats = cat.db().property("rocksdb.options-statistics");
     assert!(stats.is_none_or(|t| t.contains("talus.io.throttle.wait.micros COUNT : 0")));
+}
+
+#[test]
+fn opening_and_closing_charges_every_byte_written_the_info_log_included() {
+    // Nothing is deleted here, so every file's bytes must have been charged; the info LOG (the
+    // options dump, tens of KiB) is most of them.
+    let dir = tempfile::tempdir().unwrap();
+    let limits = IoLimits { write_iops: 1 << 20, ..IoLimits::default() };
+    let db = RocksDb::open(dir.path(), &options(limits), &[]).unwrap();
+    let throttle = db.throttle().unwrap().clone();
+    drop(db);
+    let (on_disk, log) = dir_bytes(dir.path());
+    let log_bytes = std::fs::metadata(dir.path().join("LOG")).unwrap().len();
+    assert!(log && log_bytes * 2 > on_disk, "LOG {log_bytes} of {on_disk} bytes");
+    let s = throttle.stats();
+    assert!(on_disk <= s.write_bytes, "{on_disk} bytes on disk, {s}");
 }

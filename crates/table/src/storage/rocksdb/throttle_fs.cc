@@ -13,8 +13,9 @@
 // - a direct-IO file's write is its bytes and its IOs at once, its sync one IO;
 // - a directory's Fsync is one write IO; Truncate, creating, renaming and deleting are free (as
 //   Talus's `set_len`, `create`, `rename`, `remove_file`);
-// - RocksDB's info LOG is not charged: `FileSystem::NewLogger` (forwarded to the default file
-//   system) makes a `PosixLogger` that writes on its own, a few KiB a minute.
+// - RocksDB's info LOG is a writable file like the others: `NewLogger` makes RocksDB's
+//   `EnvLogger` over the Env this file system belongs to, which opens it through
+//   `NewWritableFile` here (the default file system's `PosixLogger` would write on its own).
 //
 // The throttle itself lives in Rust: `talus_tbl_throttle` is the caps' handle and two callbacks
 // (`read(t, bytes)`, `write(t, ios, bytes)`) that sleep as the caps say; passed in by
@@ -293,6 +294,15 @@ class ThrottledFileSystem : public rocksdb::FileSystemWrapper {
     if (s.ok()) r->reset(new Directory(std::move(inner), c_));
     return s;
   }
+  IOStatus NewLogger(const std::string& f, const IOOptions&,
+                     std::shared_ptr<rocksdb::Logger>* r, IODebugContext*) override {
+    if (env_ == nullptr) return IOStatus::NotSupported("a throttled file system with no Env", f);
+    rocksdb::Status s = rocksdb::NewEnvLogger(f, env_, r);
+    return s.ok() ? IOStatus::OK() : IOStatus::IOError(s.ToString());
+  }
+  // The Env whose file system this is (set once, after the Env is made; it owns this).
+  void SetEnv(rocksdb::Env* env) { env_ = env; }
+
   // Memory-mapped buffers (only with `allow_mmap_reads`/`allow_mmap_writes`, which the table
   // layer's options leave off) would bypass the caps: refused rather than run uncapped.
   IOStatus NewMemoryMappedFileBuffer(const std::string& f,
@@ -302,11 +312,14 @@ class ThrottledFileSystem : public rocksdb::FileSystemWrapper {
 
  private:
   Charger c_;
+  rocksdb::Env* env_ = nullptr;
 };
 
 }  // namespace
 
 std::shared_ptr<rocksdb::Env> talus_tbl_throttled_env(const talus_tbl_throttle& t) {
-  std::shared_ptr<rocksdb::FileSystem> fs = std::make_shared<ThrottledFileSystem>(t);
-  return std::shared_ptr<rocksdb::Env>(rocksdb::NewCompositeEnv(fs));
+  std::shared_ptr<ThrottledFileSystem> fs = std::make_shared<ThrottledFileSystem>(t);
+  std::shared_ptr<rocksdb::Env> env(rocksdb::NewCompositeEnv(fs));
+  fs->SetEnv(env.get());
+  return env;
 }
