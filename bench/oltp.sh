@@ -97,11 +97,11 @@ tpcc_phase() {
   done
 }
 
-# Post 002's experiments on post 002's device. Talus and SQLite run under the IO throttle
+# Post 002's experiments on post 002's device. Every engine runs under the IO throttle
 # (IO_LIMIT: KVM's total_iops_sec=1000 and total_bytes_sec=16384000, reads and writes together;
-# Talus through its Fs, SQLite through the tools' throttled VFS on the same token buckets;
-# RocksDB, which does its own IO, runs on the uncapped disk: its rows are a reference, not the
-# same device). Reads are direct (P2_DIRECT) so the block cache
+# Talus through its Fs, RocksDB through talus-table's throttled rocksdb::FileSystem, SQLite
+# through the tools' throttled VFS, all on the same token buckets and counting rule: see
+# docs/design/throttle.md). Reads are direct (P2_DIRECT) so the block cache
 # (P2_CACHE) is the only cache and a miss is a device read, as a capped disk with no page cache
 # would see it. Each engine's database is prepared once per compression, uncapped, and copied
 # for each run. Compression: post 002's MyRocks string (LZ4 on every level, ZSTD level 1 at the
@@ -117,14 +117,12 @@ P2_SETTLE=${P2_SETTLE:-30}
 CMP_lz4="--compression_type=lz4"
 CMP_zstd1="--compression_per_level=kLZ4Compression --bottommost_compression=kZSTD --compression_opts=-14:1:0"
 
-# The engine's flags for one run: Talus and SQLite get the cap (RocksDB has no throttle).
+# The engine's flags for one run: every engine gets the cap.
 p2_flags() { # engine compression
-  local f="--warehouses=$RL_W --threads=$TPCC_THREADS --cache_size=$P2_CACHE"
-  [ "$1" = sqlite ] && { echo "$f $IO_LIMIT"; return; }
+  local f="--warehouses=$RL_W --threads=$TPCC_THREADS --cache_size=$P2_CACHE $IO_LIMIT"
+  [ "$1" = sqlite ] && { echo "$f"; return; }
   local c="CMP_$2"
-  f="$f $P2_DIRECT ${!c}"
-  [ "$1" = talus ] && f="$f $IO_LIMIT"
-  echo "$f"
+  echo "$f $P2_DIRECT ${!c}"
 }
 
 # Prepares DIR/db/p2-ENGINE-COMPRESSION once (uncapped: the load is not what is measured).
@@ -158,7 +156,8 @@ p2_run() { # engine compression rate name
   rm -rf "$db"
 }
 
-p2_engines() { echo "$ENGINES" | tr ' ' '\n' | grep -v sqlite | tr '\n' ' '; }
+# (Empty when ENGINES is only sqlite: grep's "no match" must not end the script under pipefail.)
+p2_engines() { echo "$ENGINES" | tr ' ' '\n' | { grep -v sqlite || true; } | tr '\n' ' '; }
 
 # Post 002's rate limiter experiment: off, 1, 2 and 4 MB/s (RL_RATES), each engine with post
 # 002's compression; SQLite (no rate limiter, no compression) once, with the first setting.
@@ -173,7 +172,7 @@ ratelimit_phase() {
       p2_run sqlite none 0 "ratelimit/sqlite"
       rm -rf "$DIR/db/p2-sqlite-none"
     fi
-    order=$(echo "$order" | tr ' ' '\n' | grep . | tac | tr '\n' ' ')
+    order=$(echo "$order" | tr ' ' '\n' | { grep . || true; } | tac | tr '\n' ' ')
   done
 }
 
@@ -188,7 +187,7 @@ compression_phase() {
       p2_prepare "$e" "$c"
       p2_run "$e" "$c" 0 "compression/$e-$c"
     done
-    order=$(echo "$order" | tr ' ' '\n' | grep . | tac | tr '\n' ' ')
+    order=$(echo "$order" | tr ' ' '\n' | { grep . || true; } | tac | tr '\n' ' ')
   done
   rm -rf "$DIR/db"/p2-*
 }

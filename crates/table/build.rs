@@ -1,5 +1,5 @@
 //! With the `rocksdb` feature, compiles the RocksDB backend's C++ shim
-//! (`src/storage/rocksdb/shim.cc`) against the RocksDB source tree `librocksdb-sys` builds (its
+//! (`src/storage/rocksdb/shim.cc`, and `throttle_fs.cc`, its capped device) against the RocksDB source tree `librocksdb-sys` builds (its
 //! manifest directory, which that crate publishes to its dependents), with the language level and
 //! defines it compiles RocksDB with ($CXXFLAGS, e.g. bench/build_rocksdb_adapter.sh's, are
 //! appended by `cc` as for RocksDB itself). Without the feature it does nothing.
@@ -11,8 +11,10 @@ fn main() {
 
 #[cfg(feature = "rocksdb")]
 fn rocksdb_shim() {
-    let shim = "src/storage/rocksdb/shim.cc";
-    println!("cargo:rerun-if-changed={shim}");
+    let files = ["src/storage/rocksdb/shim.cc", "src/storage/rocksdb/throttle_fs.cc"];
+    for f in files.iter().chain(&["src/storage/rocksdb/throttle_fs.h"]) {
+        println!("cargo:rerun-if-changed={f}");
+    }
     let Ok(dir) = std::env::var("DEP_ROCKSDB_CARGO_MANIFEST_DIR") else {
         panic!(
             "librocksdb-sys did not publish its source directory (DEP_ROCKSDB_CARGO_MANIFEST_DIR)"
@@ -21,7 +23,7 @@ fn rocksdb_shim() {
     let include = std::path::Path::new(&dir).join("rocksdb").join("include");
     cc::Build::new()
         .cpp(true)
-        .file(shim)
+        .files(files)
         .include(include)
         .flag("-std=c++17")
         .define("NDEBUG", Some("1"))

@@ -9,6 +9,7 @@ mod create_index;
 mod engines;
 mod helpers;
 mod integrity;
+mod rocksdb_throttle;
 mod rows;
 mod size;
 mod transactions;

@@ -21,6 +21,15 @@ pub(super) type EntryFn = unsafe extern "C" fn(
 pub(super) type SlotFn =
     unsafe extern "C" fn(out: *mut c_void, i: usize, p: *const c_char, n: usize);
 
+/// `talus_tbl_throttle` (throttle_fs.h): a Talus `Throttle` and the callbacks that wait on it.
+#[repr(C)]
+pub(super) struct ThrottleHandle {
+    pub throttle: *const c_void,
+    pub read: unsafe extern "C" fn(throttle: *const c_void, bytes: u64),
+    pub write: unsafe extern "C" fn(throttle: *const c_void, ios: u64, bytes: u64),
+    pub max_io_bytes: u64,
+}
+
 extern "C" {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn talus_tbl_prepare(
@@ -36,6 +45,7 @@ extern "C" {
         charge_metadata: u8,
         rate_bytes_per_sec: i64,
         statistics: u8,
+        throttle: *const ThrottleHandle,
         err: *mut *mut c_char,
     ) -> *mut c_void;
     pub(super) fn talus_tbl_prepared_free(p: *mut c_void);

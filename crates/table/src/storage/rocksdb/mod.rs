@@ -10,6 +10,10 @@
 //! caller's accepted list is refused and nothing is written. A directory Talus wrote is refused
 //! too ([`crate::TableError::OtherEngine`]).
 //!
+//! Device caps (`io_limit_*`, docs/design/throttle.md): RocksDB opens every file through a
+//! file system (`throttle_fs.cc`) that waits on a Talus `Throttle` of those caps, counted as
+//! Talus's `ThrottledFs` counts ([`RocksDb::io_throttle`] reads the counts back).
+//!
 //! Differences from the Talus backend, by design: `ingest_behind` always answers "refused"
 //! (RocksDB ingests behind only with `allow_ingest_behind`, which reserves the last level for
 //! ingested files and changes compaction), so index builds take the catch-up path; scratch
@@ -21,11 +25,13 @@
 mod cursor;
 mod ffi;
 pub mod options;
+mod throttle;
 
 use std::ffi::{c_char, c_int, c_void, CString};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use talus::fs::throttle::{Throttle, ThrottleStats};
 use talus::fs::{Fs, StdFs};
 use talus::WriteOptions;
 
@@ -46,9 +52,11 @@ fn c_path(p: &Path) -> SResult<CString> {
     c_string(&p.display().to_string(), p.as_os_str().as_encoded_bytes())
 }
 
-/// The open database; closed when the last `Arc` of it goes.
+/// The open database; closed when the last `Arc` of it goes. `throttle`, which RocksDB's file
+/// system points at, is dropped after the close (a field drops after `drop` ran).
 pub(crate) struct DbHandle {
     h: *mut c_void,
+    throttle: Option<Arc<Throttle>>,
 }
 
 // SAFETY: RocksDB's `DB` may be used from any thread.
@@ -234,14 +242,17 @@ impl Drop for Prepared {
     }
 }
 
-fn prepare(r: &RocksOptions) -> SResult<Prepared> {
+fn prepare(r: &RocksOptions, throttle: Option<&Arc<Throttle>>) -> SResult<Prepared> {
     let (db, cf, table) = (
         c_string("db", r.db.as_bytes())?,
         c_string("cf", r.cf.as_bytes())?,
         c_string("table", r.table.as_bytes())?,
     );
+    let handle = throttle.map(throttle::handle);
+    let handle_ptr = handle.as_ref().map_or(std::ptr::null(), |h| h as *const ThrottleHandle);
     let mut err: *mut c_char = std::ptr::null_mut();
-    // SAFETY: NUL-terminated strings that outlive the call; RocksDB copies what it keeps.
+    // SAFETY: NUL-terminated strings that outlive the call; RocksDB copies what it keeps. The
+    // throttle handle is copied; the throttle it names outlives every file (see `DbHandle`).
     let p = unsafe {
         talus_tbl_prepare(
             db.as_ptr(),
@@ -256,6 +267,7 @@ fn prepare(r: &RocksOptions) -> SResult<Prepared> {
             u8::from(r.charge_metadata),
             r.rate_bytes_per_sec,
             u8::from(r.statistics),
+            handle_ptr,
             &mut err,
         )
     };
@@ -285,7 +297,9 @@ impl RocksDb {
     /// (`InvalidArgument` listing each difference).
     pub fn open(path: &Path, o: &talus::Options, accept: &[String]) -> Result<RocksDb> {
         super::refuse_other_engine(path, Self::NAME)?;
-        let prepared = prepare(&rocks_options(o))?;
+        let r = rocks_options(o);
+        let throttle = throttle::for_limits(r.io_limits);
+        let prepared = prepare(&r, throttle.as_ref())?;
         let talus = talus::options_file::render(o);
         let rocksdb = options_text(&prepared)?;
         let comparison = compare(&talus, &rocksdb, accept);
@@ -316,10 +330,21 @@ impl RocksDb {
             ))));
         }
         Ok(RocksDb {
-            db: Arc::new(DbHandle { h }),
+            db: Arc::new(DbHandle { h, throttle }),
             path: path.to_path_buf(),
             report: OptionsReport { talus, rocksdb, comparison },
         })
+    }
+
+    /// What the device caps counted and waited since open (`io_limit_*`; none without caps).
+    pub fn io_throttle(&self) -> Option<ThrottleStats> {
+        self.db.throttle.as_ref().map(|t| t.stats())
+    }
+
+    /// The device caps' throttle (none without caps), shared with RocksDB's file system: its
+    /// counts stay readable after the database closed.
+    pub fn throttle(&self) -> Option<&Arc<Throttle>> {
+        self.db.throttle.as_ref()
     }
 
     /// The options comparison made at open.
@@ -501,6 +526,15 @@ impl Storage for RocksDb {
             let c = CString::new(name).ok()?;
             unsafe { talus_tbl_property(self.h(), c.as_ptr()) }
         };
-        (!v.is_null()).then(|| take_string(v))
+        let text = (!v.is_null()).then(|| take_string(v))?;
+        match (&self.db.throttle, name) {
+            // The throttle's waits in Talus's ticker's name, so the tools' interval files show
+            // them for RocksDB as for Talus.
+            (Some(t), "rocksdb.options-statistics") => Some(format!(
+                "{text}talus.io.throttle.wait.micros COUNT : {}\n",
+                t.stats().wait_micros
+            )),
+            _ => Some(text),
+        }
     }
 }

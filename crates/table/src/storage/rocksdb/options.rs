@@ -4,7 +4,8 @@
 //! (`GetDBOptionsFromString`, ...), strictly. What RocksDB keeps as objects rather than strings
 //! is passed as plain arguments: the block cache (its type, capacity, shards, limits), the rate
 //! limiter and statistics. The Talus-only options ([`TALUS_ONLY`]) have no RocksDB meaning and
-//! are not passed. Pure: no IO.
+//! are not passed, except the device caps (`io_limit_*`), which go as [`RocksOptions::io_limits`]
+//! to the shim's throttled file system (`throttle_fs.cc`). Pure: no IO.
 
 use talus::options::CacheType;
 use talus::Options;
@@ -12,13 +13,20 @@ use talus::Options;
 use crate::storage::options_diff::parse_sections;
 
 /// Options Talus has and RocksDB does not (or not as a string option): never passed. The block
-/// cache, the rate limiter and statistics go as [`RocksOptions`]' fields instead.
+/// cache, the rate limiter, statistics and the device caps go as [`RocksOptions`]' fields
+/// instead.
 pub const TALUS_ONLY: &[&str] = &[
     "compaction_thread_nice",
     "wal_mmap_writes",
     "rate_limiter_bytes_per_sec",
     "intra_l0_compaction",
     "block_cache",
+    "io_limit_read_iops",
+    "io_limit_write_iops",
+    "io_limit_read_bytes_per_sec",
+    "io_limit_write_bytes_per_sec",
+    "io_limit_iops",
+    "io_limit_bytes_per_sec",
 ];
 
 /// RocksDB's options for a set of Talus options.
@@ -48,6 +56,9 @@ pub struct RocksOptions {
     pub rate_bytes_per_sec: i64,
     /// Keep RocksDB's statistics (`rocksdb.options-statistics`).
     pub statistics: bool,
+    /// The device caps (`io_limit_*`): every file RocksDB opens waits on a Talus throttle of
+    /// these (none set: RocksDB's default file system).
+    pub io_limits: talus::fs::throttle::IoLimits,
 }
 
 /// RocksDB's options for `o`.
@@ -85,6 +96,7 @@ pub fn rocks_options(o: &Options) -> RocksOptions {
         ),
         rate_bytes_per_sec: o.rate_limiter_bytes_per_sec as i64,
         statistics: o.statistics,
+        io_limits: o.io_limits,
     }
 }
 
@@ -108,5 +120,17 @@ mod tests {
         assert!(r.table.contains("filter_policy="), "{}", r.table);
         assert!(!r.table.contains("block_cache"), "{}", r.table);
         assert_eq!((r.rate_bytes_per_sec, r.cache_type), (5, 0));
+        assert!(r.io_limits.is_unlimited());
+    }
+
+    #[test]
+    fn device_caps_go_as_a_field_not_as_rocksdb_options() {
+        let mut o = Options::default();
+        o.io_limits.iops = 1000;
+        o.io_limits.bytes_per_sec = 16_384_000;
+        assert!(talus::options_file::render(&o).contains("io_limit_iops=1000"));
+        let r = rocks_options(&o);
+        assert!(!r.db.contains("io_limit"), "{}", r.db);
+        assert_eq!((r.io_limits.iops, r.io_limits.bytes_per_sec), (1000, 16_384_000));
     }
 }

@@ -36,6 +36,7 @@
 #include "rocksdb/status.h"
 #include "rocksdb/table.h"
 #include "rocksdb/write_batch.h"
+#include "throttle_fs.h"
 
 namespace {
 
@@ -47,13 +48,17 @@ char* malloc_copy(const std::string& s) {
 
 char* error(const rocksdb::Status& s) { return s.ok() ? nullptr : malloc_copy(s.ToString()); }
 
+// `env`: the capped device's Env (throttle_fs.cc) when the options have caps, else null; held
+// as long as the options that point at it.
 struct Prepared {
   rocksdb::Options options;
+  std::shared_ptr<rocksdb::Env> env;
 };
 
 struct Handle {
   rocksdb::DB* db;
   rocksdb::Options options;
+  std::shared_ptr<rocksdb::Env> env;
 };
 
 struct Iter {
@@ -78,13 +83,15 @@ typedef void (*slot_fn)(void* out, size_t i, const char* p, size_t n);
 extern "C" {
 
 // Builds the options from RocksDB option strings and the cache, rate limiter and statistics
-// arguments; touches no file. `cache_type`: 0 LRU, 1 HyperClockCache, 2 none. On error returns
-// null and sets `*err`.
+// arguments; touches no file. `cache_type`: 0 LRU, 1 HyperClockCache, 2 none. `throttle`: the
+// device caps every file of the database waits on (throttle_fs.cc), copied; null for none. On
+// error returns null and sets `*err`.
 void* talus_tbl_prepare(const char* db_opts, const char* cf_opts, const char* table_opts,
                         int cache_type, size_t cache_capacity, int shard_bits,
                         unsigned char strict_capacity, double high_pri_ratio,
                         size_t estimated_entry_charge, unsigned char charge_metadata,
-                        int64_t rate_bytes_per_sec, unsigned char statistics, char** err) {
+                        int64_t rate_bytes_per_sec, unsigned char statistics,
+                        const talus_tbl_throttle* throttle, char** err) {
   rocksdb::ConfigOptions cfg;
   cfg.ignore_unknown_options = false;
   cfg.input_strings_escaped = false;
@@ -126,6 +133,10 @@ void* talus_tbl_prepare(const char* db_opts, const char* cf_opts, const char* ta
     p->options.rate_limiter.reset(rocksdb::NewGenericRateLimiter(rate_bytes_per_sec));
   }
   if (statistics != 0) p->options.statistics = rocksdb::CreateDBStatistics();
+  if (throttle != nullptr) {
+    p->env = talus_tbl_throttled_env(*throttle);
+    p->options.env = p->env.get();
+  }
   return p;
 }
 
@@ -158,6 +169,7 @@ char* talus_tbl_options_text(void* p, char** err) {
 void* talus_tbl_open(void* p, const char* path, char** err) {
   Handle* h = new Handle();
   h->options = static_cast<Prepared*>(p)->options;
+  h->env = static_cast<Prepared*>(p)->env;
   rocksdb::Status s = rocksdb::DB::Open(h->options, path, &h->db);
   if (!s.ok()) {
     delete h;
