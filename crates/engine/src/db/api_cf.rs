@@ -205,4 +205,41 @@ impl Db {
         self.flush()?;
         inner.compact_range(&data, begin, end)
     }
+
+    /// [`Db::property`] of family `cf` (RocksDB's `GetProperty` with a family): the per-family
+    /// names (`talus.num-files-at-level<N>`, `talus.estimate-num-keys`,
+    /// `talus.cur-size-active-mem-table`, `talus.num-immutable-mem-table`,
+    /// `talus.estimate-pending-compaction-bytes`, `talus.levelstats`, `talus.stats`,
+    /// `talus.cfstats`, `talus.total-sst-files-size`, `talus.estimate-live-data-size`, the blob
+    /// file ones, ...) answer for that family; the database-wide ones (the WAL, caches,
+    /// snapshots, jobs, `talus.dbstats`) are the same for every family. `None` for an unknown
+    /// name or a handle of another database.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = talus::Db::open(dir.path(), talus::Options { create_if_missing: true, ..Default::default() }).unwrap();
+    /// let cf = db.create_column_family("c", &talus::Options::default()).unwrap();
+    /// db.put_cf(&cf, b"k1", b"v").unwrap();
+    /// db.put_cf(&cf, b"k2", b"v").unwrap();
+    /// assert_eq!(db.property_int_cf(&cf, "rocksdb.estimate-num-keys"), Some(2));
+    /// assert_eq!(db.property_int("rocksdb.estimate-num-keys"), Some(0), "default's");
+    /// assert!(db.property_cf(&cf, "rocksdb.cfstats").unwrap().contains("Compaction Stats [c]"));
+    /// ```
+    pub fn property_cf(&self, cf: &ColumnFamily, name: &str) -> Option<String> {
+        let inner = self.inner();
+        let data = inner.family(cf).ok()?;
+        inner.property_of(&data, name)
+    }
+
+    /// [`Db::property_cf`] as a number (RocksDB's `GetIntProperty` with a family): `None` for
+    /// an unknown name or one whose value is not a number.
+    pub fn property_int_cf(&self, cf: &ColumnFamily, name: &str) -> Option<u64> {
+        self.property_cf(cf, name)?.trim().parse().ok()
+    }
+
+    /// [`Db::property`] as a number (RocksDB's `GetIntProperty`): `default`'s value of a
+    /// per-family name. `None` for an unknown name or one whose value is not a number.
+    pub fn property_int(&self, name: &str) -> Option<u64> {
+        self.property(name)?.trim().parse().ok()
+    }
 }

@@ -45,6 +45,7 @@ mod open_families;
 mod options_file;
 mod pinned;
 mod properties;
+mod properties_cf;
 mod read;
 mod replay;
 mod replay_mems;
@@ -409,6 +410,8 @@ impl Db {
 
     /// A named property: `talus.stats`, `talus.num-files-at-level<N>`,
     /// `talus.estimate-num-keys`, `talus.cur-size-all-mem-tables`, … (`rocksdb.` works too).
+    /// The per-family ones are the `default` family's, as RocksDB's `GetProperty` without a
+    /// family; [`Db::property_cf`] asks another family.
     ///
     /// ```
     /// # let dir = tempfile::tempdir().unwrap();
