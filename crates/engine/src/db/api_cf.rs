@@ -242,4 +242,36 @@ impl Db {
     pub fn property_int(&self, name: &str) -> Option<u64> {
         self.property(name)?.trim().parse().ok()
     }
+
+    /// [`Db::ingest_external_file`] into family `cf` (RocksDB's `IngestExternalFile` with a
+    /// family): the same checks against that family's memtables (an overlap flushes) and
+    /// levels, the same sequence numbers, the files recorded in that family's version with one
+    /// MANIFEST edit. `InvalidArgument` for a dropped family or a handle of another database.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = talus::Db::open(dir.path(), talus::Options { create_if_missing: true, ..Default::default() }).unwrap();
+    /// let cf = db.create_column_family("bulk", &talus::Options::default()).unwrap();
+    /// let outside = tempfile::tempdir().unwrap();
+    /// let path = outside.path().join("bulk.sst");
+    /// let mut w = talus::SstFileWriter::open(&path, db.options()).unwrap();
+    /// w.put(b"a", b"1").unwrap();
+    /// w.finish().unwrap();
+    /// db.ingest_external_file_cf(&cf, &[&path], &talus::IngestOptions::default()).unwrap();
+    /// assert_eq!(db.get_cf(&cf, b"a").unwrap().as_deref(), Some(&b"1"[..]));
+    /// assert_eq!(db.get(b"a").unwrap(), None);
+    /// ```
+    pub fn ingest_external_file_cf(
+        &self,
+        cf: &ColumnFamily,
+        paths: &[impl AsRef<std::path::Path>],
+        opts: &crate::IngestOptions,
+    ) -> Result<()> {
+        let inner = self.inner();
+        inner.check_writable()?;
+        let data = inner.family(cf)?;
+        let paths: Vec<std::path::PathBuf> =
+            paths.iter().map(|p| p.as_ref().to_path_buf()).collect();
+        inner.ingest_external_files(&data, &paths, opts)
+    }
 }

@@ -405,7 +405,8 @@ impl Db {
         self.inner().check_writable()?;
         let paths: Vec<std::path::PathBuf> =
             paths.iter().map(|p| p.as_ref().to_path_buf()).collect();
-        self.inner().ingest_external_files(&paths, opts)
+        let inner = self.inner();
+        inner.ingest_external_files(&inner.default_cf, &paths, opts)
     }
 
     /// A named property: `talus.stats`, `talus.num-files-at-level<N>`,
