@@ -41,10 +41,20 @@ impl Db {
 
     /// Deletes `key` from family `cf`.
     pub fn delete_cf(&self, cf: &ColumnFamily, key: impl AsRef<[u8]>) -> Result<()> {
+        self.delete_cf_opt(cf, key, &WriteOptions::default())
+    }
+
+    /// [`Db::delete_cf`] under `opts`.
+    pub fn delete_cf_opt(
+        &self,
+        cf: &ColumnFamily,
+        key: impl AsRef<[u8]>,
+        opts: &WriteOptions,
+    ) -> Result<()> {
         self.inner().family(cf)?;
         let mut b = WriteBatch::new();
         b.delete_cf(cf, key);
-        self.write(b, &WriteOptions::default())
+        self.write(b, opts)
     }
 
     /// Merges the operand `value` into `key` of family `cf` (the family's merge operator;
@@ -55,10 +65,21 @@ impl Db {
         key: impl AsRef<[u8]>,
         value: impl AsRef<[u8]>,
     ) -> Result<()> {
+        self.merge_cf_opt(cf, key, value, &WriteOptions::default())
+    }
+
+    /// [`Db::merge_cf`] under `opts`.
+    pub fn merge_cf_opt(
+        &self,
+        cf: &ColumnFamily,
+        key: impl AsRef<[u8]>,
+        value: impl AsRef<[u8]>,
+        opts: &WriteOptions,
+    ) -> Result<()> {
         self.inner().family(cf)?;
         let mut b = WriteBatch::new();
         b.merge_cf(cf, key, value);
-        self.write(b, &WriteOptions::default())
+        self.write(b, opts)
     }
 
     /// Deletes every key of family `cf` in `[begin, end)`; `begin > end` is `InvalidArgument`.
@@ -67,6 +88,17 @@ impl Db {
         cf: &ColumnFamily,
         begin: impl AsRef<[u8]>,
         end: impl AsRef<[u8]>,
+    ) -> Result<()> {
+        self.delete_range_cf_opt(cf, begin, end, &WriteOptions::default())
+    }
+
+    /// [`Db::delete_range_cf`] under `opts`.
+    pub fn delete_range_cf_opt(
+        &self,
+        cf: &ColumnFamily,
+        begin: impl AsRef<[u8]>,
+        end: impl AsRef<[u8]>,
+        opts: &WriteOptions,
     ) -> Result<()> {
         self.inner().family(cf)?;
         let (begin, end) = (begin.as_ref(), end.as_ref());
@@ -77,7 +109,7 @@ impl Db {
         }
         let mut b = WriteBatch::new();
         b.delete_range_cf(cf, begin, end);
-        self.write(b, &WriteOptions::default())
+        self.write(b, opts)
     }
 
     /// The value of `key` in family `cf`, if any.
