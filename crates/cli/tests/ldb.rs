@@ -351,6 +351,10 @@ fn families_are_created_written_read_and_dropped() {
     ldb_ok(&db, &["--column_family=users", "delete", "b"]);
     ldb_ok(&db, &["--column_family=users", "compact"]);
     assert_eq!(text(&ldb_ok(&db, &["--column_family=users", "dump"])).lines().count(), 3);
+    // Properties are the family's: `users` holds `a` and `c`, `default` its `a`.
+    let keys = |cf: &str| text(&ldb_ok(&db, &[cf, "get_property", "rocksdb.estimate-num-keys"]));
+    assert_eq!(keys("--column_family=users"), "rocksdb.estimate-num-keys: 2\n");
+    assert_eq!(keys("--column_family=default"), "rocksdb.estimate-num-keys: 1\n");
     assert_eq!(
         text(&ldb_ok(&db, &["list_column_families"])),
         format!("Column families in {}: \n{{default, users}}\n", db.display())

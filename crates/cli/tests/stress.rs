@@ -384,7 +384,7 @@ fn checkpoints_and_backups_are_checked_and_what_a_kill_leaves_is_judged() {
 
 /// `--column_families=3`: keys spread over three families (the database has them afterwards),
 /// a crash loop passes, and the verification still catches a lost write in a family other
-/// than `default`; ingestion, checkpoints and backups are refused with several families.
+/// than `default`; checkpoints and backups are refused with several families.
 #[test]
 fn column_families_are_stressed_and_checked() {
     let dir = tempfile::tempdir().unwrap();
@@ -422,7 +422,7 @@ fn column_families_are_stressed_and_checked() {
     let (code, out, err) = worker(dir.path(), &["--verify_only", "--column_families=3"]);
     assert_eq!(code, 0, "{out}\n{err}");
 
-    for bad in ["--checkpoint_one_in=10", "--ingest_one_in=10", "--column_families=0"] {
+    for bad in ["--checkpoint_one_in=10", "--backup_one_in=10", "--column_families=0"] {
         let (code, _, err) = worker(dir.path(), &["--column_families=3", bad]);
         assert_eq!(code, 2, "{bad}: {err}");
     }

@@ -44,6 +44,37 @@ fn ingestions_are_checked_like_batches() {
     assert_eq!(std::fs::read_dir(&scratch).unwrap().count(), 0, "files left in the scratch dir");
 }
 
+/// With `--column_families=3` each ingestion takes keys of one family into that family
+/// (`ingest_external_file_cf`): the verification reads every key from its own family, so a key
+/// ingested into another family fails it.
+#[test]
+fn ingestions_into_families_are_checked_like_batches() {
+    let tmp = tempfile::tempdir().unwrap();
+    let args = ["--ops_per_thread=3000", "--ingest_one_in=30", "--column_families=3"];
+    let (code, out, err) = run(tmp.path(), &args);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let ingests: u64 = out
+        .lines()
+        .rev()
+        .find_map(|l| l.split(' ').find_map(|f| f.strip_prefix("ingests=")))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    assert!(ingests >= 50, "only {ingests} ingestions:\n{out}");
+    let (code, out, err) = run(tmp.path(), &["--verify_only", "--column_families=3"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    // Families 1 and 2 hold ingested tables of their own.
+    let descs = ["1", "2"].map(|n| talus::ColumnFamilyDescriptor::new(n, Default::default()));
+    let db = talus::Db::open_cf_read_only(tmp.path().join("db"), Default::default(), descs);
+    let db = db.unwrap();
+    for name in ["1", "2"] {
+        let cf = db.cf_handle(name).unwrap();
+        let files: u64 = (0..7)
+            .map(|l| db.property_int_cf(&cf, &format!("talus.num-files-at-level{l}")).unwrap())
+            .sum();
+        assert!(files > 0, "family {name} has no table");
+    }
+}
+
 #[cfg(not(feature = "kill-points"))]
 #[test]
 fn kill_points_are_refused_without_the_feature() {

@@ -14,8 +14,6 @@
 
 mod cf;
 
-pub(crate) use cf::check_families_exist;
-
 use crate::coding::{put_length_prefixed, put_varint32, varint_len, Decoder};
 use crate::column_family::{ColumnFamily, DEFAULT_COLUMN_FAMILY_ID};
 use crate::error::{Error, Result};

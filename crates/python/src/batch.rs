@@ -1,6 +1,7 @@
 //! `talus.WriteBatch`: writes applied atomically. `db.write_batch()` gives one bound to its
 //! database, a context manager that writes on a clean exit and discards on an exception;
-//! `talus.WriteBatch()` makes an unbound one for `db.write(batch)`.
+//! `talus.WriteBatch()` makes an unbound one for `db.write(batch)`. Each operation takes a
+//! `cf=` column family (`default` without it): one batch spans families atomically.
 //!
 //! Adding to a batch copies the key and value into it with the GIL held (no IO, no lock: the
 //! batch is the Python object's own, guarded by PyO3's borrow check). A key or value over the
@@ -14,6 +15,7 @@ use pyo3::prelude::*;
 
 use crate::args;
 use crate::errors;
+use crate::family::PyColumnFamily;
 use crate::handle::DbHandle;
 
 /// A batch of writes; see the module doc.
@@ -44,6 +46,14 @@ fn used() -> PyErr {
     errors::Closed::new_err("the WriteBatch was already written")
 }
 
+/// The engine's handle of a `cf=` argument (its slot read with the GIL released).
+fn family(
+    py: Python<'_>,
+    cf: Option<&Bound<'_, PyColumnFamily>>,
+) -> PyResult<Option<talus::ColumnFamily>> {
+    cf.map(|c| c.get().handle(py)).transpose()
+}
+
 fn check_size(key: usize, value: usize) -> PyResult<()> {
     talus::batch::check_entry_size(key, value).map_err(errors::engine)
 }
@@ -56,38 +66,77 @@ impl PyWriteBatch {
         PyWriteBatch { batch: Some(talus::WriteBatch::new()), db: None, wo: Default::default() }
     }
 
-    /// Adds "set `key` to `value`".
-    fn put(&mut self, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+    /// Adds "set `key` to `value`" (in family `cf`).
+    #[pyo3(signature = (key, value, *, cf = None))]
+    fn put(
+        &mut self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        value: &Bound<'_, PyAny>,
+        cf: Option<&Bound<'_, PyColumnFamily>>,
+    ) -> PyResult<()> {
         let k = args::bytes(key, "key")?;
         let v = args::bytes(value, "value")?;
         check_size(k.len(), v.len())?;
-        self.batch()?.put(&k, &v);
+        match family(py, cf)? {
+            Some(c) => self.batch()?.put_cf(&c, &k, &v),
+            None => self.batch()?.put(&k, &v),
+        }
         Ok(())
     }
 
-    /// Adds "merge the operand `value` into `key`".
-    fn merge(&mut self, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+    /// Adds "merge the operand `value` into `key`" (in family `cf`).
+    #[pyo3(signature = (key, value, *, cf = None))]
+    fn merge(
+        &mut self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        value: &Bound<'_, PyAny>,
+        cf: Option<&Bound<'_, PyColumnFamily>>,
+    ) -> PyResult<()> {
         let k = args::bytes(key, "key")?;
         let v = args::bytes(value, "value")?;
         check_size(k.len(), v.len())?;
-        self.batch()?.merge(&k, &v);
+        match family(py, cf)? {
+            Some(c) => self.batch()?.merge_cf(&c, &k, &v),
+            None => self.batch()?.merge(&k, &v),
+        }
         Ok(())
     }
 
-    /// Adds "delete `key`".
-    fn delete(&mut self, key: &Bound<'_, PyAny>) -> PyResult<()> {
+    /// Adds "delete `key`" (in family `cf`).
+    #[pyo3(signature = (key, *, cf = None))]
+    fn delete(
+        &mut self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        cf: Option<&Bound<'_, PyColumnFamily>>,
+    ) -> PyResult<()> {
         let k = args::bytes(key, "key")?;
         check_size(k.len(), 0)?;
-        self.batch()?.delete(&k);
+        match family(py, cf)? {
+            Some(c) => self.batch()?.delete_cf(&c, &k),
+            None => self.batch()?.delete(&k),
+        }
         Ok(())
     }
 
-    /// Adds "delete every key in `[start, stop)`".
-    fn delete_range(&mut self, start: &Bound<'_, PyAny>, stop: &Bound<'_, PyAny>) -> PyResult<()> {
+    /// Adds "delete every key in `[start, stop)`" (of family `cf`).
+    #[pyo3(signature = (start, stop, *, cf = None))]
+    fn delete_range(
+        &mut self,
+        py: Python<'_>,
+        start: &Bound<'_, PyAny>,
+        stop: &Bound<'_, PyAny>,
+        cf: Option<&Bound<'_, PyColumnFamily>>,
+    ) -> PyResult<()> {
         let a = args::bytes(start, "start")?;
         let b = args::bytes(stop, "stop")?;
         check_size(a.len(), b.len())?;
-        self.batch()?.delete_range(&a, &b);
+        match family(py, cf)? {
+            Some(c) => self.batch()?.delete_range_cf(&c, &a, &b),
+            None => self.batch()?.delete_range(&a, &b),
+        }
         Ok(())
     }
 

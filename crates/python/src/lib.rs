@@ -21,7 +21,7 @@
 //!
 //! Modules: `errors` (the exception classes), `args` (bytes arguments), `options` (engine
 //! options by RocksDB's names), `slot` (slots and closing), `handle` (an open database and its
-//! children), `db` (`talus.DB`), `read` (reads shared by `DB` and `Snapshot`), `snapshot`,
+//! children), `db` (`talus.DB`), `family` (`ColumnFamily` and the `cf=` argument), `read` (reads shared by `DB` and `Snapshot`), `snapshot`,
 //! `batch` (`WriteBatch`), `iter` (`Iterator`: items, keys, values), `raw_iter`
 //! (`RawIterator`), `tables` (`Catalog`, `Table`, `Transaction`).
 #![deny(clippy::unwrap_used, clippy::expect_used)]
@@ -33,6 +33,7 @@ mod backup;
 mod batch;
 mod db;
 mod errors;
+mod family;
 mod handle;
 mod iter;
 mod options;
@@ -69,6 +70,7 @@ fn talus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     errors::register(m)?;
     m.add_class::<db::PyDb>()?;
+    m.add_class::<family::PyColumnFamily>()?;
     m.add_class::<batch::PyWriteBatch>()?;
     m.add_class::<snapshot::PySnapshot>()?;
     m.add_class::<iter::PyIter>()?;

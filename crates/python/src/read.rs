@@ -14,6 +14,7 @@ use pyo3::types::{PyBytes, PyList};
 
 use crate::args::{self, Bytes};
 use crate::errors;
+use crate::family::{self, Cf};
 use crate::handle::DbHandle;
 use crate::iter::{Cursor, Kind, PyIter};
 use crate::raw_iter::PyRawIter;
@@ -79,12 +80,23 @@ impl Reader {
         Ok(talus::ReadOptions { snapshot, ..Default::default() })
     }
 
-    /// The value of `key`, pinned (GIL released meanwhile).
-    fn get_pinned(&self, py: Python<'_>, key: &[u8]) -> PyResult<Option<talus::PinnedSlice>> {
+    /// The value of `key` in family `cf`, pinned (GIL released meanwhile).
+    fn get_pinned(
+        &self,
+        py: Python<'_>,
+        key: &[u8],
+        cf: &Cf,
+    ) -> PyResult<Option<talus::PinnedSlice>> {
         py.detach(|| {
-            self.h.with(|db| match &self.snap {
-                None => db.get_pinned(key).map_err(errors::engine),
-                Some(_) => db.get_pinned_opt(key, &self.read_options()?).map_err(errors::engine),
+            self.h.with(|db| match (&self.snap, cf) {
+                (None, None) => db.get_pinned(key).map_err(errors::engine),
+                _ => {
+                    let ro = self.read_options()?;
+                    family::call(cf, |c| match c {
+                        Some(c) => db.get_pinned_cf_opt(c, key, &ro),
+                        None => db.get_pinned_opt(key, &ro),
+                    })
+                }
             })?
         })
     }
@@ -95,9 +107,10 @@ impl Reader {
         py: Python<'py>,
         key: &Bound<'py, PyAny>,
         default: Option<Bound<'py, PyAny>>,
+        cf: &Cf,
     ) -> PyResult<Bound<'py, PyAny>> {
         let k = args::bytes(key, "key")?;
-        Ok(match self.get_pinned(py, &k)? {
+        Ok(match self.get_pinned(py, &k, cf)? {
             Some(v) => PyBytes::new(py, &v).into_any(),
             None => default.unwrap_or_else(|| py.None().into_bound(py)),
         })
@@ -110,7 +123,7 @@ impl Reader {
         key: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyBytes>> {
         let k = args::bytes(key, "key")?;
-        match self.get_pinned(py, &k)? {
+        match self.get_pinned(py, &k, &None)? {
             Some(v) => Ok(PyBytes::new(py, &v)),
             None => Err(PyKeyError::new_err(key.clone().unbind())),
         }
@@ -119,7 +132,7 @@ impl Reader {
     /// `key in obj`.
     pub(crate) fn contains(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
         let k = args::bytes(key, "key")?;
-        Ok(self.get_pinned(py, &k)?.is_some())
+        Ok(self.get_pinned(py, &k, &None)?.is_some())
     }
 
     /// `multi_get(keys)`: a list of values (`None` where absent), in the order of `keys`, read
@@ -128,6 +141,7 @@ impl Reader {
         &self,
         py: Python<'py>,
         keys: &Bound<'py, PyAny>,
+        cf: &Cf,
     ) -> PyResult<Bound<'py, PyList>> {
         // A list or tuple is read in place (no iterator protocol per key).
         let objs: Vec<Bound<'py, PyAny>> = if let Ok(l) = keys.cast::<PyList>() {
@@ -142,7 +156,11 @@ impl Reader {
         let got = py.detach(|| {
             self.h.with(|db| -> PyResult<Vec<Option<Vec<u8>>>> {
                 let ro = self.read_options()?;
-                db.multi_get(&ks, &ro).into_iter().map(|r| r.map_err(errors::engine)).collect()
+                let got = family::on(cf, |c| match c {
+                    Some(c) => db.multi_get_cf(c, &ks, &ro),
+                    None => db.multi_get(&ks, &ro),
+                })?;
+                got.into_iter().map(|r| r.map_err(errors::engine)).collect()
             })?
         })?;
         // One list of the final length, filled in place (no appends).
@@ -164,24 +182,32 @@ impl Reader {
         kind: Kind,
         b: Bounds,
         reverse: bool,
+        cf: &Cf,
     ) -> PyResult<PyIter> {
         let cursor = py.detach(|| {
             self.h.adopt(|db| {
-                let ro = self.iter_options(b)?;
-                Ok(CursorSlot::new(Cursor::new(db.raw_iter(&ro), reverse), "the iterator"))
+                let raw = self.raw_iter_in(db, b, cf)?;
+                Ok(CursorSlot::new(Cursor::new(raw, reverse), "the iterator"))
             })
         })?;
         Ok(PyIter::new(cursor, kind))
     }
 
     /// A `RawIterator` within `b`, not positioned.
-    pub(crate) fn raw_iter(&self, py: Python<'_>, b: Bounds) -> PyResult<PyRawIter> {
+    pub(crate) fn raw_iter(&self, py: Python<'_>, b: Bounds, cf: &Cf) -> PyResult<PyRawIter> {
         let raw = py.detach(|| {
-            self.h.adopt(|db| {
-                Ok(CursorSlot::new(db.raw_iter(&self.iter_options(b)?), "the iterator"))
-            })
+            self.h.adopt(|db| Ok(CursorSlot::new(self.raw_iter_in(db, b, cf)?, "the iterator")))
         })?;
         Ok(PyRawIter::new(raw))
+    }
+
+    /// The engine's cursor over family `cf` within `b` (under the database's read lock).
+    fn raw_iter_in(&self, db: &talus::Db, b: Bounds, cf: &Cf) -> PyResult<talus::RawIter> {
+        let ro = self.iter_options(b)?;
+        family::call(cf, |c| match c {
+            Some(c) => db.raw_iter_cf(c, &ro),
+            None => Ok(db.raw_iter(&ro)),
+        })
     }
 
     fn iter_options(&self, b: Bounds) -> PyResult<talus::ReadOptions> {

@@ -13,6 +13,7 @@ use std::sync::Arc;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyTuple};
 
+use crate::family::{self, PyColumnFamily};
 use crate::handle::DbHandle;
 use crate::iter::{Kind, PyIter};
 use crate::raw_iter::PyRawIter;
@@ -38,23 +39,26 @@ impl PySnapshot {
 #[pymethods]
 impl PySnapshot {
     /// The value of `key` at the snapshot, or `default`.
-    #[pyo3(signature = (key, default = None))]
+    #[pyo3(signature = (key, default = None, *, cf = None))]
     fn get<'py>(
         &self,
         py: Python<'py>,
         key: &Bound<'py, PyAny>,
         default: Option<Bound<'py, PyAny>>,
+        cf: Option<&Bound<'py, PyColumnFamily>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        self.r.get(py, key, default)
+        self.r.get(py, key, default, &family::arg(cf))
     }
 
     /// The values of `keys` at the snapshot (`None` where absent).
+    #[pyo3(signature = (keys, *, cf = None))]
     fn multi_get<'py>(
         &self,
         py: Python<'py>,
         keys: &Bound<'py, PyAny>,
+        cf: Option<&Bound<'py, PyColumnFamily>>,
     ) -> PyResult<Bound<'py, PyList>> {
-        self.r.multi_get(py, keys)
+        self.r.multi_get(py, keys, &family::arg(cf))
     }
 
     fn __getitem__<'py>(
@@ -71,7 +75,7 @@ impl PySnapshot {
 
     /// `(key, value)` pairs at the snapshot, as `DB.items`.
     #[pyo3(signature = (start = None, stop = None, *, prefix = None, reverse = false,
-                        fill_cache = true))]
+                        fill_cache = true, cf = None))]
     fn items(
         &self,
         py: Python<'_>,
@@ -80,13 +84,15 @@ impl PySnapshot {
         prefix: Option<&Bound<'_, PyAny>>,
         reverse: bool,
         fill_cache: bool,
+        cf: Option<&Bound<'_, PyColumnFamily>>,
     ) -> PyResult<PyIter> {
-        self.r.iter(py, Kind::Items, Bounds::new(start, stop, prefix, fill_cache)?, reverse)
+        let b = Bounds::new(start, stop, prefix, fill_cache)?;
+        self.r.iter(py, Kind::Items, b, reverse, &family::arg(cf))
     }
 
     /// Keys at the snapshot, as `DB.keys`.
     #[pyo3(signature = (start = None, stop = None, *, prefix = None, reverse = false,
-                        fill_cache = true))]
+                        fill_cache = true, cf = None))]
     fn keys(
         &self,
         py: Python<'_>,
@@ -95,13 +101,15 @@ impl PySnapshot {
         prefix: Option<&Bound<'_, PyAny>>,
         reverse: bool,
         fill_cache: bool,
+        cf: Option<&Bound<'_, PyColumnFamily>>,
     ) -> PyResult<PyIter> {
-        self.r.iter(py, Kind::Keys, Bounds::new(start, stop, prefix, fill_cache)?, reverse)
+        let b = Bounds::new(start, stop, prefix, fill_cache)?;
+        self.r.iter(py, Kind::Keys, b, reverse, &family::arg(cf))
     }
 
     /// Values at the snapshot, as `DB.values`.
     #[pyo3(signature = (start = None, stop = None, *, prefix = None, reverse = false,
-                        fill_cache = true))]
+                        fill_cache = true, cf = None))]
     fn values(
         &self,
         py: Python<'_>,
@@ -110,12 +118,15 @@ impl PySnapshot {
         prefix: Option<&Bound<'_, PyAny>>,
         reverse: bool,
         fill_cache: bool,
+        cf: Option<&Bound<'_, PyColumnFamily>>,
     ) -> PyResult<PyIter> {
-        self.r.iter(py, Kind::Values, Bounds::new(start, stop, prefix, fill_cache)?, reverse)
+        let b = Bounds::new(start, stop, prefix, fill_cache)?;
+        self.r.iter(py, Kind::Values, b, reverse, &family::arg(cf))
     }
 
     /// A seekable `RawIterator` at the snapshot.
-    #[pyo3(signature = (start = None, stop = None, *, prefix = None, fill_cache = true))]
+    #[pyo3(signature = (start = None, stop = None, *, prefix = None, fill_cache = true,
+                        cf = None))]
     fn iterator(
         &self,
         py: Python<'_>,
@@ -123,8 +134,9 @@ impl PySnapshot {
         stop: Option<&Bound<'_, PyAny>>,
         prefix: Option<&Bound<'_, PyAny>>,
         fill_cache: bool,
+        cf: Option<&Bound<'_, PyColumnFamily>>,
     ) -> PyResult<PyRawIter> {
-        self.r.raw_iter(py, Bounds::new(start, stop, prefix, fill_cache)?)
+        self.r.raw_iter(py, Bounds::new(start, stop, prefix, fill_cache)?, &family::arg(cf))
     }
 
     /// The sequence number the snapshot reads at.

@@ -8,8 +8,8 @@ import pathlib
 
 import talus
 
-CLASSES = ["DB", "WriteBatch", "Snapshot", "Iterator", "RawIterator", "Catalog", "Table",
-           "Transaction"]
+CLASSES = ["DB", "ColumnFamily", "WriteBatch", "Snapshot", "Iterator", "RawIterator", "Catalog",
+           "Table", "Transaction"]
 
 
 def public(cls):

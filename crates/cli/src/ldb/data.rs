@@ -250,9 +250,12 @@ pub(super) fn load(ctx: &mut Ctx<'_>) -> Result<(), Fail> {
     Ok(())
 }
 
+/// `get_property NAME`: of the family `--column_family` names (RocksDB's ldb asks
+/// `GetProperty` with its column family handle).
 pub(super) fn get_property(ctx: &mut Ctx<'_>) -> Result<(), Fail> {
     let name = ctx.arg(0).to_string();
-    match ctx.open(|_| {})?.property(&name) {
+    let (db, cf) = ctx.open_family()?;
+    match db.property_cf(&cf, &name) {
         Some(v) => {
             writeln!(ctx.out, "{name}: {v}")?;
             Ok(())

@@ -242,14 +242,14 @@ impl Config {
             return Err("--column_families must be between 1 and 64".into());
         }
         if c.column_families > 1 {
-            for name in ["ingest_one_in", "checkpoint_one_in", "backup_one_in"] {
+            for name in ["checkpoint_one_in", "backup_one_in"] {
                 if num(name, 0)? > 0 {
                     return Err(format!(
                         "--{name} runs with one column family only (--column_families=1)"
                     ));
                 }
             }
-            c.no_copies_or_ingestion();
+            c.no_copies();
         }
         c.kill_random_test = num("kill_random_test", c.kill_random_test)?;
         c.kill_points = super::kill::parse_points(p.value("kill_points"))?;
@@ -431,10 +431,8 @@ impl Config {
         a
     }
 
-    /// Turns off the ops that run with one column family only (ingestion, checkpoints,
-    /// backups).
-    pub fn no_copies_or_ingestion(&mut self) {
-        self.ingest_one_in = 0;
+    /// Turns off the ops that run with one column family only (checkpoints, backups).
+    pub fn no_copies(&mut self) {
         self.checkpoint_one_in = 0;
         self.backup_one_in = 0;
     }
@@ -516,7 +514,7 @@ impl Config {
             self.backup_one_in = 100;
         }
         if self.column_families > 1 {
-            self.no_copies_or_ingestion();
+            self.no_copies();
         }
         if point.starts_with("flush.")
             || point.starts_with("compaction.")

@@ -5,8 +5,6 @@
 //! replay unchanged. The tags are RocksDB's (`db/dbformat.h`), so the records are RocksDB's too.
 
 use super::WriteBatch;
-use crate::column_family::DEFAULT_COLUMN_FAMILY_ID;
-use crate::error::{Error, Result};
 use crate::key::ValueKind;
 
 /// RocksDB's `kTypeColumnFamilyDeletion`: a delete in a family.
@@ -40,15 +38,18 @@ pub fn kind_of_cf_tag(tag: u8) -> Option<ValueKind> {
     })
 }
 
-/// `InvalidArgument` if `batch` writes to a family this database does not have (RocksDB's
-/// "Invalid column family specified in write batch"); only `default` exists in this build.
-pub(crate) fn check_families_exist(batch: &WriteBatch) -> Result<()> {
-    match batch.max_column_family_id() {
-        DEFAULT_COLUMN_FAMILY_ID => Ok(()),
-        id => Err(Error::InvalidArgument(format!(
-            "invalid column family specified in write batch: id {id} does not exist (only \
-             `default` exists)"
-        ))),
+impl WriteBatch {
+    /// Adds `op` in the family with id `cf` (for the layers that rewrite a batch record by
+    /// record, keeping each record's family: `DbWithTtl::write`).
+    pub(crate) fn push_op(&mut self, cf: u32, op: super::BatchOp<'_>) {
+        use super::BatchOp;
+        let (kind, a, b) = match op {
+            BatchOp::Put(k, v) => (ValueKind::Put, k, Some(v)),
+            BatchOp::Merge(k, v) => (ValueKind::Merge, k, Some(v)),
+            BatchOp::Delete(k) => (ValueKind::Delete, k, None),
+            BatchOp::DeleteRange(from, to) => (ValueKind::RangeDelete, from, Some(to)),
+        };
+        self.begin_cf_record(cf, kind, a, b);
     }
 }
 

@@ -42,10 +42,20 @@ impl Db {
 
     /// Deletes `key` from family `cf`.
     pub fn delete_cf(&self, cf: &ColumnFamily, key: impl AsRef<[u8]>) -> Result<()> {
+        self.delete_cf_opt(cf, key, &WriteOptions::default())
+    }
+
+    /// [`Db::delete_cf`] under `opts`.
+    pub fn delete_cf_opt(
+        &self,
+        cf: &ColumnFamily,
+        key: impl AsRef<[u8]>,
+        opts: &WriteOptions,
+    ) -> Result<()> {
         self.inner().family(cf)?;
         let mut b = WriteBatch::new();
         b.delete_cf(cf, key);
-        self.write(b, &WriteOptions::default())
+        self.write(b, opts)
     }
 
     /// Merges the operand `value` into `key` of family `cf` (the family's merge operator;
@@ -56,10 +66,21 @@ impl Db {
         key: impl AsRef<[u8]>,
         value: impl AsRef<[u8]>,
     ) -> Result<()> {
+        self.merge_cf_opt(cf, key, value, &WriteOptions::default())
+    }
+
+    /// [`Db::merge_cf`] under `opts`.
+    pub fn merge_cf_opt(
+        &self,
+        cf: &ColumnFamily,
+        key: impl AsRef<[u8]>,
+        value: impl AsRef<[u8]>,
+        opts: &WriteOptions,
+    ) -> Result<()> {
         self.inner().family(cf)?;
         let mut b = WriteBatch::new();
         b.merge_cf(cf, key, value);
-        self.write(b, &WriteOptions::default())
+        self.write(b, opts)
     }
 
     /// Deletes every key of family `cf` in `[begin, end)`; `begin > end` is `InvalidArgument`.
@@ -68,6 +89,17 @@ impl Db {
         cf: &ColumnFamily,
         begin: impl AsRef<[u8]>,
         end: impl AsRef<[u8]>,
+    ) -> Result<()> {
+        self.delete_range_cf_opt(cf, begin, end, &WriteOptions::default())
+    }
+
+    /// [`Db::delete_range_cf`] under `opts`.
+    pub fn delete_range_cf_opt(
+        &self,
+        cf: &ColumnFamily,
+        begin: impl AsRef<[u8]>,
+        end: impl AsRef<[u8]>,
+        opts: &WriteOptions,
     ) -> Result<()> {
         self.inner().family(cf)?;
         let (begin, end) = (begin.as_ref(), end.as_ref());
@@ -78,7 +110,7 @@ impl Db {
         }
         let mut b = WriteBatch::new();
         b.delete_range_cf(cf, begin, end);
-        self.write(b, &WriteOptions::default())
+        self.write(b, opts)
     }
 
     /// The value of `key` in family `cf`, if any.
@@ -218,5 +250,74 @@ impl Db {
         let data = inner.family(cf)?;
         self.flush_cf(cf)?;
         inner.compact_range(&data, begin, end)
+    }
+
+    /// [`Db::property`] of family `cf` (RocksDB's `GetProperty` with a family): the per-family
+    /// names (`talus.num-files-at-level<N>`, `talus.estimate-num-keys`,
+    /// `talus.cur-size-active-mem-table`, `talus.num-immutable-mem-table`,
+    /// `talus.estimate-pending-compaction-bytes`, `talus.levelstats`, `talus.stats`,
+    /// `talus.cfstats`, `talus.total-sst-files-size`, `talus.estimate-live-data-size`, the blob
+    /// file ones, ...) answer for that family; the database-wide ones (the WAL, caches,
+    /// snapshots, jobs, `talus.dbstats`) are the same for every family. `None` for an unknown
+    /// name or a handle of another database.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = talus::Db::open(dir.path(), talus::Options { create_if_missing: true, ..Default::default() }).unwrap();
+    /// let cf = db.create_column_family("c", &talus::Options::default()).unwrap();
+    /// db.put_cf(&cf, b"k1", b"v").unwrap();
+    /// db.put_cf(&cf, b"k2", b"v").unwrap();
+    /// assert_eq!(db.property_int_cf(&cf, "rocksdb.estimate-num-keys"), Some(2));
+    /// assert_eq!(db.property_int("rocksdb.estimate-num-keys"), Some(0), "default's");
+    /// assert!(db.property_cf(&cf, "rocksdb.cfstats").unwrap().contains("Compaction Stats [c]"));
+    /// ```
+    pub fn property_cf(&self, cf: &ColumnFamily, name: &str) -> Option<String> {
+        let inner = self.inner();
+        let data = inner.family(cf).ok()?;
+        inner.property_of(&data, name)
+    }
+
+    /// [`Db::property_cf`] as a number (RocksDB's `GetIntProperty` with a family): `None` for
+    /// an unknown name or one whose value is not a number.
+    pub fn property_int_cf(&self, cf: &ColumnFamily, name: &str) -> Option<u64> {
+        self.property_cf(cf, name)?.trim().parse().ok()
+    }
+
+    /// [`Db::property`] as a number (RocksDB's `GetIntProperty`): `default`'s value of a
+    /// per-family name. `None` for an unknown name or one whose value is not a number.
+    pub fn property_int(&self, name: &str) -> Option<u64> {
+        self.property(name)?.trim().parse().ok()
+    }
+
+    /// [`Db::ingest_external_file`] into family `cf` (RocksDB's `IngestExternalFile` with a
+    /// family): the same checks against that family's memtables (an overlap flushes) and
+    /// levels, the same sequence numbers, the files recorded in that family's version with one
+    /// MANIFEST edit. `InvalidArgument` for a dropped family or a handle of another database.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = talus::Db::open(dir.path(), talus::Options { create_if_missing: true, ..Default::default() }).unwrap();
+    /// let cf = db.create_column_family("bulk", &talus::Options::default()).unwrap();
+    /// let outside = tempfile::tempdir().unwrap();
+    /// let path = outside.path().join("bulk.sst");
+    /// let mut w = talus::SstFileWriter::open(&path, db.options()).unwrap();
+    /// w.put(b"a", b"1").unwrap();
+    /// w.finish().unwrap();
+    /// db.ingest_external_file_cf(&cf, &[&path], &talus::IngestOptions::default()).unwrap();
+    /// assert_eq!(db.get_cf(&cf, b"a").unwrap().as_deref(), Some(&b"1"[..]));
+    /// assert_eq!(db.get(b"a").unwrap(), None);
+    /// ```
+    pub fn ingest_external_file_cf(
+        &self,
+        cf: &ColumnFamily,
+        paths: &[impl AsRef<std::path::Path>],
+        opts: &crate::IngestOptions,
+    ) -> Result<()> {
+        let inner = self.inner();
+        inner.check_writable()?;
+        let data = inner.family(cf)?;
+        let paths: Vec<std::path::PathBuf> =
+            paths.iter().map(|p| p.as_ref().to_path_buf()).collect();
+        inner.ingest_external_files(&data, &paths, opts)
     }
 }

@@ -52,7 +52,7 @@ impl DbInner {
                     s.rn = r0;
                     s.rnp1 = r1;
                 }
-                self.stats.record_compaction(c.output_level, &s);
+                self.stats.record_compaction(cf.id, c.output_level, &s);
                 self.info_log.log(&format!(
                     "[compaction] {} L{} ({} files) + L{} ({} files) -> {} bytes written{} in {} ms",
                     c.reason,

@@ -80,14 +80,6 @@ impl DbState {
         self.cfs.get_mut(&id)
     }
 
-    /// The `default` family's state, to change.
-    pub fn default_cf_mut(&mut self) -> &mut CfState {
-        match self.cfs.get_mut(&DEFAULT_COLUMN_FAMILY_ID) {
-            Some(cf) => cf,
-            None => unreachable!("the default column family is always live"),
-        }
-    }
-
     /// The oldest WAL holding writes not yet flushed, over every family: WALs below it are
     /// obsolete (RocksDB's `MinLogNumberToKeep`).
     pub fn min_log_number(&self) -> u64 {

@@ -143,7 +143,7 @@ impl DbInner {
         let result = self.flush_memtable(&cf, &mem, number);
         match result {
             Ok(bytes) => {
-                self.report_flush("memtable", &mem, number, bytes, start);
+                self.report_flush("memtable", cf.id, &mem, number, bytes, start);
                 // The file is in the version: it needs no protection from deletion any more.
                 drop(output);
                 // The flush mark goes last: `Db::flush` returns when it is gone, and the
@@ -162,13 +162,14 @@ impl DbInner {
         }
     }
 
-    /// Counts a flush of `mem` that wrote `bytes` (to table `number`, to blob files) since
+    /// Counts a flush of `mem` (of family `cf`) that wrote `bytes` (to table `number`, to blob files) since
     /// `start` in the stats (L0's row and `Flush(GB)`, its entries as L0's KeyIn) and the info
     /// log; `what` names it ("memtable", or "recovered memtable" for the flush of replayed WALs
     /// at open).
     pub(super) fn report_flush(
         &self,
         what: &str,
+        cf: u32,
         mem: &MemTable,
         number: u64,
         (table_bytes, blob_bytes): (u64, u64),
@@ -176,7 +177,7 @@ impl DbInner {
     ) {
         let elapsed = start.elapsed();
         let micros = elapsed.as_micros() as u64;
-        self.stats.record_flush(table_bytes, blob_bytes, mem.num_entries(), micros);
+        self.stats.record_flush(cf, table_bytes, blob_bytes, mem.num_entries(), micros);
         let bytes = table_bytes + blob_bytes;
         self.info_log.log(&format!(
             "[flush] {what} flushed to {} ({bytes} bytes) in {} ms",

@@ -1,4 +1,8 @@
-//! External SST ingestion ([`crate::Db::ingest_external_file`]), with RocksDB's semantics.
+//! External SST ingestion ([`crate::Db::ingest_external_file`], and
+//! [`crate::Db::ingest_external_file_cf`] into any column family), with RocksDB's semantics.
+//! Every step below looks at the target family only (its memtables, its version, its table
+//! options for a rewrite); the flush of step 2 cuts every family's memtable (`switch_memtable`,
+//! as every flush does) and the MANIFEST edit of step 4 names the family.
 //!
 //! Steps: (1) open each file, check it was written by [`crate::sst::SstFileWriter`] (every
 //! entry at sequence 0, no range deletions) and that the files' user-key ranges are disjoint;
@@ -24,9 +28,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::cf_data::ColumnFamilyData;
 use super::core::DbInner;
 use super::jobs::OutputGuard;
-use crate::column_family::DEFAULT_COLUMN_FAMILY_ID;
 use crate::error::{Error, Result};
 use crate::filename::{table_name, table_path};
 use crate::key::{make_internal_key, parse_internal_key, user_key, MAX_SEQUENCE};
@@ -82,9 +86,10 @@ fn invalid(msg: String) -> Error {
 }
 
 impl DbInner {
-    /// See the module docs.
+    /// Ingests `paths` into family `cf`; see the module docs.
     pub(crate) fn ingest_external_files(
         &self,
+        cf: &ColumnFamilyData,
         paths: &[PathBuf],
         opts: &IngestOptions,
     ) -> Result<()> {
@@ -107,7 +112,7 @@ impl DbInner {
                 }
             }
         }
-        if !opts.ingest_behind && self.memtables_overlap(&files) {
+        if !opts.ingest_behind && memtables_overlap(cf, &files) {
             if !opts.allow_blocking_flush {
                 return Err(invalid(
                     "the memtable overlaps the files and allow_blocking_flush is false".into(),
@@ -141,7 +146,7 @@ impl DbInner {
             r = self.fs.sync_dir(&self.path);
         }
         if r.is_ok() {
-            r = self.with_write_lock(|| self.ingest_locked(&mut files, opts, &mut outputs));
+            r = self.with_write_lock(|| self.ingest_locked(cf, &mut files, opts, &mut outputs));
         }
         drop(outputs);
         // A MANIFEST write that failed but may have committed leaves the installed numbers in
@@ -176,7 +181,11 @@ impl DbInner {
             }
         }
         r?;
-        self.info_log.log(&format!("[ingest] {} external files ingested", files.len()));
+        self.info_log.log(&format!(
+            "[ingest] {} external files ingested into column family {:?}",
+            files.len(),
+            cf.name
+        ));
         self.delete_obsolete_files();
         self.bg_cv.notify_all();
         Ok(())
@@ -203,32 +212,10 @@ impl DbInner {
         Ok(Ingested { src: p.to_path_buf(), copied: 0, number: 0, smallest, largest, props })
     }
 
-    /// True if a memtable (active or immutable) holds a key or range tombstone in a file's range.
-    fn memtables_overlap(&self, files: &[Ingested]) -> bool {
-        let sv = self.default_cf.super_version.load_full();
-        let mems = std::iter::once(&sv.mem).chain(sv.imms.iter().map(|(m, _)| m));
-        for m in mems {
-            let tombs = m.range_tombstones();
-            let mut it = m.iter();
-            for f in files {
-                it.seek(&make_internal_key(&f.smallest, MAX_SEQUENCE, crate::key::ValueKind::Put));
-                if it.valid() && user_key(it.key()) <= f.largest.as_slice() {
-                    return true;
-                }
-                if tombs.iter().any(|t| {
-                    t.start.as_slice() <= f.largest.as_slice()
-                        && t.end.as_slice() > f.smallest.as_slice()
-                }) {
-                    return true;
-                }
-            }
-        }
-        false
-    }
-
     /// Step 4 of the module docs; runs holding the write queue.
     fn ingest_locked<'a>(
         &'a self,
+        cf: &ColumnFamilyData,
         files: &mut [Ingested],
         opts: &IngestOptions,
         outputs: &mut Vec<OutputGuard<'a>>,
@@ -238,16 +225,17 @@ impl DbInner {
             let st = self.state.lock();
             DbInner::check_bg_error(&st)?;
         }
-        self.place_and_install(files, opts, outputs)
+        self.place_and_install(cf, files, opts, outputs)
     }
 
     fn place_and_install<'a>(
         &'a self,
+        cf: &ColumnFamilyData,
         files: &mut [Ingested],
         opts: &IngestOptions,
         outputs: &mut Vec<OutputGuard<'a>>,
     ) -> Result<()> {
-        if !opts.ingest_behind && self.memtables_overlap(files) {
+        if !opts.ingest_behind && memtables_overlap(cf, files) {
             // Written since the first check: we hold the write queue, so this flush is the last.
             if !opts.allow_blocking_flush {
                 return Err(invalid(
@@ -257,7 +245,10 @@ impl DbInner {
             self.switch_memtable()?;
             self.wait_for_flushes()?;
         }
-        let v = self.state.lock().default_cf().current.clone();
+        let v = match self.state.lock().cf(cf.id) {
+            Some(state) => state.current.clone(),
+            None => return Err(dropped(cf)),
+        };
         let levels = v.num_levels();
         let bottom = levels - 1;
         let last = self.visible_sequence();
@@ -301,23 +292,30 @@ impl DbInner {
                 let n = output.number();
                 outputs.push(output);
                 f.number = n;
-                f.props = self.rewrite_with_seq(f.copied, n, s, level)?;
+                f.props = self.rewrite_with_seq(&cf.opts, f.copied, n, s, level)?;
             }
             edit.new_files.push((level, FileMetaData::from_table(f.number, &f.props, &[])));
         }
         if seq.is_some() {
             self.fs.sync_dir(&self.path)?;
         }
+        edit.cf.family = cf.id;
         let mut vs = self.versions.lock();
+        if vs.current_of(cf.id).is_none() {
+            return Err(dropped(cf));
+        }
         let s = vs.last_sequence().max(last).max(seq.unwrap_or(0));
         vs.set_last_sequence(s);
         vs.log_and_apply(edit)?;
         kill_point!("ingest.manifest_written");
-        let current = vs.current();
+        let current = vs.current_of(cf.id);
         drop(vs);
         let mut st = self.state.lock();
-        st.default_cf_mut().current = current;
-        let retired = self.install_super_version(&st, DEFAULT_COLUMN_FAMILY_ID);
+        let mut retired = None;
+        if let (Some(state), Some(current)) = (st.cf_mut(cf.id), current) {
+            state.current = current;
+            retired = self.install_super_version(&st, cf.id);
+        }
         // Publish the sequence number after the files: a reader that sees it sees them.
         if let Some(s) = seq {
             self.last_sequence.store(s, std::sync::atomic::Ordering::Release);
@@ -327,9 +325,11 @@ impl DbInner {
         Ok(())
     }
 
-    /// Copies table `from` to table `to` with every entry at sequence `seq`.
+    /// Copies table `from` to table `to` with every entry at sequence `seq`, with the table
+    /// options `opts` (the target family's) give a file at `level`.
     fn rewrite_with_seq(
         &self,
+        opts: &crate::options::Options,
         from: u64,
         to: u64,
         seq: u64,
@@ -338,9 +338,9 @@ impl DbInner {
         let src = table_path(&self.path, from);
         let r =
             Arc::new(TableReader::open(self.fs.open_random(&src)?, from, table_name(from), None)?);
-        let bottommost = level + 1 == self.opts.num_levels;
+        let bottommost = level + 1 == opts.num_levels;
         let mut b = TableBuilder::new(
-            self.opts.table_builder_options(level, bottommost),
+            opts.table_builder_options(level, bottommost),
             self.fs.create(&table_path(&self.path, to))?,
             table_name(to),
         );
@@ -358,4 +358,33 @@ impl DbInner {
         it.status()?;
         b.finish()
     }
+}
+
+/// `InvalidArgument`: family `cf` was dropped before its ingestion was installed.
+fn dropped(cf: &ColumnFamilyData) -> Error {
+    invalid(format!("column family {:?} was dropped: nothing ingested", cf.name))
+}
+
+/// True if a memtable (active or immutable) of family `cf` holds a key or range tombstone in a
+/// file's range.
+fn memtables_overlap(cf: &ColumnFamilyData, files: &[Ingested]) -> bool {
+    let sv = cf.super_version.load_full();
+    let mems = std::iter::once(&sv.mem).chain(sv.imms.iter().map(|(m, _)| m));
+    for m in mems {
+        let tombs = m.range_tombstones();
+        let mut it = m.iter();
+        for f in files {
+            it.seek(&make_internal_key(&f.smallest, MAX_SEQUENCE, crate::key::ValueKind::Put));
+            if it.valid() && user_key(it.key()) <= f.largest.as_slice() {
+                return true;
+            }
+            if tombs.iter().any(|t| {
+                t.start.as_slice() <= f.largest.as_slice()
+                    && t.end.as_slice() > f.smallest.as_slice()
+            }) {
+                return true;
+            }
+        }
+    }
+    false
 }

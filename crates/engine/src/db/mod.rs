@@ -46,6 +46,7 @@ mod open_families;
 mod options_file;
 mod pinned;
 mod properties;
+mod properties_cf;
 mod read;
 mod replay;
 mod replay_mems;
@@ -405,11 +406,14 @@ impl Db {
         self.inner().check_writable()?;
         let paths: Vec<std::path::PathBuf> =
             paths.iter().map(|p| p.as_ref().to_path_buf()).collect();
-        self.inner().ingest_external_files(&paths, opts)
+        let inner = self.inner();
+        inner.ingest_external_files(&inner.default_cf, &paths, opts)
     }
 
     /// A named property: `talus.stats`, `talus.num-files-at-level<N>`,
     /// `talus.estimate-num-keys`, `talus.cur-size-all-mem-tables`, … (`rocksdb.` works too).
+    /// The per-family ones are the `default` family's, as RocksDB's `GetProperty` without a
+    /// family; [`Db::property_cf`] asks another family.
     ///
     /// ```
     /// # let dir = tempfile::tempdir().unwrap();

@@ -109,7 +109,7 @@ impl DbInner {
                 // `Flush(GB)`): without it a step that reopens a database undercounts what it
                 // wrote and its W-Amp's denominator.
                 let bytes = (meta.file_size, blob_bytes);
-                self.report_flush("recovered memtable", mem, number, bytes, start);
+                self.report_flush("recovered memtable", id, mem, number, bytes, start);
                 edit.new_files.push((0, meta));
             }
             Ok(())

@@ -3,61 +3,32 @@
 
 use std::fmt::Write as _;
 
+use super::cf_data::ColumnFamilyData;
 use super::core::DbInner;
-use std::time::Instant;
-
-use super::stats::format::{self, LevelShape, StatsInput};
-use super::stats::Baseline;
-use crate::compaction::picker_for;
 use crate::sst::BlockCacheStats;
 
 impl DbInner {
+    /// `Db::property`: the `default` family's value (RocksDB's `GetProperty` without a family).
     pub(crate) fn property(&self, name: &str) -> Option<String> {
+        self.property_of(&self.default_cf, name)
+    }
+
+    /// Family `cf`'s value of `name`: a per-family property (`properties_cf.rs`) or a
+    /// database-wide one, which is the same for every family.
+    pub(crate) fn property_of(&self, cf: &ColumnFamilyData, name: &str) -> Option<String> {
         let name = name.strip_prefix("talus.").or_else(|| name.strip_prefix("rocksdb."))?;
-        let sv = self.default_cf.super_version.load();
-        let v = &sv.version;
-        if let Some(n) = name.strip_prefix("num-files-at-level") {
-            let level: usize = n.parse().ok()?;
-            return (level < v.num_levels()).then(|| v.level_files(level).len().to_string());
+        if let Some(value) = self.family_property(cf, name) {
+            return Some(value);
         }
         match name {
-            "stats" => Some(self.stats_text()),
+            "dbstats" => Some(self.db_stats_text()),
             "options-statistics" => {
                 let mut tickers = self.stats.tickers();
                 tickers.extend(self.blobs.stats.tickers());
                 tickers.extend(self.blobs.cache.stats.tickers());
                 Some(crate::statistics::render(&tickers))
             }
-            "levelstats" => Some(self.level_stats_text()),
-            "estimate-num-keys" => {
-                let mut n: i64 = 0;
-                let mems = std::iter::once(&sv.mem).chain(sv.imms.iter().map(|(m, _)| m));
-                for m in mems {
-                    n += m.num_entries() as i64 - 2 * m.num_deletes() as i64;
-                }
-                for level in 0..v.num_levels() {
-                    for f in v.level_files(level) {
-                        n += f.num_entries as i64 - 2 * f.num_deletions as i64;
-                    }
-                }
-                Some(n.max(0).to_string())
-            }
-            "cur-size-all-mem-tables" => {
-                let mut n = sv.mem.approximate_memory_usage();
-                for (m, _) in &sv.imms {
-                    n += m.approximate_memory_usage();
-                }
-                Some(n.to_string())
-            }
-            "cur-size-active-mem-table" => Some(sv.mem.approximate_memory_usage().to_string()),
-            "num-immutable-mem-table" => Some(sv.imms.len().to_string()),
             "num-snapshots" => Some(self.snapshots.count().to_string()),
-            "total-sst-files-size" | "live-sst-files-size" => {
-                Some((0..v.num_levels()).map(|l| v.level_bytes(l)).sum::<u64>().to_string())
-            }
-            "estimate-pending-compaction-bytes" => {
-                Some(self.write_controller.pending_compaction_bytes().to_string())
-            }
             "actual-delayed-write-rate" => {
                 let delayed = self.write_controller.needs_delay();
                 Some(
@@ -69,21 +40,6 @@ impl DbInner {
                 Some(if self.write_controller.is_stopped() { "1" } else { "0" }.to_string())
             }
             "recovery-report" => Some(self.recovery_report.lock().to_string()),
-            // RocksDB's blob properties, and the live blob files by name (Talus only).
-            "num-blob-files" => Some(v.blob_files.len().to_string()),
-            "total-blob-file-size" => {
-                Some(v.blob_files.values().map(|m| m.addition.file_size).sum::<u64>().to_string())
-            }
-            "live-blob-file-garbage-size" => {
-                Some(v.blob_files.values().map(|m| m.garbage_bytes).sum::<u64>().to_string())
-            }
-            "blob-files" => Some(
-                v.blob_files
-                    .keys()
-                    .map(|&n| crate::filename::blob_name(n))
-                    .collect::<Vec<_>>()
-                    .join(" "),
-            ),
             "wal-files-written" => Some(self.wal_files_written()),
             "block-cache-capacity" => Some(self.table_cache.block_cache()?.capacity().to_string()),
             "block-cache-usage" => Some(self.table_cache.block_cache()?.usage().to_string()),
@@ -130,72 +86,9 @@ impl DbInner {
         s
     }
 
-    fn level_stats_text(&self) -> String {
-        let sv = self.default_cf.super_version.load();
-        let v = &sv.version;
-        let mut s = String::from("Level Files Size(MB)\n--------------------\n");
-        for l in 0..v.num_levels() {
-            let _ = writeln!(
-                s,
-                "{:>5} {:>5} {:>8.0}",
-                l,
-                v.level_files(l).len(),
-                v.level_bytes(l) as f64 / 1048576.0
-            );
-        }
-        s
-    }
-
-    /// The compaction stats table and DB stats, in RocksDB's layout. Moves the interval
-    /// baseline forward, as RocksDB's `rocksdb.stats` does.
-    fn stats_text(&self) -> String {
-        let v = self.default_cf.super_version.load().version.clone();
-        let scores = picker_for(&self.opts).scores(&v, &self.opts);
-        let shapes: Vec<LevelShape> = {
-            let st = self.state.lock();
-            (0..v.num_levels())
-                .map(|l| {
-                    let files = v.level_files(l);
-                    LevelShape {
-                        files: files.len(),
-                        compacting: files
-                            .iter()
-                            .filter(|f| st.jobs.is_compacting(f.number))
-                            .count(),
-                        size: v.level_bytes(l),
-                        score: scores.get(l).copied().unwrap_or(0.0),
-                    }
-                })
-                .collect()
-        };
-        let now = Baseline {
-            at: Instant::now(),
-            levels: self.stats.level_snaps(),
-            flush: self.stats.flush.snap(),
-            db: self.stats.db_snap(),
-        };
-        let prev = self.stats.advance_baseline(now.clone());
-        let mut text = format::render(&StatsInput {
-            shapes: &shapes,
-            levels: &now.levels,
-            prev_levels: &prev.levels,
-            flush: now.flush,
-            prev_flush: prev.flush,
-            db: now.db,
-            prev_db: prev.db,
-            uptime: now.at.duration_since(self.stats.started).as_secs_f64(),
-            interval: now.at.duration_since(prev.at).as_secs_f64(),
-        });
-        if let Some(cache) = self.table_cache.block_cache() {
-            text.push_str(&BlockCacheStats::collect(cache.as_ref()).render());
-        }
-        text.push_str(&self.read_io_text());
-        text
-    }
-
     /// The `File reads` section of `talus.stats`: table-file blocks read by role and reads
     /// issued, since open, from every thread.
-    fn read_io_text(&self) -> String {
+    pub(super) fn read_io_text(&self) -> String {
         let s = self.table_cache.io_stats().snapshot();
         let mb = |b: u64| b as f64 / 1048576.0;
         let mut t = String::from("\n** File reads (table files, all threads, since open) **\n");

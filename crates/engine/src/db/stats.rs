@@ -9,6 +9,7 @@
 //! the `Interval` lines subtract) sits behind its own small mutex and moves forward on each
 //! `talus.stats` dump, as RocksDB's does.
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Instant;
 
@@ -188,6 +189,15 @@ pub(crate) struct Baseline {
     pub db: DbSnap,
 }
 
+/// What [`DbStats::family_snaps`] returns: a family's counters at `at` and at its previous
+/// dump.
+pub(crate) struct FamilyDump {
+    pub at: Instant,
+    pub levels: Vec<LevelSnap>,
+    pub flush: LevelSnap,
+    pub prev: (Instant, Vec<LevelSnap>, LevelSnap),
+}
+
 /// Every counter of the database.
 pub(crate) struct DbStats {
     /// When the database was opened (for `Uptime`).
@@ -207,6 +217,22 @@ pub(crate) struct DbStats {
     pub stalls: [AtomicU64; 8],
     /// The previous dump's counters.
     pub baseline: Mutex<Option<Baseline>>,
+    /// Flush and compaction work per column family (by id), for the family's
+    /// `Compaction Stats [NAME]` table (`property_cf`); `levels` and `flush` above are their sum.
+    /// Updated once per job, under this small lock.
+    pub families: Mutex<BTreeMap<u32, FamilyStats>>,
+}
+
+/// One column family's flush and compaction counters, with the baseline of its previous
+/// `talus.stats`/`talus.cfstats` dump (RocksDB keeps the interval per family).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct FamilyStats {
+    /// Per output level (flushes count at L0).
+    pub levels: Vec<LevelSnap>,
+    /// Flushes alone.
+    pub flush: LevelSnap,
+    /// The counters at the previous dump, and when it was taken (`None`: since open).
+    pub baseline: Option<(Instant, Vec<LevelSnap>, LevelSnap)>,
 }
 
 impl DbStats {
@@ -225,6 +251,7 @@ impl DbStats {
             stall_micros: AtomicU64::new(0),
             stalls: Default::default(),
             baseline: Mutex::new(None),
+            families: Mutex::new(BTreeMap::new()),
         }
     }
 
@@ -241,9 +268,10 @@ impl DbStats {
         self.stalls[cause as usize].fetch_add(1, Relaxed);
     }
 
-    /// Records a flush of `keys` entries that wrote `bytes` to its L0 table and `blob_bytes`
-    /// to blob files in `micros` (RocksDB counts the memtable's entries in L0's KeyIn).
-    pub fn record_flush(&self, bytes: u64, blob_bytes: u64, keys: u64, micros: u64) {
+    /// Records a flush of family `cf` of `keys` entries that wrote `bytes` to its L0 table and
+    /// `blob_bytes` to blob files in `micros` (RocksDB counts the memtable's entries in L0's
+    /// KeyIn).
+    pub fn record_flush(&self, cf: u32, bytes: u64, blob_bytes: u64, keys: u64, micros: u64) {
         let s = LevelSnap {
             written: bytes,
             blob_written: blob_bytes,
@@ -256,16 +284,52 @@ impl DbStats {
         if let Some(l) = self.levels.first() {
             l.record(&s);
         }
+        let mut fams = self.families.lock();
+        let f = fams.entry(cf).or_default();
+        f.flush.add(&s);
+        self.family_level(f, 0).add(&s);
     }
 
-    /// Records a compaction (or trivial move) whose output went to `output_level`.
-    pub fn record_compaction(&self, output_level: usize, s: &LevelSnap) {
+    /// Records a compaction (or trivial move) of family `cf` whose output went to
+    /// `output_level`.
+    pub fn record_compaction(&self, cf: u32, output_level: usize, s: &LevelSnap) {
         if s.moved == 0 {
             crate::statistics::record(crate::statistics::Hist::Compaction, s.micros);
         }
         if let Some(l) = self.levels.get(output_level) {
             l.record(s);
         }
+        if output_level < self.levels.len() {
+            let mut fams = self.families.lock();
+            self.family_level(fams.entry(cf).or_default(), output_level).add(s);
+        }
+    }
+
+    /// Level `level`'s counters of family `f`, its levels made as many as the database's.
+    fn family_level<'a>(&self, f: &'a mut FamilyStats, level: usize) -> &'a mut LevelSnap {
+        let n = self.levels.len().max(level + 1);
+        if f.levels.len() < n {
+            f.levels.resize(n, LevelSnap::default());
+        }
+        &mut f.levels[level]
+    }
+
+    /// Family `cf`'s per-level and flush counters now, and those of its previous dump (and
+    /// when that was: open, for the first), which become the current ones when `advance`.
+    pub fn family_snaps(&self, cf: u32, advance: bool) -> FamilyDump {
+        let mut fams = self.families.lock();
+        let f = fams.entry(cf).or_default();
+        let n = self.levels.len();
+        let mut levels = f.levels.clone();
+        levels.resize(n.max(levels.len()), LevelSnap::default());
+        let prev = f.baseline.clone().unwrap_or_else(|| {
+            (self.started, vec![LevelSnap::default(); levels.len()], LevelSnap::default())
+        });
+        let now = Instant::now();
+        if advance {
+            f.baseline = Some((now, levels.clone(), f.flush));
+        }
+        FamilyDump { at: now, levels, flush: f.flush, prev }
     }
 
     /// Per-level counters.

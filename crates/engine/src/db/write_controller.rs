@@ -192,11 +192,6 @@ impl WriteController {
         (c.condition, c.cause)
     }
 
-    /// The pending compaction bytes of the last recalculation.
-    pub fn pending_compaction_bytes(&self) -> u64 {
-        self.ctl.lock().pending_bytes
-    }
-
     /// The rate delayed writes currently run at (bytes per second).
     pub fn delayed_write_rate(&self) -> u64 {
         self.ctl.lock().rate

@@ -9,9 +9,10 @@
 //!
 //! Who calls: applications, instead of [`Db`]. A database opened with a TTL must always be
 //! opened with one (a plain [`Db`] reads its values with their suffixes, and a `DbWithTtl`
-//! reports a value without one as corruption). Talus has no column families: the TTL is the
-//! whole database's (RocksDB's is per column family). Locks: none of its own (the TTL is an
-//! atomic, shared with the filter).
+//! reports a value without one as corruption). Every column family's values are stamped; each
+//! family has its own TTL (`families.rs`: RocksDB's `OpenWithTTL` with a TTL per family,
+//! `CreateColumnFamilyWithTtl`). Locks: the small map of the families' TTLs (each TTL an
+//! atomic, shared with that family's filter).
 
 use std::path::Path;
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -22,6 +23,7 @@ use crate::db::{Db, Iter, KeyRange};
 use crate::error::Result;
 use crate::options::{Options, ReadOptions, WriteOptions};
 
+mod families;
 mod layers;
 
 pub use layers::{append_ts, is_stale, strip_checked, system_clock, Clock, MIN_TIMESTAMP, TS_LEN};
@@ -40,8 +42,11 @@ pub use layers::{append_ts, is_stale, strip_checked, system_clock, Clock, MIN_TI
 /// ```
 pub struct DbWithTtl {
     db: Db,
+    /// `default`'s TTL.
     ttl: Arc<AtomicI32>,
     clock: Clock,
+    /// The TTL of each other family, by id (shared with its compaction filter).
+    family_ttls: families::FamilyTtls,
 }
 
 impl std::fmt::Debug for DbWithTtl {
@@ -83,7 +88,7 @@ impl DbWithTtl {
     ) -> Result<DbWithTtl> {
         let (opts, ttl) = Self::wrap(opts, ttl, &clock);
         let db = Db::open(path, opts)?;
-        Ok(DbWithTtl { db, ttl, clock })
+        Ok(DbWithTtl { db, ttl, clock, family_ttls: Default::default() })
     }
 
     /// Opens the database in `path` for reading only ([`Db::open_read_only`]).
@@ -91,7 +96,7 @@ impl DbWithTtl {
         let clock = system_clock();
         let (opts, ttl) = Self::wrap(opts, ttl, &clock);
         let db = Db::open_read_only(path, opts)?;
-        Ok(DbWithTtl { db, ttl, clock })
+        Ok(DbWithTtl { db, ttl, clock, family_ttls: Default::default() })
     }
 
     /// `opts` with the TTL layers around its merge operator and compaction filter.
@@ -178,19 +183,18 @@ impl DbWithTtl {
     }
 
     /// Applies `batch` atomically, its values and operands stamped with the current time
-    /// (RocksDB's `DBWithTTLImpl::Write` rewrites the batch the same way).
+    /// (RocksDB's `DBWithTTLImpl::Write` rewrites the batch the same way), each record in its
+    /// own column family.
     pub fn write(&self, batch: WriteBatch, opts: &WriteOptions) -> Result<()> {
         batch.status()?;
-        crate::batch::check_families_exist(&batch)?;
         let now = self.now();
         let mut stamped =
             WriteBatch::with_capacity(batch.size_in_bytes() + 4 * batch.count() as usize);
-        for op in batch.iter() {
+        for (cf, op) in batch.iter_cf() {
             match op {
-                BatchOp::Put(k, v) => stamped.put(k, append_ts(v, now)),
-                BatchOp::Merge(k, v) => stamped.merge(k, append_ts(v, now)),
-                BatchOp::Delete(k) => stamped.delete(k),
-                BatchOp::DeleteRange(b, e) => stamped.delete_range(b, e),
+                BatchOp::Put(k, v) => stamped.push_op(cf, BatchOp::Put(k, &append_ts(v, now))),
+                BatchOp::Merge(k, v) => stamped.push_op(cf, BatchOp::Merge(k, &append_ts(v, now))),
+                op => stamped.push_op(cf, op),
             }
         }
         self.db.write(stamped, opts)

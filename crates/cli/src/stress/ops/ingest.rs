@@ -1,6 +1,7 @@
 //! The ingestion op of `talus stress` (RocksDB's db_stress `--ingest_external_file_one_in`):
 //! a few keys of a random range written to an SST with `SstFileWriter` (puts and deletes) and
-//! ingested with `move_files`, checked like a write batch: the keys are locked and marked
+//! ingested with `move_files` (with several column families, keys of one family into that
+//! family, `ingest_external_file_cf`), checked like a write batch: the keys are locked and marked
 //! pending first and committed in the expected state after the ingestion returns, so a kill in
 //! the middle leaves them pending (old or new value, resolved at the next verification).
 //!
@@ -49,6 +50,9 @@ impl Worker<'_> {
         let mut keys: Vec<u64> = (0..n).map(|_| self.rng.gen_range(a..b)).collect();
         keys.sort_unstable();
         keys.dedup();
+        // One file goes to one family: the keys of the first one's (all of them with one).
+        let family = keys[0] % self.fams.count();
+        keys.retain(|&k| self.fams.holds(family, k));
         let path = scratch_dir(&self.cfg.expected_state)
             .join(format!("ingest-{}-{}-{serial}.sst", self.cfg.seed, self.thread));
         let _guards = lock_all(self.exp, &keys);
@@ -72,7 +76,10 @@ impl Worker<'_> {
         }
         w.finish().map_err(|e| db_err("SstFileWriter finish", e))?;
         let ingest = IngestOptions { move_files: true, ..IngestOptions::default() };
-        let r = self.db.ingest_external_file(&[&path], &ingest);
+        let r = match self.fams.of_key(keys[0]) {
+            Some(cf) => self.db.ingest_external_file_cf(cf, &[&path], &ingest),
+            None => self.db.ingest_external_file(&[&path], &ingest),
+        };
         // Moved in on success; on failure it may still be here.
         let _ = std::fs::remove_file(&path);
         r.map_err(|e| db_err("ingest_external_file", e))?;

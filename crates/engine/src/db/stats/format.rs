@@ -34,6 +34,8 @@ pub(crate) struct LevelShape {
 
 /// Everything one dump shows.
 pub(crate) struct StatsInput<'a> {
+    /// The column family's name (the `Compaction Stats [NAME]` title).
+    pub family: &'a str,
     /// Per level.
     pub shapes: &'a [LevelShape],
     /// Per-level counters now and at the previous dump.
@@ -76,13 +78,13 @@ pub(crate) fn human_micros(us: u64) -> String {
     format!("{h:02}:{m:02}:{s:05.3} H:M:S")
 }
 
-fn header(s: &mut String, group_by: &str) {
+fn header(s: &mut String, family: &str, group_by: &str) {
     let line = format!(
         "{group_by}    Files   Size     Score Read(GB)  Rn(GB) Rnp1(GB) Write(GB) Wnew(GB) \
          Moved(GB) W-Amp Rd(MB/s) Wr(MB/s) Comp(sec) CompMergeCPU(sec) Comp(cnt) Avg(sec) \
          KeyIn KeyDrop Rblob(GB) Wblob(GB)"
     );
-    let _ = writeln!(s, "\n** Compaction Stats [default] **");
+    let _ = writeln!(s, "\n** Compaction Stats [{family}] **");
     let _ = writeln!(s, "{line}");
     let _ = writeln!(s, "{}", "-".repeat(line.len()));
 }
@@ -123,12 +125,21 @@ fn row(s: &mut String, name: &str, shape: LevelShape, st: &LevelSnap, w_amp_inpu
     );
 }
 
-/// The whole `talus.stats` text.
+/// The whole `talus.stats` text: the family's compaction stats, then the DB stats.
+#[cfg(test)]
 pub(crate) fn render(i: &StatsInput<'_>) -> String {
+    let mut s = render_cf(i);
+    s.push_str(&render_db(i));
+    s
+}
+
+/// The family's part (RocksDB's `rocksdb.cfstats`): the level and priority tables, flush and
+/// compaction totals, stall counts.
+pub(crate) fn render_cf(i: &StatsInput<'_>) -> String {
     let mut s = String::new();
     let up = i.uptime.max(0.001);
     let iv = i.interval.max(0.001);
-    header(&mut s, "Level");
+    header(&mut s, i.family, "Level");
     let flushed = |f: &LevelSnap| f.written + f.blob_written;
     let ingest = flushed(&i.flush);
     let int_ingest = ingest.saturating_sub(flushed(&i.prev_flush));
@@ -150,7 +161,7 @@ pub(crate) fn render(i: &StatsInput<'_>) -> String {
     row(&mut s, "Sum", total, &sum, ingest);
     row(&mut s, "Int", LevelShape::default(), &int, int_ingest);
 
-    header(&mut s, "Priority");
+    header(&mut s, i.family, "Priority");
     let low = sum.sub(&i.flush);
     if low.micros > 0 || low.count > 0 {
         row(&mut s, "Low", LevelShape::default(), &low, low.rn);
@@ -193,7 +204,14 @@ pub(crate) fn render(i: &StatsInput<'_>) -> String {
         "interval {} total count",
         total_stalls(&i.db).saturating_sub(total_stalls(&i.prev_db))
     );
+    s
+}
 
+/// The database's part (RocksDB's `rocksdb.dbstats`): writes, WAL and stall time.
+pub(crate) fn render_db(i: &StatsInput<'_>) -> String {
+    let mut s = String::new();
+    let up = i.uptime.max(0.001);
+    let iv = i.interval.max(0.001);
     let _ = writeln!(s, "\n** DB Stats **");
     let _ = writeln!(s, "Uptime(secs): {:.1} total, {:.1} interval", i.uptime, i.interval);
     let d = &i.db;
@@ -283,6 +301,7 @@ mod tests {
         let flush =
             LevelSnap { written: 12 << 20, micros: 750_000, count: 28, ..Default::default() };
         let input = StatsInput {
+            family: "default",
             shapes: &shapes,
             levels: &[flush],
             prev_levels: &[],
