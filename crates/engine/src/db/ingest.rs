@@ -1,8 +1,9 @@
 //! External SST ingestion ([`crate::Db::ingest_external_file`], and
 //! [`crate::Db::ingest_external_file_cf`] into any column family), with RocksDB's semantics.
 //! Every step below looks at the target family only (its memtables, its version, its table
-//! options for a rewrite); the flush of step 2 cuts every family's memtable (`switch_memtable`,
-//! as every flush does) and the MANIFEST edit of step 4 names the family.
+//! options for a rewrite); the flush of step 2 switches the target family's memtable alone
+//! (every family's with `atomic_flush`: `switch_families`) and the MANIFEST edit of step 4
+//! names the family.
 //!
 //! Steps: (1) open each file, check it was written by [`crate::sst::SstFileWriter`] (every
 //! entry at sequence 0, no range deletions) and that the files' user-key ranges are disjoint;
@@ -118,7 +119,7 @@ impl DbInner {
                     "the memtable overlaps the files and allow_blocking_flush is false".into(),
                 ));
             }
-            self.with_write_lock(|| self.switch_memtable())?;
+            self.with_write_lock(|| self.switch_families(|id, _| id == cf.id))?;
             self.wait_for_flushes()?;
         }
         // Into the DB directory. Numbers are registered as pending outputs first, so obsolete-
@@ -242,7 +243,7 @@ impl DbInner {
                     "the memtable overlaps the files and allow_blocking_flush is false".into(),
                 ));
             }
-            self.switch_memtable()?;
+            self.switch_families(|id, _| id == cf.id)?;
             self.wait_for_flushes()?;
         }
         let v = match self.state.lock().cf(cf.id) {
