@@ -258,7 +258,8 @@ pub struct Options {
     /// The fraction of blob files, oldest first, whose values compactions rewrite (0.0-1.0,
     /// default 0.25).
     pub blob_garbage_collection_age_cutoff: f64,
-    /// Garbage ratio of the oldest blob files that forces a compaction (0.0-1.0, default 1.0).
+    /// Garbage ratio of the oldest blob files that forces a compaction of the SSTs pointing at
+    /// them (0.0-1.0, default 1.0: never; `compaction::blob_gc`).
     pub blob_garbage_collection_force_threshold: f64,
     /// The cache of blob values (RocksDB's `blob_cache`; default none: values are read from the
     /// file each time). Not the block cache: as in RocksDB, blobs are cached only here.

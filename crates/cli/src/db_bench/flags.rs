@@ -166,7 +166,7 @@ define_flags! {
     blob_file_starting_level: u64 = 0; "Compactions write blob files for output levels at or above this"
     enable_blob_garbage_collection: bool = false; "Compactions relocate live values out of the oldest blob files"
     blob_garbage_collection_age_cutoff: f64 = 0.25; "Fraction of blob files, oldest first, garbage collection takes (0-1)"
-    blob_garbage_collection_force_threshold: f64 = 1.0; "Garbage ratio of the oldest blob files that forces a compaction (0-1; talus: accepted, not acted on)"
+    blob_garbage_collection_force_threshold: f64 = 1.0; "Garbage ratio of the oldest blob files that forces a compaction of the SSTs pointing at them (0-1; 1: never)"
     use_blob_cache: bool = false; "Cache blob values (RocksDB's blob_cache)"
     use_shared_block_and_blob_cache: bool = true; "RocksDB: blobs share the block cache (with --use_blob_cache); talus: blobs always get their own cache of --blob_cache_size"
     blob_cache_size: u64 = 8388608; "Bytes of the blob cache (with --use_blob_cache; RocksDB: only if not shared with the block cache)"

@@ -148,13 +148,19 @@ impl Replayed {
     }
 }
 
-/// `number:size[smallest_seq .. largest_seq]['a' seq:1, type:1 .. 'z' seq:9, type:1]`.
+/// `number:size[smallest_seq .. largest_seq]['a' seq:1, type:1 .. 'z' seq:9, type:1]`, then the
+/// counts and the oldest blob file it references (` blob_file:N`), if any.
 fn write_file(out: &mut dyn Write, f: &FileMetaData, hex: bool) -> std::io::Result<()> {
     write!(out, "{}:{}[{} .. {}][", f.number, f.file_size, f.smallest_seq, f.largest_seq)?;
     write_internal_key(out, f.smallest.encoded(), hex)?;
     out.write_all(b" .. ")?;
     write_internal_key(out, f.largest.encoded(), hex)?;
-    write!(out, "] entries:{} deletions:{}", f.num_entries, f.num_deletions)
+    write!(out, "] entries:{} deletions:{}", f.num_entries, f.num_deletions)?;
+    if f.oldest_blob_file_number != 0 {
+        // RocksDB's `FileMetaData::DebugString` name.
+        write!(out, " blob_file:{}", f.oldest_blob_file_number)?;
+    }
+    Ok(())
 }
 
 fn write_edit(out: &mut dyn Write, offset: u64, e: &VersionEdit, hex: bool) -> std::io::Result<()> {
@@ -363,6 +369,7 @@ mod tests {
             largest_seq: seq,
             num_entries: 2,
             num_deletions: 0,
+            oldest_blob_file_number: 0,
             reader: Default::default(),
         }
     }

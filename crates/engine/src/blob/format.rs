@@ -215,6 +215,26 @@ pub struct BlobIndex {
     pub compression: CompressionType,
 }
 
+/// Lowers `oldest` (0: none yet) to the blob file `value` points into when `ikey` is a blob
+/// index entry (RocksDB's `FileMetaData::UpdateBoundaries` keeps `oldest_blob_file_number` so).
+/// Called for every entry a flush or compaction writes to a table: one byte compared for the
+/// others. An undecodable index changes nothing (its reader reports it).
+#[inline]
+pub fn note_oldest_blob_file(oldest: &mut u64, ikey: &[u8], value: &[u8]) {
+    if (crate::key::trailer(ikey) & 0xff) as u8 != crate::key::ValueKind::BlobIndex as u8 {
+        return;
+    }
+    let mut d = Decoder::new(value);
+    if d.u8() != Some(BLOB_INDEX_TYPE_BLOB) {
+        return;
+    }
+    if let Some(n) = d.varint64() {
+        if *oldest == 0 || n < *oldest {
+            *oldest = n;
+        }
+    }
+}
+
 impl BlobIndex {
     /// Appends the encoded index to `dst`.
     pub fn encode(&self, dst: &mut Vec<u8>) {

@@ -29,14 +29,15 @@ pub struct BlobFileReader {
 }
 
 impl BlobFileReader {
-    /// Opens blob file `number` in `dir`, checking its header and footer.
-    pub fn open(fs: &dyn Fs, dir: &Path, number: u64) -> Result<BlobFileReader> {
+    /// Opens blob file `number` in `dir` (with `O_DIRECT` if `direct`: RocksDB's
+    /// `use_direct_reads` applies to blob files too), checking its header and footer.
+    pub fn open(fs: &dyn Fs, dir: &Path, number: u64, direct: bool) -> Result<BlobFileReader> {
         let name = blob_name(number);
         let path = blob_path(dir, number);
         if !fs.exists(&path) {
             return Err(Error::corruption(&name, 0, "blob file is missing"));
         }
-        let file = fs.open_random(&path)?;
+        let file = crate::fs::direct::open_random(fs, &path, direct)?;
         let size = file.size();
         if size < (HEADER_LEN + FOOTER_LEN) as u64 {
             return Err(Error::corruption(
@@ -92,6 +93,8 @@ impl BlobFileReader {
 pub struct BlobSource {
     fs: Arc<dyn Fs>,
     dir: PathBuf,
+    /// Files are read with `O_DIRECT` (`use_direct_reads`).
+    direct_reads: bool,
     open: Mutex<HashMap<u64, Arc<BlobFileReader>>>,
     /// RocksDB's blob tickers for this database.
     pub stats: BlobStats,
@@ -126,15 +129,18 @@ impl BlobStats {
 }
 
 impl BlobSource {
-    /// Blob files of the database in `dir`, read through `cache` when it is set.
+    /// Blob files of the database in `dir`, read through `cache` when it is set, with
+    /// `O_DIRECT` when `direct_reads`.
     pub fn new(
         fs: Arc<dyn Fs>,
         dir: PathBuf,
         cache: Option<super::cache::BlobCacheRef>,
+        direct_reads: bool,
     ) -> BlobSource {
         BlobSource {
             fs,
             dir,
+            direct_reads,
             open: Mutex::new(HashMap::new()),
             stats: BlobStats::default(),
             cache: super::cache::BlobCache::new(cache),
@@ -146,7 +152,8 @@ impl BlobSource {
         if let Some(r) = self.open.lock().get(&number) {
             return Ok(Arc::clone(r));
         }
-        let r = Arc::new(BlobFileReader::open(self.fs.as_ref(), &self.dir, number)?);
+        let r =
+            Arc::new(BlobFileReader::open(self.fs.as_ref(), &self.dir, number, self.direct_reads)?);
         self.open.lock().insert(number, Arc::clone(&r));
         Ok(r)
     }

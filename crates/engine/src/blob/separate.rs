@@ -32,6 +32,9 @@ pub struct SeparationPolicy {
     pub compression: CompressionType,
     /// The compression level.
     pub compression_level: i32,
+    /// Blob files are written with `O_DIRECT` (`use_direct_io_for_flush_and_compaction`, as
+    /// the SSTs of the same jobs).
+    pub direct_write: bool,
 }
 
 impl SeparationPolicy {
@@ -43,6 +46,7 @@ impl SeparationPolicy {
             blob_file_size: o.blob_file_size,
             compression: o.blob_compression_type,
             compression_level: o.compression_level,
+            direct_write: o.use_direct_io_for_flush_and_compaction,
         })
     }
 }
@@ -94,7 +98,8 @@ impl<'a> BlobSeparator<'a> {
             Some(w) => w,
             None => {
                 let number = new_number();
-                let file = self.fs.create(&blob_path(self.dir, number))?;
+                let path = blob_path(self.dir, number);
+                let file = crate::fs::direct::create(self.fs, &path, self.policy.direct_write)?;
                 // The whole file counts (as RocksDB's blob tickers and `Wblob` count it): its
                 // header now, and its footer, which `finish` always writes.
                 self.bytes_written += (HEADER_LEN + FOOTER_LEN) as u64;
@@ -165,5 +170,39 @@ mod tests {
         assert!(SeparationPolicy::for_level(&o, 1).is_none());
         assert_eq!(SeparationPolicy::for_level(&o, 2).map(|p| p.min_blob_size), Some(10));
         assert!(SeparationPolicy::for_level(&Options::default(), 5).is_none());
+    }
+
+    #[test]
+    fn direct_io_options_reach_the_blob_files() {
+        use crate::fs::fault::SimFs;
+        use crate::key::InternalKey;
+        let fs = SimFs::new();
+        let dir = std::path::Path::new("/");
+        let o = |direct| Options {
+            enable_blob_files: true,
+            min_blob_size: 10,
+            use_direct_io_for_flush_and_compaction: direct,
+            ..Default::default()
+        };
+        let ikey = InternalKey::new(b"k", 1, ValueKind::Put);
+        let value = [7u8; 1001];
+        let write = |direct: bool, number: u64| -> Result<Vec<BlobFileAddition>> {
+            let policy = SeparationPolicy::for_level(&o(direct), 0).unwrap();
+            let mut sep = BlobSeparator::new(fs.as_ref(), dir, policy);
+            assert!(sep.separate(ikey.encoded(), &value, &mut || number)?);
+            sep.finish()
+        };
+        // Direct writes through the simulated file system's alignment checks: the file has
+        // exactly its real length, and reads back with direct reads.
+        let added = write(true, 5).unwrap();
+        assert_eq!(fs.contents("/000005.blob").map(|c| c.len() as u64), Some(added[0].file_size));
+        let r = super::super::reader::BlobFileReader::open(fs.as_ref(), dir, 5, true).unwrap();
+        assert_eq!(r.footer().blob_count, 1);
+        // Without direct IO in the file system, only the direct paths fail.
+        fs.set_direct_io_supported(false);
+        assert!(write(true, 6).is_err());
+        assert!(super::super::reader::BlobFileReader::open(fs.as_ref(), dir, 5, true).is_err());
+        write(false, 7).unwrap();
+        super::super::reader::BlobFileReader::open(fs.as_ref(), dir, 7, false).unwrap();
     }
 }

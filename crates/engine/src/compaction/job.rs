@@ -21,6 +21,7 @@ use std::sync::Arc;
 
 use super::iterator::{CompactionIter, CompactionPolicy};
 use super::Compaction;
+use crate::blob::format::note_oldest_blob_file;
 use crate::blob::gc::{BlobCompaction, BlobJobOutput};
 use crate::blob::reader::BlobSource;
 use crate::blob::separate::BlobSeparator;
@@ -77,6 +78,8 @@ struct Output {
     number: u64,
     /// First user key of this file's partition (None: unbounded below).
     lower: Option<Vec<u8>>,
+    /// The smallest blob file its blob indexes point into (0: none).
+    oldest_blob: u64,
 }
 
 struct Writer<'a, 'b> {
@@ -109,6 +112,7 @@ impl Writer<'_, '_> {
             builder: TableBuilder::new(topts, file, table_name(number)),
             number,
             lower,
+            oldest_blob: 0,
         });
         Ok(())
     }
@@ -141,7 +145,9 @@ impl Writer<'_, '_> {
         }
         let props = o.builder.finish()?;
         self.out.bytes_written += props.file_size;
-        self.out.files.push(FileMetaData::from_table(o.number, &props, &mine));
+        let mut meta = FileMetaData::from_table(o.number, &props, &mine);
+        meta.oldest_blob_file_number = o.oldest_blob;
+        self.out.files.push(meta);
         Ok(())
     }
 }
@@ -209,9 +215,13 @@ pub fn run(
                 if let Some(o) = w.cur.as_mut() {
                     match blob_job.as_mut() {
                         Some(b) => b.add(ikey, value, w.ctx.new_file_number, &mut |k, v| {
+                            note_oldest_blob_file(&mut o.oldest_blob, k, v);
                             o.builder.add(k, v)
                         })?,
-                        None => o.builder.add(ikey, value)?,
+                        None => {
+                            note_oldest_blob_file(&mut o.oldest_blob, ikey, value);
+                            o.builder.add(ikey, value)?
+                        }
                     }
                 }
             }

@@ -13,6 +13,8 @@
 //!   one L0 file, bounded by `max_compaction_bytes` (turned off by `intra_l0_compaction`).
 //! - Trivial moves: a single file above L0, or a set of disjoint L0 files, that overlaps nothing
 //!   in the output level is moved, not rewritten.
+//! - When no level is due, forced blob garbage collection ([`super::blob_gc`]) may compact an
+//!   SST into its own level.
 //! - Files already being compacted are never picked; any compaction touching one is skipped, so
 //!   running compactions have disjoint inputs and disjoint output ranges.
 //!
@@ -367,6 +369,30 @@ pub fn pick_in(
             if c.is_some() {
                 return c;
             }
+        }
+    }
+    pick_forced_blob_gc(opts, v, compacting)
+}
+
+/// The forced blob garbage collection ([`super::blob_gc`]): the compaction of the first idle
+/// marked SST into its own level, or `None`.
+pub fn pick_forced_blob_gc(
+    opts: &Options,
+    v: &Version,
+    compacting: &HashSet<u64>,
+) -> Option<Compaction> {
+    let busy = |f: &FileMetaData| compacting.contains(&f.number);
+    for (level, f) in super::blob_gc::files_marked_for_forced_blob_gc(opts, v) {
+        if busy(&f) {
+            continue;
+        }
+        let c = build(opts, v, level, level, vec![f], &busy, super::blob_gc::REASON_FORCED_BLOB_GC);
+        if let Some(mut c) = c {
+            if level == 0 {
+                // One L0 output, as intra-L0: L0 files are ordered by their sequence numbers.
+                c.target_file_size = u64::MAX;
+            }
+            return Some(c);
         }
     }
     None

@@ -89,6 +89,7 @@ fn run_case(input: &str) -> String {
                         largest_seq: seq,
                         num_entries: 1,
                         num_deletions: 0,
+                        oldest_blob_file_number: 0,
                         reader: Default::default(),
                     };
                     if is_busy {
@@ -171,6 +172,7 @@ fn pending_bytes_follow_rocksdb() {
             largest_seq: n,
             num_entries: 1,
             num_deletions: 0,
+            oldest_blob_file_number: 0,
             reader: Default::default(),
         })
     };

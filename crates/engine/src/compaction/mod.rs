@@ -12,6 +12,7 @@ use std::sync::Arc;
 use crate::options::{CompactionStyle, Options};
 use crate::version::FileMetaData;
 
+pub mod blob_gc;
 pub(crate) mod iterator;
 pub mod job;
 pub mod leveled;

@@ -194,6 +194,7 @@ mod tests {
                 largest_seq: seq,
                 num_entries: 1,
                 num_deletions: 0,
+                oldest_blob_file_number: 0,
                 reader: Default::default(),
             }));
         }

@@ -10,6 +10,7 @@ use std::time::Instant;
 use super::blob_outputs::BlobOutputs;
 use super::cf_data::ColumnFamilyData;
 use super::core::{DbInner, DbState};
+use crate::blob::format::note_oldest_blob_file;
 use crate::compaction::iterator::{CompactionIter, CompactionPolicy};
 use crate::error::{Error, Result};
 use crate::filename::table_path;
@@ -83,8 +84,12 @@ impl DbInner {
         };
         let mut entries = CompactionIter::new(it.as_mut(), policy);
         let mut sep = self.blob_separator(opts, 0);
+        let mut oldest_blob = 0;
         while let Some((ikey, value, _)) = entries.next()? {
-            self.add_maybe_separated(&mut sep, blobs, ikey, value, &mut |k, v| b.add(k, v))?;
+            self.add_maybe_separated(&mut sep, blobs, ikey, value, &mut |k, v| {
+                note_oldest_blob_file(&mut oldest_blob, k, v);
+                b.add(k, v)
+            })?;
         }
         // The blob files are synced before the table that points into them.
         self.finish_blobs(sep, blobs)?;
@@ -99,7 +104,9 @@ impl DbInner {
             return Ok(None);
         }
         let props = b.finish()?;
-        Ok(Some(FileMetaData::from_table(number, &props, &live)))
+        let mut meta = FileMetaData::from_table(number, &props, &live);
+        meta.oldest_blob_file_number = oldest_blob;
+        Ok(Some(meta))
     }
 
     /// Waits until every immutable memtable is flushed (`Db::flush`, ingestion). Fails with the

@@ -351,6 +351,7 @@ fn new_inner(
         Arc::clone(&fs),
         path.to_path_buf(),
         opts.blob_cache.clone(),
+        opts.use_direct_reads,
     ));
     DbInner {
         path: path.to_path_buf(),

@@ -16,7 +16,8 @@
 //! [`open_random`] and [`create`] pick direct or buffered by a flag (the options
 //! `use_direct_reads` and `use_direct_io_for_flush_and_compaction`); [`check_supported`] is
 //! what `Db::open` calls to refuse those options, naming them, on a file system without direct
-//! IO. Who calls: the table cache (SST readers), flush and compaction (SST writers). No locks.
+//! IO. Who calls: the table cache (SST readers), the blob source (blob file readers), flush and
+//! compaction (SST and blob file writers). No locks.
 //! Layout and the reasons: `docs/design/direct-io.md`.
 
 use std::cell::RefCell;

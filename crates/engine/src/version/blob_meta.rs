@@ -1,7 +1,8 @@
 //! What the MANIFEST knows of blob files: RocksDB's `BlobFileAddition` (a new blob file: its
 //! number, record count and bytes, checksum) and `BlobFileGarbage` (records of a blob file no
-//! SST references any more), their tag encodings (`docs/format/manifest.md`, tags 400 and 401),
-//! and the per-file state a [`super::Version`] holds. Pure values; no IO.
+//! SST references any more), their tag encodings (`docs/format/manifest.md`, tags 400 and 401;
+//! tag 402 is an SST's oldest blob file, beside its tag 7), and the per-file state a
+//! [`super::Version`] holds. Pure values; no IO.
 
 use crate::coding::{put_varint32, put_varint64, Decoder};
 
@@ -9,6 +10,10 @@ use crate::coding::{put_varint32, put_varint64, Decoder};
 pub const TAG_BLOB_FILE_ADDITION: u32 = 400;
 /// Tag: garbage counted in a blob file (RocksDB's `kBlobFileGarbage`).
 pub const TAG_BLOB_FILE_GARBAGE: u32 = 401;
+/// Tag: the oldest blob file a new file (tag 7, same edit) references: varint64 file number,
+/// varint64 blob file number (RocksDB keeps it as `kOldestBlobFileNumber` inside `kNewFile4`;
+/// Talus's tag 7 has no custom fields, so it is a field of its own; manifest version 3).
+pub const TAG_OLDEST_BLOB_FILE: u32 = 402;
 
 /// A blob file added to the database.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -23,6 +23,7 @@ fn file(number: u64) -> FileMetaData {
         largest_seq: 1,
         num_entries: 1,
         num_deletions: 0,
+        oldest_blob_file_number: 0,
         reader: Default::default(),
     }
 }

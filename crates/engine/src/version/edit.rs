@@ -8,6 +8,7 @@
 
 use super::blob_meta::{
     BlobFileAddition, BlobFileGarbage, TAG_BLOB_FILE_ADDITION, TAG_BLOB_FILE_GARBAGE,
+    TAG_OLDEST_BLOB_FILE,
 };
 use super::cf_edit::{is_cf_tag, CfEdit};
 use super::FileMetaData;
@@ -84,6 +85,11 @@ impl VersionEdit {
             put_varint64(dst, f.largest_seq);
             put_varint64(dst, f.num_entries);
             put_varint64(dst, f.num_deletions);
+            if f.oldest_blob_file_number != 0 {
+                put_varint32(dst, TAG_OLDEST_BLOB_FILE);
+                put_varint64(dst, f.number);
+                put_varint64(dst, f.oldest_blob_file_number);
+            }
         }
         for a in &self.blob_file_additions {
             a.encode(dst);
@@ -140,6 +146,21 @@ impl VersionEdit {
                         .ok_or_else(|| err("bad blob file addition"))?;
                     edit.blob_file_additions.push(a);
                 }
+                TAG_OLDEST_BLOB_FILE => {
+                    let bad = || err("bad oldest blob file");
+                    let number = d.varint64().ok_or_else(bad)?;
+                    let oldest = d.varint64().ok_or_else(bad)?;
+                    // It follows its file's tag 7 in the same edit, once.
+                    let f = edit
+                        .new_files
+                        .iter_mut()
+                        .rev()
+                        .find(|(_, f)| f.number == number)
+                        .map(|(_, f)| f)
+                        .filter(|f| f.oldest_blob_file_number == 0 && oldest != 0)
+                        .ok_or_else(|| err("oldest blob file of no new file"))?;
+                    f.oldest_blob_file_number = oldest;
+                }
                 TAG_BLOB_FILE_GARBAGE => {
                     let g = BlobFileGarbage::decode(&mut d)
                         .ok_or_else(|| err("bad blob file garbage"))?;
@@ -170,6 +191,7 @@ fn decode_new_file(d: &mut Decoder<'_>) -> Option<(usize, FileMetaData)> {
         largest_seq: d.varint64()?,
         num_entries: d.varint64()?,
         num_deletions: d.varint64()?,
+        oldest_blob_file_number: 0,
         reader: Default::default(),
     };
     Some((level, meta))
@@ -217,6 +239,7 @@ mod tests {
                 largest_seq: rng.gen_range(1000..1 << 40),
                 num_entries: rng.gen_range(0..1 << 20),
                 num_deletions: rng.gen_range(0..1000),
+                oldest_blob_file_number: if rng.gen() { rng.gen_range(1..1 << 40) } else { 0 },
                 reader: Default::default(),
             };
             e.new_files.push((rng.gen_range(0..7), f));
@@ -231,6 +254,7 @@ mod tests {
             + usize::from(e.last_sequence.is_some())
             + e.deleted_files.len()
             + e.new_files.len()
+            + e.new_files.iter().filter(|(_, f)| f.oldest_blob_file_number != 0).count()
     }
 
     #[test]
@@ -343,6 +367,55 @@ mod tests {
             if cut != 12 {
                 assert!(r.unwrap_err().is_corruption(), "cut at {cut}");
             }
+        }
+    }
+
+    #[test]
+    fn oldest_blob_file_golden_bytes() {
+        // docs/format/manifest.md, "Oldest blob file" (bytes computed independently): file 5 at
+        // level 1, 1000 bytes, keys "a"@1 and "b"@2 (puts), seqs 1..2, 2 entries, no deletions,
+        // its blob indexes pointing into blob files 3 and up.
+        let f = FileMetaData {
+            number: 5,
+            file_size: 1000,
+            smallest: InternalKey::new(b"a", 1, ValueKind::Put),
+            largest: InternalKey::new(b"b", 2, ValueKind::Put),
+            smallest_seq: 1,
+            largest_seq: 2,
+            num_entries: 2,
+            num_deletions: 0,
+            oldest_blob_file_number: 3,
+            reader: Default::default(),
+        };
+        let e = VersionEdit { new_files: vec![(1, f.clone())], ..Default::default() };
+        let mut buf = Vec::new();
+        e.encode(&mut buf);
+        let want = [
+            0x07, 0x01, 0x05, 0xe8, 0x07, // tag 7, level 1, file 5, 1000 bytes
+            0x09, 0x61, 0x01, 0x01, 0, 0, 0, 0, 0, 0, // "a", (1 << 8) | 1
+            0x09, 0x62, 0x01, 0x02, 0, 0, 0, 0, 0, 0, // "b", (2 << 8) | 1
+            0x01, 0x02, 0x02, 0x00, // seqs 1..2, 2 entries, 0 deletions
+            0x92, 0x03, 0x05, 0x03, // tag 402, file 5, oldest blob file 3
+        ];
+        assert_eq!(buf, want);
+        assert_eq!(buf.len(), 33);
+        assert_eq!(VersionEdit::decode(&buf, "M", 0).unwrap(), e);
+
+        // Version 2's record (no tag 402) still decodes: the file references no blob file.
+        let old = VersionEdit::decode(&buf[..buf.len() - 4], "M", 0).unwrap();
+        assert_eq!(old.new_files[0].1, FileMetaData { oldest_blob_file_number: 0, ..f });
+
+        // Tag 402 naming no new file of its edit, blob file 0, or a file twice is corruption.
+        let file = &buf[..buf.len() - 4];
+        let bad: [Vec<u8>; 4] = [
+            vec![0x92, 0x03, 0x05, 0x03],
+            [file, &[0x92, 0x03, 0x06, 0x03]].concat(),
+            [file, &[0x92, 0x03, 0x05, 0x00]].concat(),
+            [&buf[..], &[0x92, 0x03, 0x05, 0x04]].concat(),
+        ];
+        for rec in bad {
+            let err = VersionEdit::decode(&rec, "M", 7).unwrap_err();
+            assert!(err.to_string().contains("oldest blob file of no new file"), "{err}");
         }
     }
 

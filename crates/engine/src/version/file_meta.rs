@@ -46,6 +46,7 @@ impl FileMetaData {
             largest_seq: props.largest_seq,
             num_entries: props.num_entries,
             num_deletions: props.num_deletions + props.num_range_deletions,
+            oldest_blob_file_number: 0,
             reader: Default::default(),
         }
     }

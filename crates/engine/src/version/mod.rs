@@ -77,6 +77,11 @@ pub struct FileMetaData {
     pub num_entries: u64,
     /// Point and range deletions.
     pub num_deletions: u64,
+    /// The smallest blob file number any of its blob indexes points into; 0 when it holds
+    /// none or its MANIFEST record predates the field (RocksDB's `oldest_blob_file_number`,
+    /// `kInvalidBlobFileNumber`). The MANIFEST's tag 402; read by forced blob garbage
+    /// collection (`compaction::blob_gc`).
+    pub oldest_blob_file_number: u64,
     /// The file's open reader, kept here while the table cache is unbounded
     /// (`max_open_files = -1`, as RocksDB keeps it in the file's descriptor): a read finds it
     /// with one atomic load instead of a table-cache lookup. Not part of the file's identity.

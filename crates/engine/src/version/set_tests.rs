@@ -106,6 +106,7 @@ fn file(number: u64, lo: &[u8], hi: &[u8], seq: u64) -> FileMetaData {
         largest_seq: seq,
         num_entries: 10,
         num_deletions: 1,
+        oldest_blob_file_number: 0,
         reader: Default::default(),
     }
 }

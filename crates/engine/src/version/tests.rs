@@ -15,6 +15,7 @@ fn meta(number: u64, smallest: &[u8], largest: &[u8], largest_seq: u64) -> Arc<F
         largest_seq,
         num_entries: 1,
         num_deletions: 0,
+        oldest_blob_file_number: 0,
         reader: Default::default(),
     })
 }

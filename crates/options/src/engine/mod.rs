@@ -265,7 +265,7 @@ const OPTIONS: &[EngineOption] = &[
         o.blob_garbage_collection_age_cutoff = double(n, v)?;
         Ok(())
     }),
-    opt!("blob_garbage_collection_force_threshold", raw, "Garbage ratio of the oldest blob files that forces a compaction (0-1; accepted, not acted on)", |o, n, v| {
+    opt!("blob_garbage_collection_force_threshold", raw, "Garbage ratio of the oldest blob files that forces a compaction of the SSTs pointing at them (0-1; 1: never)", |o, n, v| {
         o.blob_garbage_collection_force_threshold = double(n, v)?;
         Ok(())
     }),
