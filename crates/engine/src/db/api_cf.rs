@@ -5,7 +5,6 @@
 //! to a dropped family is refused by the write path, which knows the live families
 //! (`write_mems.rs`: `InvalidArgument`).
 
-use super::core::DbInner;
 use super::iter::{bounds_of, prefix_end, Iter, RangeIter, RawIter};
 use super::key_range::KeyRange;
 use super::pinned::PinnedSlice;
@@ -224,18 +223,7 @@ impl Db {
         let inner = self.inner();
         inner.check_writable()?;
         let id = inner.family(cf)?.id;
-        if inner.opts.atomic_flush {
-            return self.flush();
-        }
-        let st = inner.state.lock();
-        DbInner::check_bg_error(&st)?;
-        let empty = st.cf(id).is_none_or(|c| c.mem_is_empty());
-        drop(st);
-        if !empty {
-            // With the write queue quiet, as `Db::flush` switches.
-            inner.with_write_lock(|| inner.switch_families(|f, _| f == id))?;
-        }
-        inner.wait_for_flushes()
+        inner.flush_families(|f| f == id)
     }
 
     /// [`Db::compact_range`] of family `cf`.

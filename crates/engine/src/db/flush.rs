@@ -109,6 +109,22 @@ impl DbInner {
         Ok(Some(meta))
     }
 
+    /// `Db::flush` and `Db::flush_cf`: switches the memtables of the families `pick` chooses
+    /// (every family with `atomic_flush`) if any of them holds writes, with the write queue
+    /// quiet, then waits until every immutable memtable is flushed.
+    pub(crate) fn flush_families(&self, pick: impl Fn(u32) -> bool) -> Result<()> {
+        let pick = |id| self.opts.atomic_flush || pick(id);
+        let st = self.state.lock();
+        DbInner::check_bg_error(&st)?;
+        let empty = st.cfs.iter().all(|(&id, c)| !pick(id) || c.mem_is_empty());
+        drop(st);
+        if !empty {
+            // Take a place in the write queue as an empty-batch leader.
+            self.with_write_lock(|| self.switch_families(|id, _| pick(id)))?;
+        }
+        self.wait_for_flushes()
+    }
+
     /// Waits until every immutable memtable is flushed (`Db::flush`, ingestion). Fails with the
     /// background error, or `Busy` when the database is closing.
     pub(crate) fn wait_for_flushes(&self) -> Result<()> {
@@ -225,7 +241,7 @@ impl DbInner {
         }
         let mut edit = VersionEdit::default();
         edit.cf.family = cf.id;
-        let (next_log, idle) = {
+        let idle = {
             let st = self.state.lock();
             let idle = idle_families(&st, cf.id, &vs);
             let cf = st.cf(cf.id).ok_or_else(|| Error::Busy("column family dropped".into()))?;
@@ -235,9 +251,8 @@ impl DbInner {
                 return Err(Error::Busy("memtable list changed during flush".into()));
             }
             // Logs older than the next memtable's are no longer needed.
-            let next_log = cf.imms.get(1).map_or(cf.mem_log_number, |i| i.log_number);
-            edit.log_number = Some(next_log);
-            (next_log, idle)
+            edit.log_number = Some(cf.imms.get(1).map_or(cf.mem_log_number, |i| i.log_number));
+            idle
         };
         if let Some(m) = meta {
             edit.new_files.push((0, m));
@@ -272,10 +287,10 @@ impl DbInner {
         // They are closed after the lock is released: closing a WAL appended through a memory
         // mapping unmaps its dirty pages and truncates the file (milliseconds for a 64 MiB
         // WAL), which writers waiting on the `wal` lock would wait for too.
-        // Below the oldest WAL any family still needs, not only this family's: with
-        // `atomic_flush` off another family's memtable may hold writes in a WAL below
-        // `next_log`.
-        let min_log = next_log.min(self.state.lock().min_log_number());
+        // Below the oldest WAL any family still needs (at most this family's new log number),
+        // not only this family's: with `atomic_flush` off another family's memtable may hold
+        // writes in a WAL below it.
+        let min_log = self.state.lock().min_log_number();
         let obsolete: Vec<(u64, LogWriter)> = match self.wal.lock().as_mut() {
             Some(w) => w.unsynced.extract_if(.., |(n, _)| *n < min_log).collect(),
             None => Vec::new(),

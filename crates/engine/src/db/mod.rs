@@ -349,17 +349,7 @@ impl Db {
     pub fn flush(&self) -> Result<()> {
         let inner = self.inner();
         inner.check_writable()?;
-        {
-            // Switch with the write queue quiet: take a place in it as an empty-batch leader.
-            let st = inner.state.lock();
-            DbInner::check_bg_error(&st)?;
-            let empty = st.cfs.values().all(|c| c.mem_is_empty());
-            drop(st);
-            if !empty {
-                inner.with_write_lock(|| inner.switch_memtable())?;
-            }
-        }
-        inner.wait_for_flushes()
+        inner.flush_families(|_| true)
     }
 
     /// Flushes, then compacts every file overlapping `[begin, end]` (`None`: unbounded) down to
