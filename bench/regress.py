@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Talus's own regression tracking: CPU per operation across revisions, profiles and allocators.
 
-usage: bench/regress.py --variants SPEC,SPEC[,...] [--variant SPEC]... [--suite cached|cache|sysbench]
-                        [--num N] [--rounds R] [--count auto|perf|callgrind|none]
-                        [--count-num N] [--work DIR] [--out DIR] [--build-only] [--sysbench]
+usage: bench/regress.py --variants SPEC,SPEC[,...] [--variant SPEC]...
+                        [--suite cached|cache|sysbench|ibench] [--num N] [--rounds R]
+                        [--count auto|perf|callgrind|none] [--count-num N] [--work DIR]
+                        [--out DIR] [--build-only] [--sysbench] [--ibench]
 
 SPEC is `[label=]rev:profile:features:rustflags` (empty parts take defaults: the working tree
 `.`, profile `release`, no features, no RUSTFLAGS; features joined by `+`), or `[label=]@PATH` for
@@ -78,7 +79,7 @@ def header_build_info(output):
     return ""
 
 
-def variant_steps(v, suite, num, use_sysbench, not_applicable):
+def variant_steps(v, suite, num, use_sysbench, not_applicable, use_ibench=False):
     """The steps of `suite` for variant `v`; what the variant cannot run (a revision too old
     for a tool) is appended to `not_applicable`, never silently dropped."""
     steps = regress_suites.SUITES[suite](num)
@@ -89,6 +90,11 @@ def variant_steps(v, suite, num, use_sysbench, not_applicable):
             raise SystemExit(f"regress: {v.label}: {e}")
         if why:
             not_applicable.append(f"{v.label}: sysbench: {why}")
+        steps += found
+    if suite == "ibench" or suite == "cached" and use_ibench:
+        found, why = regress_suites.ibench_plugin(v.binary, num)
+        if why:
+            not_applicable.append(f"{v.label}: ibench: {why}")
         steps += found
     return steps
 
@@ -350,6 +356,8 @@ def main():
     ap.add_argument("--rebuild", action="store_true", help="rebuild fixed revisions too")
     ap.add_argument("--sysbench", action="store_true", help="suite cached: append the "
                     "sysbench steps (--suite=sysbench runs them alone)")
+    ap.add_argument("--ibench", action="store_true", help="suite cached: append the insert "
+                    "benchmark's steps (--suite=ibench runs them alone)")
     ap.add_argument("--no-sysbench", action="store_true", help="the default (kept for old "
                     "command lines)")
     ap.add_argument("--worktree-target", help="cargo target dir for `.` variants without "
@@ -388,7 +396,8 @@ def main():
     run_dir = tempfile.mkdtemp(prefix="run-", dir=work)
     log_dir = os.path.join(out_dir, "logs") if out_dir else os.path.join(run_dir, "logs")
     not_applicable = []
-    steps_of = {v.label: variant_steps(v, a.suite, a.num, a.sysbench and not a.no_sysbench, not_applicable)
+    sysb = a.sysbench and not a.no_sysbench
+    steps_of = {v.label: variant_steps(v, a.suite, a.num, sysb, not_applicable, a.ibench)
                 for v in variants}
     if not any(s.group for steps in steps_of.values() for s in steps):
         raise SystemExit(f"regress: suite {a.suite} has no step to run on any variant: "
@@ -402,7 +411,7 @@ def main():
         timed_rounds(variants, steps_of, a.rounds, run_dir, log_dir, results, errors, shared)
         if counter.kind != "none":
             cdir = os.path.join(run_dir, "count")
-            csteps = {v.label: variant_steps(v, a.suite, count_num, a.sysbench and not a.no_sysbench, [])
+            csteps = {v.label: variant_steps(v, a.suite, count_num, sysb, [], a.ibench)
                       for v in variants}
             counted_pass(variants, csteps, counter, cdir, log_dir, results, errors, shared)
     finally:

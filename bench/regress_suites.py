@@ -18,6 +18,10 @@ Suites:
   counts are deterministic. The steps come from the variant's binary (`sysbench_plugin`): one
   without the tool or without `--events` is "not applicable" (listed, not counted); one with
   the tool but none of the tests is an error naming the tests looked for.
+- `ibench`: the insert benchmark (`talus ibench`, one client): the PK-order load, and inserts
+  with 0 and with 3 secondary indexes maintained (post 003's ratio), each on a fresh database;
+  the steps come from the variant's binary (`ibench_plugin`): one without the tool or its
+  `--secondary_indexes` is "not applicable". `--ibench` appends them to `cached`.
 - `cache`: the allocator study: readrandom (--num/8 reads) on one compacted database of --num
   keys with the LRU and the hyper clock cache at 1, 8, 64 MiB and 1 GiB (groups `lru` and
   `clock`), for peak RSS and VSZ. Builds of one commit share the database (SHARED_DB).
@@ -239,6 +243,66 @@ def sysbench(num):
     return []
 
 
-SUITES = {"cached": cached, "cache": cache, "sysbench": sysbench}
+# The insert benchmark (post 003's workload, `talus ibench`): one client, fixed work. Each step
+# is its own fresh database and process: `l.i0` loads in PK order; the two `l.i1` steps load
+# half as many rows, then insert more with 0 or 3 secondary indexes maintained. Only the
+# measured step's row count (`ops_flag`) is scaled for the short counting run, so the load and
+# the index build cancel out of instructions per insert. `--interval` is long so the per-second
+# sampler's work does not vary with the run's speed.
+IBENCH_STEPS = [
+    # name, the ibench step measured, --steps, --secondary_indexes, the scaled flag
+    ("ib_l.i0", "l.i0", "l.i0", 0, "--num"),
+    ("ib_l.i1_0idx", "l.i1", "l.i0,l.i1", 0, "--num_i1"),
+    ("ib_l.i1_3idx", "l.i1", "l.i0,l.x,l.i1", 3, "--num_i1"),
+]
+IB_SUMMARY = re.compile(r"^summary (\S+) engine=\S+ secs=\S+ rows=(\d+) .*? ips=([0-9.]+) ", re.M)
+
+
+def ibench_steps(num):
+    """The ibench steps (`IBENCH_STEPS`) at --num rows loaded by `l.i0`; the `l.i1` steps load
+    --num/2 rows, then insert --num/4."""
+    common = ["--engine=talus", "--clients=1", "--seed=1", "--interval=3600"]
+
+    def step(name, measured, steps, indexes, flag):
+        full = {"--num": num, "--num_i1": max(100, num // 4)}
+
+        def argv(binary, db, scale=1.0):
+            sizes = {"--num": num if flag == "--num" else max(100, num // 2),
+                     "--num_i1": full["--num_i1"]}
+            sizes[flag] = full[flag] if scale == 1.0 else max(1, int(full[flag] * scale))
+            return [binary, "ibench", f"--db={db}", *common, f"--steps={steps}",
+                    f"--secondary_indexes={indexes}", *(f"{k}={v}" for k, v in sizes.items())]
+
+        def parse(out):
+            found = [m for m in IB_SUMMARY.finditer(out) if m.group(1) == measured]
+            return (int(found[-1].group(2)), float(found[-1].group(3))) if found else None
+        return Step(name, "write", argv, parse, fresh=True, db="ibench")
+
+    return [step(*s) for s in IBENCH_STEPS]
+
+
+def ibench_plugin(binary, num):
+    """`(steps, why_not)`: the ibench steps, or none and why where the binary's `talus ibench`
+    is missing or too old for them (no `--secondary_indexes` or `--num_i1`): not applicable,
+    listed, never counted."""
+    try:
+        p = subprocess.run([binary, "ibench", "--help"], capture_output=True, text=True,
+                           timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return [], "the binary could not be run"
+    text = p.stdout + p.stderr
+    if p.returncode != 0 or "--num_i1" not in text:
+        return [], "the binary has no `talus ibench`"
+    if "--secondary_indexes" not in text:
+        return [], "its `talus ibench` has no --secondary_indexes"
+    return ibench_steps(num), None
+
+
+def ibench(num):
+    """The ibench suite: its steps come from the binary (`ibench_plugin`, in regress.py)."""
+    return []
+
+
+SUITES = {"cached": cached, "cache": cache, "sysbench": sysbench, "ibench": ibench}
 # Suites whose measured steps only read: variants built from one commit share one database.
 SHARED_DB = {"cache"}

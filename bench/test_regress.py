@@ -199,6 +199,47 @@ class Parsers(unittest.TestCase):
                              ["sb_prepare", "sb_update-one", "sb_point-query"])
             self.assertIn("points-covered-si", why)
 
+    def test_ibench_steps_scale_only_the_measured_rows(self):
+        steps = regress_suites.ibench_steps(8000)
+        self.assertEqual([(s.name, s.group, s.fresh) for s in steps],
+                         [("ib_l.i0", "write", True), ("ib_l.i1_0idx", "write", True),
+                          ("ib_l.i1_3idx", "write", True)])
+        load, pk, idx = steps
+        self.assertIn("--num=8000", load.argv("t", "/db"))
+        self.assertIn("--num=2000", load.argv("t", "/db", 0.25))
+        full, short = idx.argv("t", "/db"), idx.argv("t", "/db", 0.25)
+        # The load before the measured l.i1 is the same in both runs; only l.i1 shrinks.
+        self.assertIn("--num=4000", full)
+        self.assertIn("--num=4000", short)
+        self.assertIn("--num_i1=2000", full)
+        self.assertIn("--num_i1=500", short)
+        self.assertIn("--steps=l.i0,l.x,l.i1", full)
+        self.assertIn("--secondary_indexes=3", full)
+        self.assertIn("--secondary_indexes=0", pk.argv("t", "/db"))
+        out = ("summary l.i0 engine=talus secs=1.0 rows=4000 deleted=0 queries=0 ips=9000 x\n"
+               "summary l.x engine=talus secs=0.5 rows=0 deleted=0 queries=0 ips=0 x\n"
+               "summary l.i1 engine=talus secs=2.0 rows=2000 deleted=0 queries=0 ips=1000.5 x\n")
+        self.assertEqual(idx.parse(out), (2000, 1000.5))
+        self.assertEqual(load.parse(out), (4000, 9000.0))
+        self.assertIsNone(idx.parse("summary l.i0 engine=talus secs=1 rows=1 ips=1 \n"))
+
+    def test_ibench_plugin_not_applicable(self):
+        with tempfile.TemporaryDirectory() as d:
+            def fake(help_text, rc=0):
+                path = os.path.join(d, "talus")
+                with open(path, "w") as f:
+                    f.write(f"#!/bin/sh\ncat <<'EOF'\n{help_text}\nEOF\nexit {rc}\n")
+                os.chmod(path, 0o755)
+                return path
+            self.assertEqual(regress_suites.ibench_plugin(fake("no", 2), 1000),
+                             ([], "the binary has no `talus ibench`"))
+            self.assertEqual(regress_suites.ibench_plugin(fake("--num_i1=1"), 1000),
+                             ([], "its `talus ibench` has no --secondary_indexes"))
+            steps, why = regress_suites.ibench_plugin(
+                fake("--num_i1=1\n--secondary_indexes=3"), 1000)
+            self.assertIsNone(why)
+            self.assertEqual(len(steps), 3)
+
 
 class CallgrindLayers(unittest.TestCase):
     # main (cli) calls table::get (inclusive 600), which calls engine::get (inclusive 450),

@@ -148,3 +148,42 @@ fn regress_runs_the_sysbench_suite() {
     assert_eq!(json["not_applicable"].as_array().map(Vec::len), Some(0), "{text}");
     assert!(text.contains("Write: median") && text.contains("sb_update-one"), "{text}");
 }
+
+/// `bench/regress.py --suite=ibench` runs the real `talus ibench`: the PK-order load and the
+/// inserts with 0 and 3 secondary indexes, each with the row count it was given (the l.i1
+/// steps insert --num/4 rows after loading --num/2), in the write group.
+#[test]
+fn regress_runs_the_ibench_suite() {
+    if !have("python3") {
+        assert!(std::env::var_os("CI").is_none(), "CI needs python3");
+        eprintln!("regress test: no python3, skipped");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/regress.py");
+    let bin = env!("CARGO_BIN_EXE_talus");
+    let res = dir.path().join("res");
+    let o = Command::new("python3")
+        .arg(&script)
+        .arg(format!("--variants=a=@{bin},b=@{bin}"))
+        .args(["--suite=ibench", "--num=4000", "--rounds=1", "--count=none"])
+        .arg(format!("--work={}", dir.path().join("work").display()))
+        .arg(format!("--out={}", res.display()))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(o.status.success(), "{text}\n{}", String::from_utf8_lossy(&o.stderr));
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(res.join("regress.json")).unwrap()).unwrap();
+    for (bench, rows) in [("ib_l.i0", 4000.0), ("ib_l.i1_0idx", 1000.0), ("ib_l.i1_3idx", 1000.0)]
+    {
+        let ops = &json["results"]["b"][bench]["ops"][0];
+        assert_eq!(ops.as_f64(), Some(rows), "{bench}: {text}");
+        let found = json["benchmarks"].as_array().unwrap().iter().any(|b| {
+            b["name"].as_str() == Some(bench) && b["group"].as_str() == Some("write")
+        });
+        assert!(found, "{bench} in the write group: {}", json["benchmarks"]);
+    }
+    assert_eq!(json["not_applicable"].as_array().map(Vec::len), Some(0), "{text}");
+    assert!(text.contains("ib_l.i1_3idx"), "{text}");
+}
