@@ -107,7 +107,7 @@ impl ColumnFamily {
 /// what [`crate::Db::open_cf`] takes. The family-level options are used (memtable size,
 /// compaction, compression, blob files, merge operator, compaction filter); the
 /// database-wide ones (WAL, cache, background jobs, file system) come from the database's
-/// options. `num_levels` must equal the database's.
+/// options. Each family has its own `num_levels` (RocksDB's rule).
 #[derive(Clone, Debug)]
 pub struct ColumnFamilyDescriptor {
     /// The family's name.

@@ -156,6 +156,10 @@ fn open_found(
         }
     };
     let plan = open_families::plan(&versions, &opts, families, read_only)?;
+    // Each family opened gets its own level count (RocksDB's per-family `num_levels`).
+    for f in &plan.open {
+        versions.set_family_levels(f.id, f.opts.num_levels)?;
+    }
     let wals = wals_to_replay(fs.as_ref(), path, &mut versions)?;
     let (mode, start, log_number) =
         (opts.wal_recovery_mode, versions.last_sequence(), versions.log_number());
@@ -321,7 +325,8 @@ fn new_inner(
             use_direct_reads: opts.use_direct_reads,
         },
     ));
-    let num_levels = opts.num_levels;
+    // The database-wide per-level counters cover the deepest family opened.
+    let num_levels = families.iter().map(|f| f.opts.num_levels).fold(opts.num_levels, usize::max);
     let instance = INSTANCES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let mut cfs = BTreeMap::new();
     for f in families {

@@ -198,6 +198,10 @@ impl DbInner {
             return Err(e);
         }
         undo.disarm();
+        for (id, _, opts) in &created {
+            // Each created family's own level count (empty: cannot fail).
+            vs.set_family_levels(*id, opts.num_levels)?;
+        }
         let currents: Vec<(u32, Option<Arc<crate::version::Version>>)> =
             vs.families().keys().map(|&id| (id, vs.current_of(id))).collect();
         drop(vs);
@@ -205,7 +209,7 @@ impl DbInner {
         self.last_sequence.store(last_sequence, Ordering::Release);
         let mut st = self.state.lock();
         for (id, name, opts) in created {
-            let v = Arc::new(crate::version::Version::new(self.opts.num_levels));
+            let v = Arc::new(crate::version::Version::new(opts.num_levels));
             st.cfs.insert(id, CfState::new(id, name, opts, self.instance, v));
         }
         let mut retired = Vec::new();

@@ -90,19 +90,12 @@ pub(crate) fn plan(
     Ok(plan)
 }
 
-/// `d`'s options, sanitized and checked, with the database's file system; `num_levels` must
-/// equal the database's (one version set serves all families).
+/// `d`'s options, sanitized and checked, with the database's file system (its own
+/// `num_levels`: each family's version has its own levels).
 pub(crate) fn family_options(db: &Options, d: &ColumnFamilyDescriptor) -> Result<Arc<Options>> {
     let mut o = d.options.clone();
     let _ = o.sanitize();
     o.validate()?;
-    if o.num_levels != db.num_levels {
-        return Err(Error::InvalidArgument(format!(
-            "column family {:?}: num_levels {} differs from the database's {} (all families \
-             share one level count in this build)",
-            d.name, o.num_levels, db.num_levels
-        )));
-    }
     o.fs = db.fs.clone();
     Ok(Arc::new(o))
 }

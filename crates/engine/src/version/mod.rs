@@ -110,6 +110,10 @@ impl FileMetaData {
     }
 }
 
+/// The most levels a column family may have (`Options::num_levels`); a MANIFEST is read with
+/// this many, then each family is given its own count (`VersionSet::set_family_levels`).
+pub const MAX_NUM_LEVELS: usize = 64;
+
 impl Version {
     /// Number of levels.
     pub fn num_levels(&self) -> usize {
@@ -126,6 +130,18 @@ impl Version {
     /// An empty version with `num_levels` levels.
     pub fn new(num_levels: usize) -> Self {
         Version { files: vec![Vec::new(); num_levels], blob_files: Default::default() }
+    }
+    /// This version's files in `num_levels` levels (a column family opened with its own
+    /// `num_levels`); `Err` with the deepest level holding a file if that is `num_levels` or
+    /// deeper.
+    pub fn with_levels(&self, num_levels: usize) -> std::result::Result<Version, usize> {
+        let deepest = self.files.iter().rposition(|l| !l.is_empty());
+        if let Some(d) = deepest.filter(|&d| d >= num_levels) {
+            return Err(d);
+        }
+        let mut files = self.files.clone();
+        files.resize(num_levels, Vec::new());
+        Ok(Version { files, blob_files: self.blob_files.clone() })
     }
     /// Number of files over all levels.
     pub fn num_files(&self) -> usize {
