@@ -144,6 +144,9 @@ impl DbInner {
         vs.log_and_apply(edit)?;
         // Empty: its own level count cannot fail.
         vs.set_family_levels(id, opts.num_levels)?;
+        if let Some(cache) = super::open_families::own_block_cache(&self.opts, &opts) {
+            vs.set_family_block_cache(id, cache);
+        }
         let current = vs.current_of(id).unwrap_or_else(|| Arc::new(Version::new(opts.num_levels)));
         let mut st = self.state.lock();
         let mut state = CfState::new(id, name.to_string(), opts, self.instance, current);

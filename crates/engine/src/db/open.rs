@@ -159,6 +159,9 @@ fn open_found(
     // Each family opened gets its own level count (RocksDB's per-family `num_levels`).
     for f in &plan.open {
         versions.set_family_levels(f.id, f.opts.num_levels)?;
+        if let Some(cache) = super::open_families::own_block_cache(&opts, &f.opts) {
+            versions.set_family_block_cache(f.id, cache);
+        }
     }
     let wals = wals_to_replay(fs.as_ref(), path, &mut versions)?;
     let (mode, start, log_number) =
@@ -297,6 +300,7 @@ fn new_inner(
     let policy = opts.block_cache_metadata_charge_policy;
     let block_cache: Option<Arc<dyn Cache<Block>>> = match opts.cache_type {
         _ if opts.no_block_cache => None,
+        _ if opts.block_cache.is_some() => opts.block_cache.clone(),
         CacheType::LruCache => Some(Arc::new(
             LruCache::with_high_pri_pool(cap, bits, strict, opts.high_pri_pool_ratio)
                 .with_metadata_charge_policy(policy),

@@ -199,8 +199,11 @@ impl DbInner {
         }
         undo.disarm();
         for (id, _, opts) in &created {
-            // Each created family's own level count (empty: cannot fail).
+            // Each created family's own level count (empty: cannot fail) and block cache.
             vs.set_family_levels(*id, opts.num_levels)?;
+            if let Some(cache) = super::open_families::own_block_cache(&self.opts, opts) {
+                vs.set_family_block_cache(*id, cache);
+            }
         }
         let currents: Vec<(u32, Option<Arc<crate::version::Version>>)> =
             vs.families().keys().map(|&id| (id, vs.current_of(id))).collect();

@@ -27,26 +27,43 @@ pub use edit::VersionEdit;
 pub use set::VersionSet;
 pub use table_cache::TableCache;
 
-/// The open reader of one live file when the table cache is unbounded (see the module doc).
-/// Clones share the reader; equality ignores it (it is not part of the file's identity).
+/// The open reader of one live file when the table cache is unbounded (see the module doc),
+/// and the block cache of its column family when that family has its own
+/// ([`crate::Options::block_cache`]; set by the version set when the file enters one of the
+/// family's versions, before any read can find it there). Clones share both; equality ignores
+/// them (they are not part of the file's identity).
 #[derive(Default, Clone)]
-pub struct ReaderSlot(OnceLock<Arc<TableReader>>);
+pub struct ReaderSlot {
+    reader: OnceLock<Arc<TableReader>>,
+    cache: OnceLock<crate::options::BlockCacheRef>,
+}
 
 impl ReaderSlot {
     /// The reader, if the file has been opened.
     pub fn get(&self) -> Option<&Arc<TableReader>> {
-        self.0.get()
+        self.reader.get()
     }
 
     /// The reader, set to `init()` if the file has not been opened yet (the table cache).
     pub(crate) fn get_or_init(&self, init: impl FnOnce() -> Arc<TableReader>) -> &Arc<TableReader> {
-        self.0.get_or_init(init)
+        self.reader.get_or_init(init)
+    }
+
+    /// The block cache of the file's family, if it has its own (else the database's is used).
+    pub(crate) fn family_cache(&self) -> Option<&crate::options::BlockCacheRef> {
+        self.cache.get()
+    }
+
+    /// Gives the file its family's own block cache (the first one given stays: a file never
+    /// changes family).
+    pub(crate) fn set_family_cache(&self, cache: &crate::options::BlockCacheRef) {
+        let _ = self.cache.set(Arc::clone(cache));
     }
 }
 
 impl std::fmt::Debug for ReaderSlot {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(if self.0.get().is_some() { "open" } else { "closed" })
+        f.write_str(if self.reader.get().is_some() { "open" } else { "closed" })
     }
 }
 

@@ -413,6 +413,10 @@ impl VersionSet {
         let version = Arc::new(version);
         self.versions.push(Arc::downgrade(&version));
         if let Some(f) = self.families.get_mut(&id) {
+            if let Some(cache) = &f.block_cache {
+                // Before any reader can find the files in this version.
+                version.files.iter().flatten().for_each(|m| m.reader.set_family_cache(cache));
+            }
             f.current = version;
         }
         self.versions.retain(|w| w.strong_count() > 0);

@@ -70,6 +70,16 @@ impl VersionSet {
         Ok(())
     }
 
+    /// Gives family `id` its own block cache (`Options::block_cache` in its options): every
+    /// file of its versions, those it has now and those to come, is read through `cache`
+    /// (`ReaderSlot::family_cache`). Set at open and at creation, before any read. Writes
+    /// nothing; does nothing for a family that is not live.
+    pub fn set_family_block_cache(&mut self, id: u32, cache: crate::options::BlockCacheRef) {
+        let Some(f) = self.families.get_mut(&id) else { return };
+        f.current.files.iter().flatten().for_each(|m| m.reader.set_family_cache(&cache));
+        f.block_cache = Some(cache);
+    }
+
     /// Checks `edit` and builds the version it makes of its family, writing nothing.
     fn prepare_edit(&self, edit: &VersionEdit) -> Result<Version> {
         let id = edit.cf.family;
