@@ -68,6 +68,8 @@ pub struct WriteBatch {
     has_merge: bool,
     /// The largest column family id of an operation (0: all in `default`).
     max_cf: u32,
+    /// The database the family handles of the operations came from (`batch/cf.rs`).
+    owner: cf::HandleOwner,
 }
 
 /// Why an operation was not added to a batch (boxed in the batch: one pointer when absent).
@@ -110,14 +112,20 @@ pub enum BatchOp<'a> {
 impl WriteBatch {
     /// An empty batch (allocates nothing until the first operation).
     pub fn new() -> Self {
-        WriteBatch { rep: Vec::new(), refused: None, has_merge: false, max_cf: 0 }
+        WriteBatch {
+            rep: Vec::new(),
+            refused: None,
+            has_merge: false,
+            max_cf: 0,
+            owner: cf::HandleOwner::NONE,
+        }
     }
 
     /// An empty batch with room for `bytes` bytes of encoded operations.
     pub fn with_capacity(bytes: usize) -> Self {
         let mut rep = Vec::with_capacity(HEADER_LEN + bytes);
         rep.resize(HEADER_LEN, 0);
-        WriteBatch { rep, refused: None, has_merge: false, max_cf: 0 }
+        WriteBatch { rep, refused: None, has_merge: false, max_cf: 0, owner: cf::HandleOwner::NONE }
     }
 
     /// `Ok` unless an operation was refused as too large (see [`check_entry_size`]); then
@@ -215,18 +223,22 @@ impl WriteBatch {
     }
 
     /// Adds a put in family `cf` (RocksDB's `WriteBatch::Put(cf, ..)`); the batch stays atomic
-    /// across families.
+    /// across families. `Db::write` refuses a batch holding a handle of another database
+    /// (`InvalidArgument`), and one naming a dropped family.
     pub fn put_cf(&mut self, cf: &ColumnFamily, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) {
+        self.note_handle(cf);
         self.begin_cf_record(cf.id(), ValueKind::Put, key.as_ref(), Some(value.as_ref()));
     }
 
     /// Adds a point delete in family `cf`.
     pub fn delete_cf(&mut self, cf: &ColumnFamily, key: impl AsRef<[u8]>) {
+        self.note_handle(cf);
         self.begin_cf_record(cf.id(), ValueKind::Delete, key.as_ref(), None);
     }
 
     /// Adds a merge operand in family `cf` (the database must have a merge operator).
     pub fn merge_cf(&mut self, cf: &ColumnFamily, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) {
+        self.note_handle(cf);
         self.begin_cf_record(cf.id(), ValueKind::Merge, key.as_ref(), Some(value.as_ref()));
         self.has_merge = true;
     }
@@ -238,6 +250,7 @@ impl WriteBatch {
         begin: impl AsRef<[u8]>,
         end: impl AsRef<[u8]>,
     ) {
+        self.note_handle(cf);
         self.begin_cf_record(cf.id(), ValueKind::RangeDelete, begin.as_ref(), Some(end.as_ref()));
     }
 
@@ -252,6 +265,7 @@ impl WriteBatch {
         self.refused = None;
         self.has_merge = false;
         self.max_cf = 0;
+        self.owner = cf::HandleOwner::NONE;
     }
 
     /// Where the batch ends now: pass it to [`WriteBatch::truncate_to`] to drop what is added
@@ -322,6 +336,7 @@ impl WriteBatch {
         }
         self.has_merge |= other.has_merge;
         self.max_cf = self.max_cf.max(other.max_cf);
+        self.owner = self.owner.and(other.owner);
         self.ensure_header();
         let c = self.count().saturating_add(other.count());
         self.rep.extend_from_slice(other.rep.get(HEADER_LEN..).unwrap_or(&[]));
@@ -332,7 +347,13 @@ impl WriteBatch {
     /// record. `file`/`offset` name where
     /// the bytes came from, for the error.
     pub fn from_data(data: Vec<u8>, file: &str, offset: u64) -> Result<WriteBatch> {
-        let mut b = WriteBatch { rep: data, refused: None, has_merge: false, max_cf: 0 };
+        let mut b = WriteBatch {
+            rep: data,
+            refused: None,
+            has_merge: false,
+            max_cf: 0,
+            owner: cf::HandleOwner::NONE,
+        };
         let mut n = 0u32;
         let mut has_merge = false;
         let mut max_cf = 0;

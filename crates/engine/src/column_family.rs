@@ -105,9 +105,9 @@ impl ColumnFamily {
 
 /// A column family to open, by name, with its options (RocksDB's `ColumnFamilyDescriptor`):
 /// what [`crate::Db::open_cf`] takes. The family-level options are used (memtable size,
-/// compaction, compression, blob files, merge operator, compaction filter); the
-/// database-wide ones (WAL, cache, background jobs, file system) come from the database's
-/// options. `num_levels` must equal the database's.
+/// compaction, compression, blob files, merge operator, compaction filter, `num_levels`, and
+/// a `block_cache` object of its own, RocksDB's rules); the database-wide ones (WAL, table
+/// cache, background jobs, file system) come from the database's options.
 #[derive(Clone, Debug)]
 pub struct ColumnFamilyDescriptor {
     /// The family's name.

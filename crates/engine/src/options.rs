@@ -16,6 +16,10 @@ mod kinds;
 mod sanitize;
 
 pub use blob::{BlobCacheRef, PrepopulateBlobCache};
+
+/// A block cache, shareable between column families and databases (RocksDB's
+/// `std::shared_ptr<Cache>` in `BlockBasedTableOptions::block_cache`).
+pub type BlockCacheRef = Arc<dyn crate::cache::Cache<crate::sst::Block>>;
 pub use checksum_type::ChecksumType;
 pub use compression_level::{
     check_level as check_compression_level, zstd_level, DEFAULT_COMPRESSION_LEVEL,
@@ -103,6 +107,13 @@ pub struct Options {
     /// No block cache at all: every block read goes to the file (RocksDB's
     /// `BlockBasedTableOptions::no_block_cache`; db_bench's `--cache_size=-1`). False.
     pub no_block_cache: bool,
+    /// The block cache itself (RocksDB's `BlockBasedTableOptions::block_cache`): in the
+    /// database's options, the database's cache, instead of one made from
+    /// `block_cache_capacity` and the other `block_cache_*` options; in a column family's, a
+    /// cache of that family's table blocks (the family's tables are read through it, not the
+    /// database's). `None` (the default): the database makes its cache, and a family uses the
+    /// database's. `no_block_cache` wins over it.
+    pub block_cache: Option<BlockCacheRef>,
     /// The block cache has 2^num_shard_bits shards (6; at most [`MAX_CACHE_SHARD_BITS`]).
     pub block_cache_num_shard_bits: u32,
     /// Fail inserts into a full cache instead of exceeding capacity.
@@ -300,6 +311,7 @@ impl Default for Options {
             bottommost_compression_level: None,
             block_cache_capacity: 32 << 20,
             no_block_cache: false,
+            block_cache: None,
             block_cache_num_shard_bits: 6,
             block_cache_strict_capacity_limit: false,
             max_open_files: -1,

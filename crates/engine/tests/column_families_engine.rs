@@ -172,6 +172,87 @@ fn a_handle_of_another_database_is_refused() {
     assert!(matches!(db2.put_cf(&c1, b"k", b"v"), Err(Error::InvalidArgument(_))));
 }
 
+/// A batch carries family ids only: built with another database's handle it must be refused,
+/// not written into the family that has the same id here.
+#[test]
+fn a_batch_with_a_handle_of_another_database_is_refused() {
+    let (d1, d2) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let db1 = Db::open(d1.path(), opts()).unwrap();
+    let db2 = Db::open(d2.path(), opts()).unwrap();
+    let c1 = db1.create_column_family("c", &opts()).unwrap();
+    let c2 = db2.create_column_family("other", &opts()).unwrap();
+    assert_eq!(c1.id(), c2.id(), "the same id in both databases");
+    let refused = |r: talus::Result<()>| match r {
+        Err(Error::InvalidArgument(m)) => assert!(m.contains("another database"), "{m}"),
+        other => panic!("{other:?}"),
+    };
+    let mut b = WriteBatch::new();
+    b.put(b"d", b"v");
+    b.put_cf(&c1, b"k", b"v");
+    refused(db2.write(b, &Default::default()));
+    // Another database's `default` handle too, and every kind of operation.
+    let mut b = WriteBatch::new();
+    b.delete_cf(&db1.default_column_family(), b"k");
+    refused(db2.write(b, &Default::default()));
+    let mut b = WriteBatch::new();
+    b.delete_range_cf(&c1, b"a", b"z");
+    refused(db2.write(b, &Default::default()));
+    // Handles of both databases in one batch: refused by both.
+    let mut b = WriteBatch::new();
+    b.put_cf(&c1, b"k", b"1");
+    b.put_cf(&c2, b"k", b"2");
+    match db1.write(b.clone(), &Default::default()) {
+        Err(Error::InvalidArgument(m)) => assert!(m.contains("two different databases"), "{m}"),
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(db2.write(b, &Default::default()), Err(Error::InvalidArgument(_))));
+    // A batch appended from one built with a foreign handle keeps the refusal.
+    let mut foreign = WriteBatch::new();
+    foreign.put_cf(&c1, b"k", b"v");
+    let mut b = WriteBatch::new();
+    b.put_cf(&c2, b"k", b"mine");
+    b.append(&foreign);
+    assert!(matches!(db2.write(b, &Default::default()), Err(Error::InvalidArgument(_))));
+    // Nothing landed anywhere; the owner's batches go through.
+    assert_eq!(db2.get_cf(&c2, b"k").unwrap(), None);
+    assert_eq!(db2.get(b"d").unwrap(), None);
+    let mut b = WriteBatch::new();
+    b.put_cf(&c1, b"k", b"v");
+    db1.write(b, &Default::default()).unwrap();
+    assert_eq!(db1.get_cf(&c1, b"k").unwrap().as_deref(), Some(&b"v"[..]));
+    // A batch cleared of its operations forgets the handles.
+    let mut b = WriteBatch::new();
+    b.put_cf(&c1, b"k", b"v");
+    b.clear();
+    b.put_cf(&c2, b"k", b"w");
+    db2.write(b, &Default::default()).unwrap();
+    // A handle from an earlier open of the same database is another database's too.
+    drop(db2);
+    let db2 = Db::open_cf(d2.path(), opts(), descs(&["other"])).unwrap();
+    let mut b = WriteBatch::new();
+    b.put_cf(&c2, b"k", b"stale");
+    refused(db2.write(b, &Default::default()));
+    refused(db2.put_cf(&c2, b"k", b"stale"));
+    let now = db2.cf_handle("other").unwrap();
+    assert_eq!(db2.get_cf(&now, b"k").unwrap().as_deref(), Some(&b"w"[..]));
+}
+
+/// A snapshot of another database is refused by every read that takes one.
+#[test]
+fn a_snapshot_of_another_database_is_refused() {
+    let (d1, d2) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let db1 = Db::open(d1.path(), opts()).unwrap();
+    let db2 = Db::open_cf(d2.path(), opts(), descs(&["c"])).unwrap();
+    let c = db2.cf_handle("c").unwrap();
+    db2.put_cf(&c, b"k", b"v").unwrap();
+    let ro = ReadOptions { snapshot: Some(db1.snapshot()), ..Default::default() };
+    assert!(matches!(db2.get_cf_opt(&c, b"k", &ro), Err(Error::InvalidArgument(_))));
+    assert!(matches!(db2.get_opt(b"k", &ro), Err(Error::InvalidArgument(_))));
+    assert!(db2.iter_cf(&c, &ro).unwrap().next().unwrap().is_err());
+    let mine = ReadOptions { snapshot: Some(db2.snapshot()), ..Default::default() };
+    assert_eq!(db2.get_cf_opt(&c, b"k", &mine).unwrap().as_deref(), Some(&b"v"[..]));
+}
+
 #[test]
 fn a_missing_family_is_refused_without_create_missing() {
     let dir = tempfile::tempdir().unwrap();
@@ -199,4 +280,41 @@ fn a_checkpoint_holds_every_family() {
     assert_eq!(c.get_cf(&c.cf_handle("p").unwrap(), b"k").unwrap().as_deref(), Some(&b"p"[..]));
     assert_eq!(c.get_cf(&c.cf_handle("q").unwrap(), b"k").unwrap().as_deref(), Some(&b"q"[..]));
     assert_eq!(c.get(b"k").unwrap().as_deref(), Some(&b"d"[..]));
+}
+
+/// A backup of a database with several families holds every family's data of its moment,
+/// flushed or not, and an incremental backup after writes to one family restores both moments.
+#[test]
+fn a_backup_holds_every_family() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open_cf(dir.path().join("db"), opts(), descs(&["p", "q"])).unwrap();
+    let (p, q) = (db.cf_handle("p").unwrap(), db.cf_handle("q").unwrap());
+    for i in 0..3000u32 {
+        db.put_cf(&p, i.to_be_bytes(), b"p1").unwrap();
+        db.put_cf(&q, i.to_be_bytes(), b"q1").unwrap();
+    }
+    db.flush().unwrap();
+    db.put_cf(&q, b"unflushed", b"q").unwrap();
+    db.put(b"k", b"d").unwrap();
+    let engine = talus::BackupEngine::open(dir.path().join("backups")).unwrap();
+    let first = engine.create_new_backup(&db).unwrap();
+    let moment1 = [all(&db, &db.default_column_family()), all(&db, &p), all(&db, &q)];
+    for i in 0..100u32 {
+        db.put_cf(&p, i.to_be_bytes(), b"p2").unwrap();
+    }
+    db.delete_cf(&q, b"unflushed").unwrap();
+    let second = engine.create_new_backup(&db).unwrap();
+    let moment2 = [all(&db, &db.default_column_family()), all(&db, &p), all(&db, &q)];
+    assert_ne!(moment1, moment2);
+    drop(db);
+    for (id, want) in [(first, &moment1), (second, &moment2)] {
+        engine.verify_backup(id).unwrap();
+        let to = dir.path().join(format!("restore-{id}"));
+        engine.restore_db_from_backup(id, &to).unwrap();
+        assert_eq!(Db::list_column_families(&to, &opts()).unwrap(), ["default", "p", "q"]);
+        let r = Db::open_cf(&to, opts(), descs(&["p", "q"])).unwrap();
+        let (rp, rq) = (r.cf_handle("p").unwrap(), r.cf_handle("q").unwrap());
+        let got = [all(&r, &r.default_column_family()), all(&r, &rp), all(&r, &rq)];
+        assert_eq!(&got, want, "backup {id}");
+    }
 }

@@ -241,16 +241,6 @@ impl Config {
         if !(1..=64).contains(&c.column_families) {
             return Err("--column_families must be between 1 and 64".into());
         }
-        if c.column_families > 1 {
-            for name in ["checkpoint_one_in", "backup_one_in"] {
-                if num(name, 0)? > 0 {
-                    return Err(format!(
-                        "--{name} runs with one column family only (--column_families=1)"
-                    ));
-                }
-            }
-            c.no_copies();
-        }
         c.kill_random_test = num("kill_random_test", c.kill_random_test)?;
         c.kill_points = super::kill::parse_points(p.value("kill_points"))?;
         for name in p.names() {
@@ -431,12 +421,6 @@ impl Config {
         a
     }
 
-    /// Turns off the ops that run with one column family only (checkpoints, backups).
-    pub fn no_copies(&mut self) {
-        self.checkpoint_one_in = 0;
-        self.backup_one_in = 0;
-    }
-
     /// The options a person reading a cycle line wants to see.
     pub fn brief(&self) -> String {
         format!(
@@ -512,9 +496,6 @@ impl Config {
         }
         if point.starts_with("backup.") {
             self.backup_one_in = 100;
-        }
-        if self.column_families > 1 {
-            self.no_copies();
         }
         if point.starts_with("flush.")
             || point.starts_with("compaction.")

@@ -4,7 +4,9 @@
 //! ([`check_copy`]), and, at the start of a worker run, the check of whatever a killed run left
 //! behind ([`check_leftovers`]).
 //!
-//! A copy holds the database as it was at one moment, a prefix of the writes. Read with no
+//! A copy holds the database as it was at one moment, a prefix of the writes, in every
+//! column family (`--column_families`: the copy is opened with all of them and each key is
+//! looked for in its own family). Read with no
 //! exact moment known, each key of a copy must hold a state the key had at some time between a
 //! lower bound (the expected state read before the copy began: committed versions) and an
 //! upper bound (read after it returned: versions plus a pending write), which also holds
@@ -24,10 +26,11 @@
 
 use std::path::{Path, PathBuf};
 
-use talus::{BackupEngine, Db, ReadOptions};
+use talus::{BackupEngine, ColumnFamilyDescriptor, Db, ReadOptions};
 
 use super::config::Config;
 use super::expected::{ExpectedState, Slot};
+use super::families::Families;
 use super::value::{check_value, key_id};
 use super::Failure;
 
@@ -97,20 +100,60 @@ pub fn read_slots(exp: &ExpectedState) -> Vec<Slot> {
     (0..exp.max_key()).map(|k| exp.get(k)).collect()
 }
 
-/// Opens the copy in `dir` read-only with the run's options.
-pub fn open_copy(dir: &Path, cfg: &Config) -> Result<Db, Failure> {
+/// Opens the copy in `dir` read-only with the run's options and every one of its families.
+pub fn open_copy(dir: &Path, cfg: &Config) -> Result<(Db, Families), Failure> {
     let opts = cfg.db_options().map_err(Failure::Usage)?;
-    Db::open_read_only(dir, opts)
-        .map_err(|e| Failure::Verify(format!("opening the copy {}: {e}", dir.display())))
+    let fail =
+        |e: talus::Error| Failure::Verify(format!("opening the copy {}: {e}", dir.display()));
+    let n = cfg.column_families;
+    let descs = (1..n).map(|i| ColumnFamilyDescriptor::new(i.to_string(), opts.clone()));
+    let db = Db::open_cf_read_only(dir, opts.clone(), descs).map_err(fail)?;
+    let fams = Families::of(&db, n).map_err(fail)?;
+    Ok((db, fams))
 }
 
-/// Checks every key of `copy` (see the module doc): with `lower`, each key's state must lie
-/// between `lower` (committed states) and `upper` (versions plus pending writes), a key that no
-/// write touched in between must hold exactly its state, and a key whose state was present
-/// throughout must be present; without, only the upper bound applies. Returns the number of
-/// keys present. `what` names the copy in a failure.
+/// Every key of `copy` with the version its value holds, ascending, read family by family:
+/// each key must lie in the key space, in its own family, with a self-checking value.
+fn scan(
+    copy: &Db,
+    fams: &Families,
+    max_key: u64,
+    value_size_max: usize,
+    fail: &dyn Fn(String) -> Failure,
+) -> Result<Vec<(u64, u32)>, Failure> {
+    let mut found = Vec::new();
+    for f in 0..fams.count() {
+        let mut it = fams
+            .raw_iter(copy, f, &ReadOptions::default())
+            .map_err(|e| fail(format!("family {f}: {e}")))?;
+        it.seek_to_first();
+        while it.valid() {
+            let k = key_id(it.key())
+                .filter(|&k| k < max_key)
+                .ok_or_else(|| fail(format!("a key outside the key space: {:?}", it.key())))?;
+            if !fams.holds(f, k) {
+                return Err(fail(format!("key {k} is in family {f}, not its own")));
+            }
+            let v = check_value(k, it.value(), value_size_max)
+                .map_err(|e| fail(format!("key {k}: bad value: {e}")))?;
+            found.push((k, v));
+            it.next();
+        }
+        it.status().map_err(|e| fail(format!("scan of family {f}: {e}")))?;
+    }
+    // Each family's keys come ascending; a key lives in one family only.
+    found.sort_unstable_by_key(|&(k, _)| k);
+    Ok(found)
+}
+
+/// Checks every key of `copy` in every family of `fams` (see the module doc): with `lower`,
+/// each key's state must lie between `lower` (committed states) and `upper` (versions plus
+/// pending writes), a key that no write touched in between must hold exactly its state, and a
+/// key whose state was present throughout must be present; without, only the upper bound
+/// applies. Returns the number of keys present. `what` names the copy in a failure.
 pub fn check_copy(
     copy: &Db,
+    fams: &Families,
     lower: Option<&[Slot]>,
     upper: &[Slot],
     value_size_max: usize,
@@ -118,26 +161,15 @@ pub fn check_copy(
 ) -> Result<u64, Failure> {
     let fail = |m: String| Failure::Verify(format!("{what}: {m}"));
     let max_key = upper.len() as u64;
-    let mut it = copy.raw_iter(&ReadOptions::default());
-    it.seek_to_first();
+    let found = scan(copy, fams, max_key, value_size_max, &fail)?;
     let mut next_absent = 0u64;
     let mut present = 0u64;
-    loop {
-        let found = if it.valid() {
-            let k = key_id(it.key())
-                .filter(|&k| k < max_key)
-                .ok_or_else(|| fail(format!("a key outside the key space: {:?}", it.key())))?;
-            let v = check_value(k, it.value(), value_size_max)
-                .map_err(|e| fail(format!("key {k}: bad value: {e}")))?;
-            Some((k, v))
-        } else {
-            it.status().map_err(|e| fail(format!("scan: {e}")))?;
-            None
-        };
+    for at in 0..=found.len() {
+        let found = found.get(at).copied();
         // The keys the scan stepped over are absent from the copy.
         let upto = found.map_or(max_key, |(k, _)| k);
         if upto < next_absent {
-            return Err(fail(format!("the scan went backwards to key {upto}")));
+            return Err(fail(format!("key {upto} is present twice")));
         }
         if let Some(lower) = lower {
             for k in next_absent..upto {
@@ -174,7 +206,6 @@ pub fn check_copy(
         }
         present += 1;
         next_absent = k + 1;
-        it.next();
     }
     Ok(present)
 }
@@ -204,8 +235,9 @@ pub fn check_leftovers(exp: &ExpectedState, cfg: &Config) -> Result<(), Failure>
         let path = dir.join(name);
         if name.starts_with("ckpt-") && !name.ends_with(".tmp") && !name.ends_with(".del") {
             // Complete (renamed into place): it must open and be a prefix of the database.
-            let copy = open_copy(&path, cfg)?;
-            check_copy(&copy, None, &upper, vsm, &format!("checkpoint {name} left by a kill"))?;
+            let (copy, fams) = open_copy(&path, cfg)?;
+            let what = format!("checkpoint {name} left by a kill");
+            check_copy(&copy, &fams, None, &upper, vsm, &what)?;
             drop(copy);
             checkpoints += 1;
         } else if name.starts_with("ckpt-") {
@@ -251,8 +283,9 @@ fn check_backups(
         engine
             .restore_db_from_backup(last.backup_id, &to)
             .map_err(|e| verr(format!("restore {}: {e}", last.backup_id)))?;
-        let copy = open_copy(&to, cfg)?;
-        check_copy(&copy, None, upper, vsm, &format!("backup {} left by a kill", last.backup_id))?;
+        let (copy, fams) = open_copy(&to, cfg)?;
+        let what = format!("backup {} left by a kill", last.backup_id);
+        check_copy(&copy, &fams, None, upper, vsm, &what)?;
         drop(copy);
         remove(&to).map_err(Failure::Db)?;
     }
@@ -305,7 +338,8 @@ mod tests {
     }
 
     fn verdict(db: &Db, lower: Option<&[Slot]>, upper: &[Slot]) -> Result<u64, String> {
-        check_copy(db, lower, upper, 32, "copy").map_err(|f| format!("{f:?}"))
+        let fams = Families::of(db, 1).unwrap();
+        check_copy(db, &fams, lower, upper, 32, "copy").map_err(|f| format!("{f:?}"))
     }
 
     #[test]

@@ -399,9 +399,6 @@ fn randomize(c: &mut Config, rng: &mut StdRng) {
     // cycles, so kills land in them too.
     c.checkpoint_one_in = if rng.gen_bool(0.3) { 20_000 } else { 0 };
     c.backup_one_in = if rng.gen_bool(0.3) { 50_000 } else { 0 };
-    if c.column_families > 1 {
-        c.no_copies();
-    }
     // Blob files (key-value separation) in about half the cycles, unless the command line set
     // blob options: values written with and without them meet across reopens, and cycles
     // without them read the blob files earlier cycles wrote.

@@ -3,9 +3,53 @@
 //! family id as a varint32, then the fields of the plain record. A `default` record keeps the
 //! plain kind byte, so a batch without families is byte-for-byte a version 3 batch and old WALs
 //! replay unchanged. The tags are RocksDB's (`db/dbformat.h`), so the records are RocksDB's too.
+//!
+//! A record carries only its family's id, so the batch also remembers which database its
+//! handles came from ([`HandleOwner`], in memory only): `Db::write` refuses a batch built with
+//! a handle of another database (or of two databases) with `InvalidArgument`, where the id
+//! alone would land the write in whatever family has that id there.
 
 use super::WriteBatch;
+use crate::column_family::ColumnFamily;
+use crate::error::{Error, Result};
 use crate::key::ValueKind;
+
+/// The database the family handles of a batch's operations came from (see the module doc):
+/// `0` none (no handle, or handles made without a database), [`HandleOwner::MIXED`] handles of
+/// two databases, else that database's instance number (`DbInner::instance`, from 1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct HandleOwner(u64);
+
+impl HandleOwner {
+    /// No handle of a database.
+    pub const NONE: HandleOwner = HandleOwner(0);
+    /// Handles of two different databases.
+    const MIXED: u64 = u64::MAX;
+
+    /// The owner of a batch holding the operations of `self`'s and `other`'s.
+    pub fn and(self, other: HandleOwner) -> HandleOwner {
+        match (self.0, other.0) {
+            (0, b) => HandleOwner(b),
+            (a, 0) => HandleOwner(a),
+            (a, b) if a == b => HandleOwner(a),
+            _ => HandleOwner(Self::MIXED),
+        }
+    }
+
+    /// `InvalidArgument` unless every handle came from database `instance`.
+    pub fn check(self, instance: u64) -> Result<()> {
+        match self.0 {
+            0 => Ok(()),
+            i if i == instance => Ok(()),
+            Self::MIXED => Err(Error::InvalidArgument(
+                "write batch: its column family handles come from two different databases".into(),
+            )),
+            _ => Err(Error::InvalidArgument(
+                "write batch: a column family handle belongs to another database".into(),
+            )),
+        }
+    }
+}
 
 /// RocksDB's `kTypeColumnFamilyDeletion`: a delete in a family.
 pub const TAG_CF_DELETE: u8 = 0x04;
@@ -39,6 +83,25 @@ pub fn kind_of_cf_tag(tag: u8) -> Option<ValueKind> {
 }
 
 impl WriteBatch {
+    /// Remembers the database `cf` came from (see the module doc).
+    pub(super) fn note_handle(&mut self, cf: &ColumnFamily) {
+        if let Some((db, _)) = cf.state() {
+            self.owner = self.owner.and(HandleOwner(db));
+        }
+    }
+
+    /// `InvalidArgument` if an operation was added with a handle of a database other than
+    /// `instance` (see the module doc).
+    pub(crate) fn check_handles(&self, instance: u64) -> Result<()> {
+        self.owner.check(instance)
+    }
+
+    /// Gives this batch `other`'s handle owner (a layer that rebuilds a batch record by record,
+    /// `DbWithTtl::write`, keeps the check).
+    pub(crate) fn keep_handles_of(&mut self, other: &WriteBatch) {
+        self.owner = self.owner.and(other.owner);
+    }
+
     /// Adds `op` in the family with id `cf` (for the layers that rewrite a batch record by
     /// record, keeping each record's family: `DbWithTtl::write`).
     pub(crate) fn push_op(&mut self, cf: u32, op: super::BatchOp<'_>) {

@@ -36,8 +36,8 @@ impl Db {
     }
 
     /// Creates the column family `name` with `options` (RocksDB's `CreateColumnFamily`): its
-    /// family-level options are used (see [`ColumnFamilyDescriptor`]); `num_levels` must equal
-    /// the database's. `InvalidArgument` if a live family has that name (or it is empty).
+    /// family-level options are used (see [`ColumnFamilyDescriptor`]), its own `num_levels`
+    /// included. `InvalidArgument` if a live family has that name (or it is empty).
     /// Durable when it returns (one MANIFEST record, synced).
     ///
     /// ```
@@ -142,6 +142,11 @@ impl DbInner {
         edit.cf.family = id;
         edit.cf.add = Some(name.to_string());
         vs.log_and_apply(edit)?;
+        // Empty: its own level count cannot fail.
+        vs.set_family_levels(id, opts.num_levels)?;
+        if let Some(cache) = super::open_families::own_block_cache(&self.opts, &opts) {
+            vs.set_family_block_cache(id, cache);
+        }
         let current = vs.current_of(id).unwrap_or_else(|| Arc::new(Version::new(opts.num_levels)));
         let mut st = self.state.lock();
         let mut state = CfState::new(id, name.to_string(), opts, self.instance, current);

@@ -156,6 +156,13 @@ fn open_found(
         }
     };
     let plan = open_families::plan(&versions, &opts, families, read_only)?;
+    // Each family opened gets its own level count (RocksDB's per-family `num_levels`).
+    for f in &plan.open {
+        versions.set_family_levels(f.id, f.opts.num_levels)?;
+        if let Some(cache) = super::open_families::own_block_cache(&opts, &f.opts) {
+            versions.set_family_block_cache(f.id, cache);
+        }
+    }
     let wals = wals_to_replay(fs.as_ref(), path, &mut versions)?;
     let (mode, start, log_number) =
         (opts.wal_recovery_mode, versions.last_sequence(), versions.log_number());
@@ -293,6 +300,7 @@ fn new_inner(
     let policy = opts.block_cache_metadata_charge_policy;
     let block_cache: Option<Arc<dyn Cache<Block>>> = match opts.cache_type {
         _ if opts.no_block_cache => None,
+        _ if opts.block_cache.is_some() => opts.block_cache.clone(),
         CacheType::LruCache => Some(Arc::new(
             LruCache::with_high_pri_pool(cap, bits, strict, opts.high_pri_pool_ratio)
                 .with_metadata_charge_policy(policy),
@@ -321,7 +329,8 @@ fn new_inner(
             use_direct_reads: opts.use_direct_reads,
         },
     ));
-    let num_levels = opts.num_levels;
+    // The database-wide per-level counters cover the deepest family opened.
+    let num_levels = families.iter().map(|f| f.opts.num_levels).fold(opts.num_levels, usize::max);
     let instance = INSTANCES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let mut cfs = BTreeMap::new();
     for f in families {

@@ -198,6 +198,13 @@ impl DbInner {
             return Err(e);
         }
         undo.disarm();
+        for (id, _, opts) in &created {
+            // Each created family's own level count (empty: cannot fail) and block cache.
+            vs.set_family_levels(*id, opts.num_levels)?;
+            if let Some(cache) = super::open_families::own_block_cache(&self.opts, opts) {
+                vs.set_family_block_cache(*id, cache);
+            }
+        }
         let currents: Vec<(u32, Option<Arc<crate::version::Version>>)> =
             vs.families().keys().map(|&id| (id, vs.current_of(id))).collect();
         drop(vs);
@@ -205,7 +212,7 @@ impl DbInner {
         self.last_sequence.store(last_sequence, Ordering::Release);
         let mut st = self.state.lock();
         for (id, name, opts) in created {
-            let v = Arc::new(crate::version::Version::new(self.opts.num_levels));
+            let v = Arc::new(crate::version::Version::new(opts.num_levels));
             st.cfs.insert(id, CfState::new(id, name, opts, self.instance, v));
         }
         let mut retired = Vec::new();

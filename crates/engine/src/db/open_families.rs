@@ -90,19 +90,24 @@ pub(crate) fn plan(
     Ok(plan)
 }
 
-/// `d`'s options, sanitized and checked, with the database's file system; `num_levels` must
-/// equal the database's (one version set serves all families).
+/// The block cache of its own a family with options `f` has (RocksDB's per-family
+/// `BlockBasedTableOptions::block_cache`): `f.block_cache` unless it is the database's (`db`'s,
+/// which `default` always uses) or the database has no block cache.
+pub(crate) fn own_block_cache(db: &Options, f: &Options) -> Option<crate::options::BlockCacheRef> {
+    let own = f.block_cache.as_ref()?;
+    let same = db
+        .block_cache
+        .as_ref()
+        .is_some_and(|d| std::ptr::addr_eq(Arc::as_ptr(d), Arc::as_ptr(own)));
+    (!same && !db.no_block_cache).then(|| Arc::clone(own))
+}
+
+/// `d`'s options, sanitized and checked, with the database's file system (its own
+/// `num_levels`: each family's version has its own levels).
 pub(crate) fn family_options(db: &Options, d: &ColumnFamilyDescriptor) -> Result<Arc<Options>> {
     let mut o = d.options.clone();
     let _ = o.sanitize();
     o.validate()?;
-    if o.num_levels != db.num_levels {
-        return Err(Error::InvalidArgument(format!(
-            "column family {:?}: num_levels {} differs from the database's {} (all families \
-             share one level count in this build)",
-            d.name, o.num_levels, db.num_levels
-        )));
-    }
     o.fs = db.fs.clone();
     Ok(Arc::new(o))
 }

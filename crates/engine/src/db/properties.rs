@@ -20,6 +20,11 @@ impl DbInner {
         if let Some(value) = self.family_property(cf, name) {
             return Some(value);
         }
+        // A family with a block cache of its own answers the cache names for it.
+        let cache = || match super::open_families::own_block_cache(&self.opts, &cf.opts) {
+            Some(own) => Some(own),
+            None => self.table_cache.block_cache().cloned(),
+        };
         match name {
             "dbstats" => Some(self.db_stats_text()),
             "options-statistics" => {
@@ -41,14 +46,10 @@ impl DbInner {
             }
             "recovery-report" => Some(self.recovery_report.lock().to_string()),
             "wal-files-written" => Some(self.wal_files_written()),
-            "block-cache-capacity" => Some(self.table_cache.block_cache()?.capacity().to_string()),
-            "block-cache-usage" => Some(self.table_cache.block_cache()?.usage().to_string()),
-            "block-cache-pinned-usage" => {
-                Some(self.table_cache.block_cache()?.pinned_usage().to_string())
-            }
-            "block-cache-entry-stats" => {
-                Some(BlockCacheStats::collect(self.table_cache.block_cache()?.as_ref()).render())
-            }
+            "block-cache-capacity" => Some(cache()?.capacity().to_string()),
+            "block-cache-usage" => Some(cache()?.usage().to_string()),
+            "block-cache-pinned-usage" => Some(cache()?.pinned_usage().to_string()),
+            "block-cache-entry-stats" => Some(BlockCacheStats::collect(cache()?.as_ref()).render()),
             "read-io" => Some(self.table_cache.io_stats().snapshot().render()),
             "num-running-compactions" => {
                 Some(self.state.lock().jobs.compactions_running().to_string())

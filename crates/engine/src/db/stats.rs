@@ -296,13 +296,12 @@ impl DbStats {
         if s.moved == 0 {
             crate::statistics::record(crate::statistics::Hist::Compaction, s.micros);
         }
+        // A family created after the open may have more levels than the database-wide rows.
         if let Some(l) = self.levels.get(output_level) {
             l.record(s);
         }
-        if output_level < self.levels.len() {
-            let mut fams = self.families.lock();
-            self.family_level(fams.entry(cf).or_default(), output_level).add(s);
-        }
+        let mut fams = self.families.lock();
+        self.family_level(fams.entry(cf).or_default(), output_level).add(s);
     }
 
     /// Level `level`'s counters of family `f`, its levels made as many as the database's.

@@ -54,6 +54,7 @@ impl DbInner {
     pub(crate) fn write(&self, batch: WriteBatch, opts: &WriteOptions) -> Result<()> {
         self.check_writable()?;
         batch.status()?;
+        batch.check_handles(self.instance)?;
         if batch.max_column_family_id() == crate::column_family::DEFAULT_COLUMN_FAMILY_ID {
             if batch.has_merge() && self.opts.merge_operator.is_none() {
                 return Err(crate::Error::NotSupported(

@@ -197,6 +197,7 @@ impl DbWithTtl {
                 op => stamped.push_op(cf, op),
             }
         }
+        stamped.keep_handles_of(&batch);
         self.db.write(stamped, opts)
     }
 

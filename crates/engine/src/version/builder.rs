@@ -56,8 +56,7 @@ impl Builder {
         for (level, meta) in &edit.new_files {
             if *level >= self.num_levels {
                 return Err(format!(
-                    "edit adds file {} at level {level}, but there are only {} levels \
-                     (was num_levels reduced?)",
+                    "edit adds file {} at level {level}, but there are only {} levels",
                     meta.number, self.num_levels
                 ));
             }

@@ -19,6 +19,9 @@ pub(crate) struct FamilyVersion {
     pub current: Arc<Version>,
     /// WALs numbered below this hold none of its unflushed writes.
     pub log_number: u64,
+    /// The family's own block cache (`Options::block_cache` in its options), given to each
+    /// file of its versions (`VersionSet::set_family_block_cache`).
+    pub block_cache: Option<crate::options::BlockCacheRef>,
 }
 
 impl FamilyVersion {
@@ -28,6 +31,7 @@ impl FamilyVersion {
             name: name.into(),
             current: Arc::new(Version::new(num_levels)),
             log_number: 0,
+            block_cache: None,
         }
     }
 

@@ -27,26 +27,43 @@ pub use edit::VersionEdit;
 pub use set::VersionSet;
 pub use table_cache::TableCache;
 
-/// The open reader of one live file when the table cache is unbounded (see the module doc).
-/// Clones share the reader; equality ignores it (it is not part of the file's identity).
+/// The open reader of one live file when the table cache is unbounded (see the module doc),
+/// and the block cache of its column family when that family has its own
+/// ([`crate::Options::block_cache`]; set by the version set when the file enters one of the
+/// family's versions, before any read can find it there). Clones share both; equality ignores
+/// them (they are not part of the file's identity).
 #[derive(Default, Clone)]
-pub struct ReaderSlot(OnceLock<Arc<TableReader>>);
+pub struct ReaderSlot {
+    reader: OnceLock<Arc<TableReader>>,
+    cache: OnceLock<crate::options::BlockCacheRef>,
+}
 
 impl ReaderSlot {
     /// The reader, if the file has been opened.
     pub fn get(&self) -> Option<&Arc<TableReader>> {
-        self.0.get()
+        self.reader.get()
     }
 
     /// The reader, set to `init()` if the file has not been opened yet (the table cache).
     pub(crate) fn get_or_init(&self, init: impl FnOnce() -> Arc<TableReader>) -> &Arc<TableReader> {
-        self.0.get_or_init(init)
+        self.reader.get_or_init(init)
+    }
+
+    /// The block cache of the file's family, if it has its own (else the database's is used).
+    pub(crate) fn family_cache(&self) -> Option<&crate::options::BlockCacheRef> {
+        self.cache.get()
+    }
+
+    /// Gives the file its family's own block cache (the first one given stays: a file never
+    /// changes family).
+    pub(crate) fn set_family_cache(&self, cache: &crate::options::BlockCacheRef) {
+        let _ = self.cache.set(Arc::clone(cache));
     }
 }
 
 impl std::fmt::Debug for ReaderSlot {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(if self.0.get().is_some() { "open" } else { "closed" })
+        f.write_str(if self.reader.get().is_some() { "open" } else { "closed" })
     }
 }
 
@@ -110,6 +127,10 @@ impl FileMetaData {
     }
 }
 
+/// The most levels a column family may have (`Options::num_levels`); a MANIFEST is read with
+/// this many, then each family is given its own count (`VersionSet::set_family_levels`).
+pub const MAX_NUM_LEVELS: usize = 64;
+
 impl Version {
     /// Number of levels.
     pub fn num_levels(&self) -> usize {
@@ -126,6 +147,18 @@ impl Version {
     /// An empty version with `num_levels` levels.
     pub fn new(num_levels: usize) -> Self {
         Version { files: vec![Vec::new(); num_levels], blob_files: Default::default() }
+    }
+    /// This version's files in `num_levels` levels (a column family opened with its own
+    /// `num_levels`); `Err` with the deepest level holding a file if that is `num_levels` or
+    /// deeper.
+    pub fn with_levels(&self, num_levels: usize) -> std::result::Result<Version, usize> {
+        let deepest = self.files.iter().rposition(|l| !l.is_empty());
+        if let Some(d) = deepest.filter(|&d| d >= num_levels) {
+            return Err(d);
+        }
+        let mut files = self.files.clone();
+        files.resize(num_levels, Vec::new());
+        Ok(Version { files, blob_files: self.blob_files.clone() })
     }
     /// Number of files over all levels.
     pub fn num_files(&self) -> usize {

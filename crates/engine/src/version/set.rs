@@ -42,7 +42,7 @@ use super::builder::Builder;
 use super::cf_edit::CfTracker;
 use super::current::{foreign_writer, read_current, write_new_manifest};
 pub(crate) use super::family::FamilyVersion;
-use super::{Version, VersionEdit};
+use super::{Version, VersionEdit, MAX_NUM_LEVELS};
 use crate::column_family::{DEFAULT_COLUMN_FAMILY_ID, DEFAULT_COLUMN_FAMILY_NAME};
 use crate::error::{Error, Result};
 use crate::filename::{current_path, manifest_path};
@@ -129,8 +129,11 @@ impl VersionSet {
         let mut reader = LogReader::new(fs.open_sequential(&path)?, file_name.clone());
         // Per live family: its name, builder and log number.
         let mut builders = BTreeMap::new();
-        let empty = Version::new(num_levels);
-        let new_family = |name: &str| (name.to_string(), Builder::new(&empty, num_levels), None);
+        // Each family may have its own level count, which the MANIFEST does not record (nor
+        // does RocksDB's): read with the most, then keep `num_levels` or as many as hold files.
+        let empty = Version::new(MAX_NUM_LEVELS);
+        let new_family =
+            |name: &str| (name.to_string(), Builder::new(&empty, MAX_NUM_LEVELS), None);
         builders.insert(DEFAULT_COLUMN_FAMILY_ID, new_family(DEFAULT_COLUMN_FAMILY_NAME));
         let mut next_file_number = None;
         let mut last_sequence = None;
@@ -214,7 +217,14 @@ impl VersionSet {
             let mut family = FamilyVersion::new(name, num_levels);
             family.log_number = log_number;
             vs.families.insert(id, family);
-            vs.install(id, builder.finish());
+            let read = builder.finish();
+            let used = read.files.iter().rposition(|l| !l.is_empty()).map_or(0, |d| d + 1);
+            // Never `Err`: every level holding a file is kept.
+            let version = match read.with_levels(num_levels.max(used)) {
+                Ok(v) => v,
+                Err(_) => read,
+            };
+            vs.install(id, version);
         }
         Ok(vs)
     }
@@ -403,6 +413,10 @@ impl VersionSet {
         let version = Arc::new(version);
         self.versions.push(Arc::downgrade(&version));
         if let Some(f) = self.families.get_mut(&id) {
+            if let Some(cache) = &f.block_cache {
+                // Before any reader can find the files in this version.
+                version.files.iter().flatten().for_each(|m| m.reader.set_family_cache(cache));
+            }
             f.current = version;
         }
         self.versions.retain(|w| w.strong_count() > 0);

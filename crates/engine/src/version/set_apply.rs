@@ -1,7 +1,8 @@
 //! How the [`VersionSet`] applies edits: checked and built first, then written to the
 //! MANIFEST (appended, or into a new one with a snapshot first), then installed; one edit, or
-//! a group of edits of different column families written together (an open's). A child module
-//! of `set.rs` (it reads the set's fields); called with the database's version mutex held.
+//! a group of edits of different column families written together (an open's); and a
+//! family's level count ([`VersionSet::set_family_levels`]). A child module of `set.rs` (it
+//! reads the set's fields); called with the database's version mutex held.
 
 use std::sync::Arc;
 
@@ -46,6 +47,39 @@ impl VersionSet {
         self.apply_edits(vec![edit], new_manifest)
     }
 
+    /// Gives family `id` `num_levels` levels (its options' `num_levels`: each family may have
+    /// its own, as in RocksDB; the MANIFEST does not record it). A new family starts with the
+    /// database's count, and a recovered one with at least as many as hold files. Writes
+    /// nothing. `InvalidArgument` if a file lies at level `num_levels` or deeper (RocksDB's
+    /// "db has more levels than options.num_levels"), or the family is not live.
+    pub fn set_family_levels(&mut self, id: u32, num_levels: usize) -> Result<()> {
+        let Some(f) = self.families.get(&id) else {
+            return Err(Error::InvalidArgument(format!("no live column family with id {id}")));
+        };
+        if f.current.num_levels() == num_levels {
+            return Ok(());
+        }
+        let version = f.current.with_levels(num_levels).map_err(|deepest| {
+            Error::InvalidArgument(format!(
+                "column family {:?} has files at level {deepest}, more levels than its \
+                 num_levels {num_levels} (RocksDB: db has more levels than options.num_levels)",
+                f.name
+            ))
+        })?;
+        self.install(id, version);
+        Ok(())
+    }
+
+    /// Gives family `id` its own block cache (`Options::block_cache` in its options): every
+    /// file of its versions, those it has now and those to come, is read through `cache`
+    /// (`ReaderSlot::family_cache`). Set at open and at creation, before any read. Writes
+    /// nothing; does nothing for a family that is not live.
+    pub fn set_family_block_cache(&mut self, id: u32, cache: crate::options::BlockCacheRef) {
+        let Some(f) = self.families.get_mut(&id) else { return };
+        f.current.files.iter().flatten().for_each(|m| m.reader.set_family_cache(&cache));
+        f.block_cache = Some(cache);
+    }
+
     /// Checks `edit` and builds the version it makes of its family, writing nothing.
     fn prepare_edit(&self, edit: &VersionEdit) -> Result<Version> {
         let id = edit.cf.family;
@@ -70,7 +104,7 @@ impl VersionSet {
                 f.number, self.next_file_number
             )));
         }
-        let mut builder = Builder::new(&base, self.num_levels);
+        let mut builder = Builder::new(&base, base.num_levels());
         drop(base);
         builder
             .apply(edit)

@@ -290,7 +290,9 @@ fn inconsistent_edits_in_a_manifest_are_corruption() {
         (add(2, file(7, b"x", b"y", 1)), "already live"),
         (VersionEdit { deleted_files: vec![(1, 99)], ..Default::default() }, "no such file"),
         (VersionEdit { deleted_files: vec![(2, 7)], ..Default::default() }, "at level 1"),
-        (add(5, file(8, b"x", b"y", 1)), "only 3 levels"),
+        // A family's level count is its options' (not recorded): the MANIFEST may name any
+        // level below the most there may be.
+        (add(64, file(8, b"x", b"y", 1)), "only 64 levels"),
     ];
     for (edit, what) in cases {
         let (dir, offset) = manifest_with_extra_edit(&edit);
@@ -303,6 +305,16 @@ fn inconsistent_edits_in_a_manifest_are_corruption() {
             other => panic!("expected corruption, got {:?}", other.err()),
         }
     }
+    // A level beyond the caller's count loads (the version keeps it); giving the family fewer
+    // levels than that is refused, more is taken.
+    let (dir, _) = manifest_with_extra_edit(&add(5, file(8, b"x", b"y", 1)));
+    let mut vs = VersionSet::recover(dir.path(), std_fs(), 3).unwrap();
+    assert_eq!(vs.current().num_levels(), 6);
+    assert!(matches!(vs.set_family_levels(0, 5), Err(Error::InvalidArgument(_))));
+    vs.set_family_levels(0, 7).unwrap();
+    assert_eq!(vs.current().num_levels(), 7);
+    assert_eq!(vs.current().level_files(5).len(), 1);
+    drop(vs);
     // A foreign comparator is refused with a clear message.
     let foreign =
         VersionEdit { comparator: Some("rocksdb.ReverseComparator".into()), ..Default::default() };

@@ -121,13 +121,14 @@ impl TableCache {
     /// The reader of live file `f` at `level` (`None`: unknown), opening it if needed; borrowed
     /// from the file's slot when the cache is unbounded.
     pub fn reader<'a>(&self, f: &'a FileMetaData, level: Option<usize>) -> Result<TableRef<'a>> {
+        let family_cache = f.reader.family_cache();
         if !self.unbounded {
-            return self.get_at(f.number, level).map(TableRef::Shared);
+            return self.get_in(f.number, level, family_cache).map(TableRef::Shared);
         }
         if let Some(r) = f.reader.get() {
             return Ok(TableRef::Slot(r));
         }
-        let opened = Arc::new(self.open(f.number, level)?);
+        let opened = Arc::new(self.open(f.number, level, family_cache)?);
         // A racing first read may have set it meanwhile: then theirs is kept, ours dropped.
         Ok(TableRef::Slot(f.reader.get_or_init(|| opened)))
     }
@@ -146,12 +147,19 @@ impl TableCache {
         }
     }
 
-    fn open(&self, file_number: u64, level: Option<usize>) -> Result<TableReader> {
+    /// Opens SST `file_number` with `family_cache` as its block cache (a family's own), or the
+    /// database's.
+    fn open(
+        &self,
+        file_number: u64,
+        level: Option<usize>,
+        family_cache: Option<&crate::options::BlockCacheRef>,
+    ) -> Result<TableReader> {
         let path = filename::table_path(&self.db_path, file_number);
         let o = &self.opts;
         let file = crate::fs::direct::open_random(self.fs.as_ref(), &path, o.use_direct_reads)?;
         let opts = TableReaderOptions {
-            block_cache: o.block_cache.clone(),
+            block_cache: family_cache.cloned().or_else(|| o.block_cache.clone()),
             cache_index_and_filter_blocks: o.cache_index_and_filter_blocks,
             pin_index_and_filter: o.pin_l0 && level == Some(0),
             pin_top_level_index_and_filter: o.pin_top_level_index_and_filter,
@@ -167,11 +175,22 @@ impl TableCache {
 
     /// The reader of SST `file_number` of `level`, opening it if needed.
     pub fn get_at(&self, file_number: u64, level: Option<usize>) -> Result<Arc<TableReader>> {
+        self.get_in(file_number, level, None)
+    }
+
+    /// [`TableCache::get_at`], opening the file with `family_cache` (its family's own block
+    /// cache) if it is not open yet.
+    fn get_in(
+        &self,
+        file_number: u64,
+        level: Option<usize>,
+        family_cache: Option<&crate::options::BlockCacheRef>,
+    ) -> Result<Arc<TableReader>> {
         let key = (file_number, 0);
         if let Some(r) = self.readers.lookup_shared(key) {
             return Ok(r);
         }
-        let reader = Arc::new(self.open(file_number, level)?);
+        let reader = Arc::new(self.open(file_number, level, family_cache)?);
         self.readers.insert_shared(key, Arc::clone(&reader), 1, Priority::Low);
         Ok(reader)
     }

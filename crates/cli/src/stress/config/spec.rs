@@ -104,9 +104,9 @@ worker: --expected_state=FILE (none: kept in memory for this run, as db_stress w
                         a prefix of the writes; what a kill leaves is checked by the next run)
   --column_families=1  (db_stress's name) key K lives in family K % N (`default`, `1`, `2`,
                         ...); batches, delete ranges and snapshots span families, iterators read
-                        one, an ingestion's file goes to one; fixed for a database. With N > 1
-                        no checkpoint or backup runs (0 unless given, and refused if given) and
-                        no table workload
+                        one, an ingestion's file goes to one, checkpoints and backups copy
+                        and are checked in all; fixed for a database. With N > 1 no table
+                        workload
   --kill_random_test=N --kill_points=PREFIX,...  whitebox kill points (a build with
                         --features kill-points): each pass at an armed point kills the worker
                         with odds 1 in N

@@ -48,9 +48,9 @@ impl Worker<'_> {
         let lower = read_slots(self.exp);
         self.db.create_checkpoint(&dir).map_err(|e| db_err("create_checkpoint", e))?;
         let upper = read_slots(self.exp);
-        let copy = open_copy(&dir, self.cfg)?;
+        let (copy, fams) = open_copy(&dir, self.cfg)?;
         let what = format!("checkpoint {name}");
-        check_copy(&copy, Some(&lower), &upper, self.exp.value_size_max(), &what)?;
+        check_copy(&copy, &fams, Some(&lower), &upper, self.exp.value_size_max(), &what)?;
         drop(copy);
         remove(&dir).map_err(Failure::Db)
     }
@@ -76,9 +76,9 @@ impl Worker<'_> {
         let to =
             self.copies.dir.join(format!("restore-{}-{}-{serial}", self.cfg.seed, self.thread));
         engine.restore_db_from_backup(id, &to).map_err(|e| db_err("restore_db_from_backup", e))?;
-        let copy = open_copy(&to, self.cfg)?;
+        let (copy, fams) = open_copy(&to, self.cfg)?;
         let what = format!("backup {id} restored");
-        check_copy(&copy, Some(&lower), &upper, self.exp.value_size_max(), &what)?;
+        check_copy(&copy, &fams, Some(&lower), &upper, self.exp.value_size_max(), &what)?;
         drop(copy);
         remove(&to).map_err(Failure::Db)?;
         engine.purge_old_backups(2).map_err(|e| db_err("purge_old_backups", e))
