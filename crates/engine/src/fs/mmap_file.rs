@@ -45,7 +45,8 @@
 //! fragment, a 4 KiB record crossing a 32 KiB block edge (one in eight at 4 KiB values) was two
 //! appends under the threshold, copied into the mapping, and each 256 KiB the copy reached
 //! asked the next pages in (below): 64 pages zero-filled in one put, 76-170 us, in 1.4% of the
-//! puts of a 4 KiB `fillseq` (p99 115-130 us against RocksDB's 25-40 in the same run). At 1 KiB values the copy wins (0.85 s of system time
+//! puts of a 4 KiB `fillseq` (p99 115-130 us against RocksDB's 25-40 in the same run).
+//! At 1 KiB values the copy wins (0.85 s of system time
 //! against 1.26 s for a `write(2)` per record), hence the threshold of a page. The page cache is one:
 //! bytes written either way are the same file's pages, and a later copy into a page the
 //! system call wrote faults it in like any other.
