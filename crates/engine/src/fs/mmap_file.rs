@@ -32,7 +32,7 @@
 //! the pages writable ahead as well (`MADV_POPULATE_WRITE`) moved each page's fault into the one
 //! call and put a 25 us put into the 1% (p99 26 us).
 //!
-//! Large records: a record of at least [`PWRITE_MIN`] bytes (header and fragment, given
+//! Large records: a record of at least [`PWRITE_MIN`] (2 KiB) bytes (its headers and fragments, given
 //! together through [`WritableFile::append_parts`]) is written with one `pwritev(2)` instead:
 //! copied into the mapping it would take a fault per page plus the zero-filling of each page
 //! before the copy overwrites it, where the system call copies whole pages once and leaves
@@ -46,8 +46,12 @@
 //! appends under the threshold, copied into the mapping, and each 256 KiB the copy reached
 //! asked the next pages in (below): 64 pages zero-filled in one put, 76-170 us, in 1.4% of the
 //! puts of a 4 KiB `fillseq` (p99 115-130 us against RocksDB's 25-40 in the same run).
-//! At 1 KiB values the copy wins (0.85 s of system time
-//! against 1.26 s for a `write(2)` per record), hence the threshold of a page. The page cache is one:
+//! At 1 KiB values the copy wins (0.85 s of system time against 1.26 s for a `write(2)` per
+//! record; with a 1 KiB threshold, `fillseq` of 200K: 99-101K puts/s against 124-130K, system
+//! time 0.70 s against 0.59); at 2 KiB the system call does (threshold 2 KiB against 4 KiB,
+//! `fillseq` of 150K: p99 14.7/18.0 us against 92.9/56.0, RocksDB 21.8/21.4; minor faults 33K
+//! against 112K; system time 0.83-0.87 s both; same run, load 5.1-5.2), hence 2 KiB. The
+//! page cache is one:
 //! bytes written either way are the same file's pages, and a later copy into a page the
 //! system call wrote faults it in like any other.
 //!
@@ -99,7 +103,7 @@ pub(super) const UNMAP_STEP: u64 = 1 << 20;
 /// Appends of at least this many bytes (one WAL record's header and fragment together) are
 /// written with `pwritev(2)` rather than copied into the mapping (module documentation:
 /// "Large records").
-pub(super) const PWRITE_MIN: usize = 4096;
+pub(super) const PWRITE_MIN: usize = 2048;
 /// The page size the offsets are rounded to (the kernel's on every target we build for).
 const PAGE: u64 = 4096;
 
