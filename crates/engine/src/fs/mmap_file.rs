@@ -32,8 +32,8 @@
 //! the pages writable ahead as well (`MADV_POPULATE_WRITE`) moved each page's fault into the one
 //! call and put a 25 us put into the 1% (p99 26 us).
 //!
-//! Large records: a record of at least [`PWRITE_MIN`] (2 KiB) bytes (its headers and fragments, given
-//! together through [`WritableFile::append_parts`]) is written with one `pwritev(2)` instead:
+//! Large records: a record of at least [`PWRITE_MIN`] (2 KiB) bytes (its headers and
+//! fragments, given together through [`WritableFile::append_parts`]) is written with one `pwritev(2)` instead:
 //! copied into the mapping it would take a fault per page plus the zero-filling of each page
 //! before the copy overwrites it, where the system call copies whole pages once and leaves
 //! them unmapped. Measured (db_bench, RocksDB's default options, release build, quiet machine,
