@@ -32,16 +32,26 @@
 //! the pages writable ahead as well (`MADV_POPULATE_WRITE`) moved each page's fault into the one
 //! call and put a 25 us put into the 1% (p99 26 us).
 //!
-//! Large records: a record of at least [`PWRITE_MIN`] bytes (header and fragment, given
-//! together through [`WritableFile::append_parts`]) is written with one `pwritev(2)` instead:
+//! Large records: a record of at least [`PWRITE_MIN`] (2 KiB) bytes (its headers and
+//! fragments, given together through [`WritableFile::append_parts`]) is written with one `pwritev(2)` instead:
 //! copied into the mapping it would take a fault per page plus the zero-filling of each page
 //! before the copy overwrites it, where the system call copies whole pages once and leaves
 //! them unmapped. Measured (db_bench, RocksDB's default options, release build, quiet machine,
 //! 6 runs interleaved, medians): system time of `fillseq` of 100K values of 4 KiB 0.875 s
 //! copying, 0.815 s with this (`fillrandom` 0.895 / 0.835; 30K values of 16 KiB 0.96 / 0.705),
 //! page faults 140K / 63K, throughput +1 to +8% (within the runs' spread); RocksDB 10.4.2 in
-//! the same window 0.80 / 0.90 / 0.79 s. At 1 KiB values the copy wins (0.85 s of system time
-//! against 1.26 s for a `write(2)` per record), hence the threshold of a page. The page cache is one:
+//! the same window 0.80 / 0.90 / 0.79 s. The log writer hands a record over whole (every
+//! fragment and any block trailer in one `append_parts`, `wal/writer.rs`): given fragment by
+//! fragment, a 4 KiB record crossing a 32 KiB block edge (one in eight at 4 KiB values) was two
+//! appends under the threshold, copied into the mapping, and each 256 KiB the copy reached
+//! asked the next pages in (below): 64 pages zero-filled in one put, 76-170 us, in 1.4% of the
+//! puts of a 4 KiB `fillseq` (p99 115-130 us against RocksDB's 25-40 in the same run).
+//! At 1 KiB values the copy wins (0.85 s of system time against 1.26 s for a `write(2)` per
+//! record; with a 1 KiB threshold, `fillseq` of 200K: 99-101K puts/s against 124-130K, system
+//! time 0.70 s against 0.59); at 2 KiB the system call does (threshold 2 KiB against 4 KiB,
+//! `fillseq` of 150K: p99 14.7/18.0 us against 92.9/56.0, RocksDB 21.8/21.4; minor faults 33K
+//! against 112K; system time 0.83-0.87 s both; same run, load 5.1-5.2), hence 2 KiB. The
+//! page cache is one:
 //! bytes written either way are the same file's pages, and a later copy into a page the
 //! system call wrote faults it in like any other.
 //!
@@ -93,7 +103,7 @@ pub(super) const UNMAP_STEP: u64 = 1 << 20;
 /// Appends of at least this many bytes (one WAL record's header and fragment together) are
 /// written with `pwritev(2)` rather than copied into the mapping (module documentation:
 /// "Large records").
-pub(super) const PWRITE_MIN: usize = 4096;
+pub(super) const PWRITE_MIN: usize = 2048;
 /// The page size the offsets are rounded to (the kernel's on every target we build for).
 const PAGE: u64 = 4096;
 
@@ -247,8 +257,9 @@ impl MmapWritable {
     fn pwrite_all(&mut self, parts: &[&[u8]], total: usize) -> Result<()> {
         let mut done = 0usize;
         while done < total {
-            // The parts from byte `done` on, as at most 4 iovecs (a record is 2 parts).
-            let mut iov = [libc::iovec { iov_base: std::ptr::null_mut(), iov_len: 0 }; 4];
+            // The parts from byte `done` on, as at most 16 iovecs (a record is 2 parts per
+            // fragment, and a zero trailer before a fragment that starts a block).
+            let mut iov = [libc::iovec { iov_base: std::ptr::null_mut(), iov_len: 0 }; 16];
             let (mut n, mut skip) = (0usize, done);
             for p in parts {
                 if skip >= p.len() {

@@ -6,6 +6,11 @@ use super::{
 };
 use crate::error::{Error, Result};
 use crate::fs::WritableFile;
+use smallvec::SmallVec;
+
+/// A piece of a record as written: the zeros closing the previous block (0..6 bytes), a
+/// fragment's header, the fragment.
+type Piece<'a> = (usize, [u8; HEADER_SIZE], &'a [u8]);
 
 /// Zeros for a block's trailer (fewer than [`HEADER_SIZE`] bytes).
 const TRAILER_ZEROS: [u8; HEADER_SIZE - 1] = [0; HEADER_SIZE - 1];
@@ -111,19 +116,27 @@ impl LogWriter {
         Ok(())
     }
 
+    /// Appends `payload`'s fragments (with any block trailers between them) in one
+    /// [`WritableFile::append_parts`] call: a file that writes large appends with one system
+    /// call sees the whole record, not its pieces (a 4 KiB record crossing a block boundary
+    /// would otherwise be two appends under the mapped WAL's `pwritev` threshold, copied into
+    /// the mapping: `fs/mmap_file.rs`). The bytes are those of one append per piece.
     fn write_fragments(&mut self, payload: &[u8]) -> Result<()> {
+        // The pieces, in file order: zeros closing the previous block, header, fragment.
+        let mut pieces: SmallVec<[Piece<'_>; 4]> = SmallVec::new();
+        let mut block_offset = self.block_offset;
         let mut left = payload;
         let mut begin = true;
         loop {
-            let leftover = BLOCK_SIZE - self.block_offset;
-            if leftover < HEADER_SIZE {
-                // Too small for a header: zero-fill the block's tail and start a new block.
-                if leftover > 0 {
-                    self.file.append(TRAILER_ZEROS.get(..leftover).unwrap_or(&[]))?;
-                }
-                self.block_offset = 0;
-            }
-            let avail = BLOCK_SIZE - self.block_offset - HEADER_SIZE;
+            let leftover = BLOCK_SIZE - block_offset;
+            // Too small for a header: zero-fill the block's tail and start a new block.
+            let trailer = if leftover < HEADER_SIZE {
+                block_offset = 0;
+                leftover
+            } else {
+                0
+            };
+            let avail = BLOCK_SIZE - block_offset - HEADER_SIZE;
             let n = left.len().min(avail);
             let (fragment, rest) = left.split_at(n);
             let end = rest.is_empty();
@@ -133,23 +146,40 @@ impl LogWriter {
                 (false, true) => LAST_TYPE,
                 (false, false) => MIDDLE_TYPE,
             };
-            self.emit(fragment_type, fragment)?;
+            pieces.push((trailer, header(fragment_type, fragment), fragment));
+            block_offset += HEADER_SIZE + fragment.len();
             left = rest;
             begin = false;
             if end {
-                return Ok(());
+                break;
             }
         }
+        let mut parts: SmallVec<[&[u8]; 8]> = SmallVec::new();
+        for (trailer, header, fragment) in &pieces {
+            if *trailer > 0 {
+                parts.push(TRAILER_ZEROS.get(..*trailer).unwrap_or(&[]));
+            }
+            parts.push(header);
+            parts.push(fragment);
+        }
+        self.file.append_parts(&parts)?;
+        self.block_offset = block_offset;
+        Ok(())
     }
 
     fn emit(&mut self, fragment_type: u8, fragment: &[u8]) -> Result<()> {
-        debug_assert!(fragment.len() <= BLOCK_SIZE - HEADER_SIZE);
-        let mut header = [0u8; HEADER_SIZE];
-        header[..4].copy_from_slice(&fragment_checksum(fragment_type, fragment).to_le_bytes());
-        header[4..6].copy_from_slice(&(fragment.len() as u16).to_le_bytes());
-        header[6] = fragment_type;
-        self.file.append_parts(&[&header, fragment])?;
+        self.file.append_parts(&[&header(fragment_type, fragment), fragment])?;
         self.block_offset += HEADER_SIZE + fragment.len();
         Ok(())
     }
+}
+
+/// The header of a fragment of `fragment_type` carrying `fragment`.
+fn header(fragment_type: u8, fragment: &[u8]) -> [u8; HEADER_SIZE] {
+    debug_assert!(fragment.len() <= BLOCK_SIZE - HEADER_SIZE);
+    let mut header = [0u8; HEADER_SIZE];
+    header[..4].copy_from_slice(&fragment_checksum(fragment_type, fragment).to_le_bytes());
+    header[4..6].copy_from_slice(&(fragment.len() as u16).to_le_bytes());
+    header[6] = fragment_type;
+    header
 }

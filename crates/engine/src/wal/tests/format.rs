@@ -107,3 +107,58 @@ fn predecessor_record_golden_bytes_and_reading() {
     bad[..4].copy_from_slice(&crc.to_le_bytes());
     assert!(matches!(&read_all(bad)[..], [ReadOutcome::Corrupt { at_tail: false, .. }]));
 }
+
+/// Counts the file calls a writer makes: a record is one `append_parts` call (with its trailer
+/// and every fragment), whatever block edges it crosses, so that a file writing large appends
+/// with one system call (the mapped WAL) sees the record whole.
+#[derive(Default)]
+struct CallCounter {
+    file: MemFile,
+    appends: Arc<Mutex<usize>>,
+    parts_calls: Arc<Mutex<Vec<usize>>>,
+}
+
+impl WritableFile for CallCounter {
+    fn append(&mut self, data: &[u8]) -> crate::error::Result<()> {
+        *self.appends.lock().unwrap() += 1;
+        self.file.append(data)
+    }
+    fn append_parts(&mut self, parts: &[&[u8]]) -> crate::error::Result<()> {
+        self.parts_calls.lock().unwrap().push(parts.iter().map(|p| p.len()).sum());
+        for p in parts {
+            self.file.append(p)?;
+        }
+        Ok(())
+    }
+    fn flush(&mut self) -> crate::error::Result<()> {
+        Ok(())
+    }
+    fn sync(&mut self) -> crate::error::Result<()> {
+        Ok(())
+    }
+    fn size(&self) -> u64 {
+        self.file.size()
+    }
+}
+
+#[test]
+fn a_record_is_one_append_whatever_block_edges_it_crosses() {
+    let counter = CallCounter::default();
+    let (data, appends, calls) =
+        (counter.file.data.clone(), counter.appends.clone(), counter.parts_calls.clone());
+    let mut w = LogWriter::new(Box::new(counter));
+    let payload = BLOCK_SIZE - HEADER_SIZE;
+    // A record leaving a 3-byte trailer, then one crossing into the next block after it, then
+    // one spanning three blocks.
+    let records = [record(payload - 10, 1), record(5000, 2), record(2 * BLOCK_SIZE + 100, 3)];
+    let mut sizes = Vec::new();
+    for r in &records {
+        let before = w.file_size();
+        w.add_record(r).unwrap();
+        sizes.push((w.file_size() - before) as usize);
+    }
+    assert_eq!(*appends.lock().unwrap(), 0, "no piece appended on its own");
+    assert_eq!(*calls.lock().unwrap(), sizes, "one append_parts call per record");
+    let got = records_of(&read_all(data.lock().unwrap().clone()));
+    assert_eq!(got.iter().map(|(p, _)| p.clone()).collect::<Vec<_>>(), records.to_vec());
+}
