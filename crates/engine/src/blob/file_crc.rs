@@ -10,7 +10,7 @@
 //! bit with 32x32 matrices: microseconds per call, more than hashing 4 KiB). Here the power is
 //! a product of precomputed `x^(2^k)` ([`X2N`], a const table) and one multiplication per set
 //! bit of the length, and [`FileCrc`] keeps the last length's power, so a file of equal-sized
-//! records costs two 32-step multiplications per record and a 16-byte crc.
+//! records costs one 32-step multiplication and a crc of its 16-byte header per record.
 //!
 //! Pure arithmetic; no IO, no locks.
 
