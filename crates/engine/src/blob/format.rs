@@ -78,17 +78,25 @@ impl BlobHeader {
 /// Appends a record for `key` with the stored value bytes `value` to `dst`; returns the offset
 /// of the value within the appended bytes.
 pub fn encode_record(dst: &mut Vec<u8>, key: &[u8], value: &[u8]) -> usize {
-    let start = dst.len();
-    dst.extend_from_slice(&(key.len() as u32).to_le_bytes());
-    dst.extend_from_slice(&(value.len() as u32).to_le_bytes());
-    let mut crc = crc32c::crc32c(key);
-    crc = crc32c::crc32c_append(crc, value);
-    dst.extend_from_slice(&mask_crc(crc).to_le_bytes());
-    let hcrc = masked_crc(&dst[start..start + 12]);
-    dst.extend_from_slice(&hcrc.to_le_bytes());
+    let (header, _) = encode_record_header(key, value);
+    dst.extend_from_slice(&header);
     dst.extend_from_slice(key);
     dst.extend_from_slice(value);
     RECORD_HEADER_LEN + key.len()
+}
+
+/// The header of the record for `key` with stored value bytes `value` (the key and the value
+/// follow it), and the crc32c (unmasked) of `key ++ value` the header holds masked: the
+/// writer's file checksum takes it instead of hashing the record again (`file_crc.rs`).
+pub fn encode_record_header(key: &[u8], value: &[u8]) -> ([u8; RECORD_HEADER_LEN], u32) {
+    let mut h = [0u8; RECORD_HEADER_LEN];
+    h[0..4].copy_from_slice(&(key.len() as u32).to_le_bytes());
+    h[4..8].copy_from_slice(&(value.len() as u32).to_le_bytes());
+    let crc = crc32c::crc32c_append(crc32c::crc32c(key), value);
+    h[8..12].copy_from_slice(&mask_crc(crc).to_le_bytes());
+    let hcrc = masked_crc(&h[0..12]);
+    h[12..16].copy_from_slice(&hcrc.to_le_bytes());
+    (h, crc)
 }
 
 /// A record's decoded header: the lengths of the key and stored value after it.

@@ -4,6 +4,7 @@
 //! compression) in their place.
 //!
 //! - `format`: the blob file and blob index encodings (`docs/format/blob.md`);
+//! - `file_crc`: the whole-file crc32c the MANIFEST records, combined from the records' crcs;
 //! - `writer`: writes one blob file; `separate`: decides which values go to blob files and
 //!   rotates files at `blob_file_size`;
 //! - `reader`: reads values back ([`reader::BlobSource`], the database's open blob files);
@@ -13,6 +14,7 @@
 //! every blob file a live version lists.
 
 pub mod cache;
+pub mod file_crc;
 pub mod format;
 pub mod gc;
 pub mod reader;
