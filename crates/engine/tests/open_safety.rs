@@ -47,7 +47,7 @@ fn reopen_options(fs: &Arc<SimFs>, write_buffer_size: usize) -> Options {
 
 /// A value of `len` pseudo-random (incompressible) bytes.
 fn noise(seed: u32, len: usize) -> Vec<u8> {
-    let mut x = u64::from(seed) * 0x9E37_79B9_7F4A_7C15 + 1;
+    let mut x = u64::from(seed).wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(1);
     (0..len)
         .map(|_| {
             x ^= x << 13;
