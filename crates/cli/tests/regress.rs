@@ -175,13 +175,14 @@ fn regress_runs_the_ibench_suite() {
     assert!(o.status.success(), "{text}\n{}", String::from_utf8_lossy(&o.stderr));
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(res.join("regress.json")).unwrap()).unwrap();
-    for (bench, rows) in [("ib_l.i0", 4000.0), ("ib_l.i1_0idx", 1000.0), ("ib_l.i1_3idx", 1000.0)]
-    {
+    for (bench, rows) in [("ib_l.i0", 4000.0), ("ib_l.i1_0idx", 1000.0), ("ib_l.i1_3idx", 1000.0)] {
         let ops = &json["results"]["b"][bench]["ops"][0];
         assert_eq!(ops.as_f64(), Some(rows), "{bench}: {text}");
-        let found = json["benchmarks"].as_array().unwrap().iter().any(|b| {
-            b["name"].as_str() == Some(bench) && b["group"].as_str() == Some("write")
-        });
+        let found = json["benchmarks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|b| b["name"].as_str() == Some(bench) && b["group"].as_str() == Some("write"));
         assert!(found, "{bench} in the write group: {}", json["benchmarks"]);
     }
     assert_eq!(json["not_applicable"].as_array().map(Vec::len), Some(0), "{text}");
