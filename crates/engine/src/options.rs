@@ -18,8 +18,31 @@ mod sanitize;
 pub use blob::{BlobCacheRef, PrepopulateBlobCache};
 
 /// A block cache, shareable between column families and databases (RocksDB's
-/// `std::shared_ptr<Cache>` in `BlockBasedTableOptions::block_cache`).
-pub type BlockCacheRef = Arc<dyn crate::cache::Cache<crate::sst::Block>>;
+/// `std::shared_ptr<Cache>` in `BlockBasedTableOptions::block_cache`): made by
+/// `BlockCacheRef::new` from any `Arc<dyn Cache<Block>>` (`talus::cache::LruCache`, ...), read
+/// back by `BlockCacheRef::cache` (both in `crate::sst::block_cache_ref`, which owns the
+/// block type: the options name no SST type, so `options` stays below `sst`). Clones share
+/// the cache.
+#[derive(Clone)]
+pub struct BlockCacheRef(Arc<dyn std::any::Any + Send + Sync>);
+
+impl BlockCacheRef {
+    /// Wraps `cache` (an `Arc<dyn Cache<Block>>`, by `crate::sst::block_cache_ref` only).
+    pub(crate) fn erased(cache: Arc<dyn std::any::Any + Send + Sync>) -> Self {
+        Self(cache)
+    }
+
+    /// What [`BlockCacheRef::erased`] was given.
+    pub(crate) fn any(&self) -> &(dyn std::any::Any + Send + Sync) {
+        self.0.as_ref()
+    }
+}
+
+impl std::fmt::Debug for BlockCacheRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("BlockCacheRef")
+    }
+}
 pub use checksum_type::ChecksumType;
 pub use compression_level::{
     check_level as check_compression_level, zstd_level, DEFAULT_COMPRESSION_LEVEL,

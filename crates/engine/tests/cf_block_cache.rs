@@ -20,7 +20,7 @@ fn opts() -> Options {
 }
 
 fn small_cache() -> BlockCacheRef {
-    Arc::new(LruCache::new(1 << 20, 0, false))
+    BlockCacheRef::new(Arc::new(LruCache::new(1 << 20, 0, false)))
 }
 
 fn key(i: u32) -> Vec<u8> {
@@ -45,7 +45,7 @@ fn a_family_with_its_own_cache_fills_it_and_not_the_databases() {
         }
     };
     read_all(&db, &small);
-    let used = own.usage();
+    let used = own.cache().usage();
     assert!(used > 0, "the family's reads fill its own cache");
     assert_eq!(db_usage(), 0, "and not the database's");
     assert_eq!(db.property_int_cf(&small, "rocksdb.block-cache-usage"), Some(used as u64));
@@ -63,9 +63,9 @@ fn a_family_with_its_own_cache_fills_it_and_not_the_databases() {
 
     // A compaction's output files of the family are read through its cache too.
     db.compact_range_cf(&small, None, None).unwrap();
-    let before = own.usage();
+    let before = own.cache().usage();
     read_all(&db, &small);
-    assert!(own.usage() > before, "{} -> {}", before, own.usage());
+    assert!(own.cache().usage() > before, "{} -> {}", before, own.cache().usage());
     assert_eq!(db_usage(), db_used);
     drop(small);
     drop(db);
@@ -76,7 +76,7 @@ fn a_family_with_its_own_cache_fills_it_and_not_the_databases() {
     let db = Db::open_cf(dir.path(), opts(), [ColumnFamilyDescriptor::new("small", fam)]).unwrap();
     let small = db.cf_handle("small").unwrap();
     read_all(&db, &small);
-    assert!(again.usage() > 0);
+    assert!(again.cache().usage() > 0);
     assert_eq!(db.property_int("rocksdb.block-cache-usage"), Some(0));
 
     // A family created at run time with its own cache.
@@ -89,7 +89,7 @@ fn a_family_with_its_own_cache_fills_it_and_not_the_databases() {
     }
     db.flush_cf(&cf).unwrap();
     read_all(&db, &cf);
-    assert!(third.usage() > 0);
+    assert!(third.cache().usage() > 0);
     assert_eq!(db.property_int("rocksdb.block-cache-usage"), Some(0));
 }
 
@@ -106,6 +106,6 @@ fn the_database_cache_may_be_given() {
     for i in 0..3000 {
         db.get(key(i)).unwrap();
     }
-    assert!(mine.usage() > 0);
+    assert!(mine.cache().usage() > 0);
     assert_eq!(db.property_int("rocksdb.block-cache-capacity"), Some(1 << 20));
 }

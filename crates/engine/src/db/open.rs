@@ -300,7 +300,7 @@ fn new_inner(
     let policy = opts.block_cache_metadata_charge_policy;
     let block_cache: Option<Arc<dyn Cache<Block>>> = match opts.cache_type {
         _ if opts.no_block_cache => None,
-        _ if opts.block_cache.is_some() => opts.block_cache.clone(),
+        _ if opts.block_cache.is_some() => opts.block_cache.as_ref().map(|c| Arc::clone(c.cache())),
         CacheType::LruCache => Some(Arc::new(
             LruCache::with_high_pri_pool(cap, bits, strict, opts.high_pri_pool_ratio)
                 .with_metadata_charge_policy(policy),

@@ -93,13 +93,10 @@ pub(crate) fn plan(
 /// The block cache of its own a family with options `f` has (RocksDB's per-family
 /// `BlockBasedTableOptions::block_cache`): `f.block_cache` unless it is the database's (`db`'s,
 /// which `default` always uses) or the database has no block cache.
-pub(crate) fn own_block_cache(db: &Options, f: &Options) -> Option<crate::options::BlockCacheRef> {
+pub(crate) fn own_block_cache(db: &Options, f: &Options) -> Option<crate::sst::SharedBlockCache> {
     let own = f.block_cache.as_ref()?;
-    let same = db
-        .block_cache
-        .as_ref()
-        .is_some_and(|d| std::ptr::addr_eq(Arc::as_ptr(d), Arc::as_ptr(own)));
-    (!same && !db.no_block_cache).then(|| Arc::clone(own))
+    let same = db.block_cache.as_ref().is_some_and(|d| d.same_cache(own));
+    (!same && !db.no_block_cache).then(|| Arc::clone(own.cache()))
 }
 
 /// `d`'s options, sanitized and checked, with the database's file system (its own

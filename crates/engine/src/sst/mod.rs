@@ -48,6 +48,7 @@ use crate::options::{ChecksumType, CompressionType};
 
 pub mod block;
 pub mod block_builder;
+pub mod block_cache_ref;
 pub mod builder;
 pub mod cache_stats;
 pub mod checksum;
@@ -68,6 +69,7 @@ mod table_meta;
 mod tests;
 
 pub use block::{Block, BlockIter, BlockRef, BlockRole, BlockSlice};
+pub use block_cache_ref::SharedBlockCache;
 pub use builder::TableBuilder;
 pub use cache_stats::BlockCacheStats;
 pub use file_writer::{ExternalSstFileInfo, SstFileWriter};

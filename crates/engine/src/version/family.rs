@@ -21,7 +21,7 @@ pub(crate) struct FamilyVersion {
     pub log_number: u64,
     /// The family's own block cache (`Options::block_cache` in its options), given to each
     /// file of its versions (`VersionSet::set_family_block_cache`).
-    pub block_cache: Option<crate::options::BlockCacheRef>,
+    pub block_cache: Option<crate::sst::SharedBlockCache>,
 }
 
 impl FamilyVersion {

@@ -35,7 +35,7 @@ pub use table_cache::TableCache;
 #[derive(Default, Clone)]
 pub struct ReaderSlot {
     reader: OnceLock<Arc<TableReader>>,
-    cache: OnceLock<crate::options::BlockCacheRef>,
+    cache: OnceLock<crate::sst::SharedBlockCache>,
 }
 
 impl ReaderSlot {
@@ -50,13 +50,13 @@ impl ReaderSlot {
     }
 
     /// The block cache of the file's family, if it has its own (else the database's is used).
-    pub(crate) fn family_cache(&self) -> Option<&crate::options::BlockCacheRef> {
+    pub(crate) fn family_cache(&self) -> Option<&crate::sst::SharedBlockCache> {
         self.cache.get()
     }
 
     /// Gives the file its family's own block cache (the first one given stays: a file never
     /// changes family).
-    pub(crate) fn set_family_cache(&self, cache: &crate::options::BlockCacheRef) {
+    pub(crate) fn set_family_cache(&self, cache: &crate::sst::SharedBlockCache) {
         let _ = self.cache.set(Arc::clone(cache));
     }
 }

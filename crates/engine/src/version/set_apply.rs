@@ -74,7 +74,7 @@ impl VersionSet {
     /// file of its versions, those it has now and those to come, is read through `cache`
     /// (`ReaderSlot::family_cache`). Set at open and at creation, before any read. Writes
     /// nothing; does nothing for a family that is not live.
-    pub fn set_family_block_cache(&mut self, id: u32, cache: crate::options::BlockCacheRef) {
+    pub fn set_family_block_cache(&mut self, id: u32, cache: crate::sst::SharedBlockCache) {
         let Some(f) = self.families.get_mut(&id) else { return };
         f.current.files.iter().flatten().for_each(|m| m.reader.set_family_cache(&cache));
         f.block_cache = Some(cache);

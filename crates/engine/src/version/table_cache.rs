@@ -153,7 +153,7 @@ impl TableCache {
         &self,
         file_number: u64,
         level: Option<usize>,
-        family_cache: Option<&crate::options::BlockCacheRef>,
+        family_cache: Option<&crate::sst::SharedBlockCache>,
     ) -> Result<TableReader> {
         let path = filename::table_path(&self.db_path, file_number);
         let o = &self.opts;
@@ -184,7 +184,7 @@ impl TableCache {
         &self,
         file_number: u64,
         level: Option<usize>,
-        family_cache: Option<&crate::options::BlockCacheRef>,
+        family_cache: Option<&crate::sst::SharedBlockCache>,
     ) -> Result<Arc<TableReader>> {
         let key = (file_number, 0);
         if let Some(r) = self.readers.lookup_shared(key) {
