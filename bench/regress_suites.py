@@ -157,10 +157,10 @@ class PluginError(Exception):
     """The plugin found the tool but none of the tests it looks for: never an empty suite."""
 
 
-def sysbench_help(binary):
-    """`talus sysbench --help`'s text, or None where the binary has no sysbench."""
+def tool_help(binary, tool):
+    """`talus TOOL --help`'s text, or None where the binary has no such tool."""
     try:
-        p = subprocess.run([binary, "sysbench", "--help"], capture_output=True, text=True,
+        p = subprocess.run([binary, tool, "--help"], capture_output=True, text=True,
                            timeout=30)
     except (OSError, subprocess.TimeoutExpired):
         return None
@@ -184,7 +184,7 @@ def sysbench_plugin(binary, num):
     A binary without `talus sysbench`, or whose sysbench has no fixed-work mode (`--events`),
     is not applicable (a revision too old for the experiment, listed, never counted). One that
     has both but none of the tests raises PluginError naming what was looked for."""
-    text = sysbench_help(binary)
+    text = tool_help(binary, "sysbench")
     if text is None:
         return [], "the binary has no `talus sysbench`"
     if "--events" not in text:
@@ -285,13 +285,8 @@ def ibench_plugin(binary, num):
     """`(steps, why_not)`: the ibench steps, or none and why where the binary's `talus ibench`
     is missing or too old for them (no `--secondary_indexes` or `--num_i1`): not applicable,
     listed, never counted."""
-    try:
-        p = subprocess.run([binary, "ibench", "--help"], capture_output=True, text=True,
-                           timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
-        return [], "the binary could not be run"
-    text = p.stdout + p.stderr
-    if p.returncode != 0 or "--num_i1" not in text:
+    text = tool_help(binary, "ibench")
+    if text is None or "--num_i1" not in text:
         return [], "the binary has no `talus ibench`"
     if "--secondary_indexes" not in text:
         return [], "its `talus ibench` has no --secondary_indexes"

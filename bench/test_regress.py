@@ -13,6 +13,16 @@ import regress_suites  # noqa: E402
 import callgrind_layers  # noqa: E402
 
 
+def fake_talus(d, help_text, rc=0):
+    """A `talus` in directory `d` that prints `help_text` and exits with `rc` (a plugin's
+    `--help` probe)."""
+    path = os.path.join(d, "talus")
+    with open(path, "w") as f:
+        f.write(f"#!/bin/sh\ncat <<'EOF'\n{help_text}\nEOF\nexit {rc}\n")
+    os.chmod(path, 0o755)
+    return path
+
+
 class Variants(unittest.TestCase):
     def test_specs(self):
         vs = regress_build.parse_variants(
@@ -174,11 +184,7 @@ class Parsers(unittest.TestCase):
     def test_sysbench_plugin_not_applicable_or_an_error(self):
         with tempfile.TemporaryDirectory() as d:
             def fake(help_text, rc=0):
-                path = os.path.join(d, "talus")
-                with open(path, "w") as f:
-                    f.write(f"#!/bin/sh\ncat <<'EOF'\n{help_text}\nEOF\nexit {rc}\n")
-                os.chmod(path, 0o755)
-                return path
+                return fake_talus(d, help_text, rc)
             # No sysbench at all, or one without fixed-work mode: not applicable, named.
             self.assertEqual(regress_suites.sysbench_plugin(fake("no", 2), 1000),
                              ([], "the binary has no `talus sysbench`"))
@@ -226,11 +232,7 @@ class Parsers(unittest.TestCase):
     def test_ibench_plugin_not_applicable(self):
         with tempfile.TemporaryDirectory() as d:
             def fake(help_text, rc=0):
-                path = os.path.join(d, "talus")
-                with open(path, "w") as f:
-                    f.write(f"#!/bin/sh\ncat <<'EOF'\n{help_text}\nEOF\nexit {rc}\n")
-                os.chmod(path, 0o755)
-                return path
+                return fake_talus(d, help_text, rc)
             self.assertEqual(regress_suites.ibench_plugin(fake("no", 2), 1000),
                              ([], "the binary has no `talus ibench`"))
             self.assertEqual(regress_suites.ibench_plugin(fake("--num_i1=1"), 1000),

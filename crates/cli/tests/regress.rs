@@ -100,15 +100,14 @@ fn regress_two_variants_and_its_report() {
     assert!(non_white(&px) * 50 > px.len() / 4, "page nearly blank ({width} wide)");
 }
 
-/// `bench/regress.py --suite=sysbench` runs the real `talus sysbench` steps (fixed work: an
-/// event count), reports each of post 004's microbenchmarks by group, and lists nothing as not
-/// applicable for a build that has them all.
-#[test]
-fn regress_runs_the_sysbench_suite() {
+/// `bench/regress.py --suite=SUITE --num=NUM` over this build's `talus` as two prebuilt
+/// variants `a` and `b` (one round, nothing counted): its stdout and regress.json, or `None`
+/// (the test skipped) without python3 outside CI.
+fn run_suite(suite: &str, num: u32) -> Option<(String, serde_json::Value)> {
     if !have("python3") {
         assert!(std::env::var_os("CI").is_none(), "CI needs python3");
         eprintln!("regress test: no python3, skipped");
-        return;
+        return None;
     }
     let dir = tempfile::tempdir().unwrap();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/regress.py");
@@ -117,15 +116,26 @@ fn regress_runs_the_sysbench_suite() {
     let o = Command::new("python3")
         .arg(&script)
         .arg(format!("--variants=a=@{bin},b=@{bin}"))
-        .args(["--suite=sysbench", "--num=2000", "--rounds=1", "--count=none"])
+        .arg(format!("--suite={suite}"))
+        .arg(format!("--num={num}"))
+        .args(["--rounds=1", "--count=none"])
         .arg(format!("--work={}", dir.path().join("work").display()))
         .arg(format!("--out={}", res.display()))
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&o.stdout).into_owned();
     assert!(o.status.success(), "{text}\n{}", String::from_utf8_lossy(&o.stderr));
-    let json: serde_json::Value =
+    let json =
         serde_json::from_str(&std::fs::read_to_string(res.join("regress.json")).unwrap()).unwrap();
+    Some((text, json))
+}
+
+/// `bench/regress.py --suite=sysbench` runs the real `talus sysbench` steps (fixed work: an
+/// event count), reports each of post 004's microbenchmarks by group, and lists nothing as not
+/// applicable for a build that has them all.
+#[test]
+fn regress_runs_the_sysbench_suite() {
+    let Some((text, json)) = run_suite("sysbench", 2000) else { return };
     let benches: Vec<(String, String)> = json["benchmarks"]
         .as_array()
         .unwrap()
@@ -154,27 +164,7 @@ fn regress_runs_the_sysbench_suite() {
 /// steps insert --num/4 rows after loading --num/2), in the write group.
 #[test]
 fn regress_runs_the_ibench_suite() {
-    if !have("python3") {
-        assert!(std::env::var_os("CI").is_none(), "CI needs python3");
-        eprintln!("regress test: no python3, skipped");
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/regress.py");
-    let bin = env!("CARGO_BIN_EXE_talus");
-    let res = dir.path().join("res");
-    let o = Command::new("python3")
-        .arg(&script)
-        .arg(format!("--variants=a=@{bin},b=@{bin}"))
-        .args(["--suite=ibench", "--num=4000", "--rounds=1", "--count=none"])
-        .arg(format!("--work={}", dir.path().join("work").display()))
-        .arg(format!("--out={}", res.display()))
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&o.stdout).into_owned();
-    assert!(o.status.success(), "{text}\n{}", String::from_utf8_lossy(&o.stderr));
-    let json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(res.join("regress.json")).unwrap()).unwrap();
+    let Some((text, json)) = run_suite("ibench", 4000) else { return };
     for (bench, rows) in [("ib_l.i0", 4000.0), ("ib_l.i1_0idx", 1000.0), ("ib_l.i1_3idx", 1000.0)] {
         let ops = &json["results"]["b"][bench]["ops"][0];
         assert_eq!(ops.as_f64(), Some(rows), "{bench}: {text}");
