@@ -242,19 +242,27 @@ def summarize(labels, benches, results, against):
         if not any(x is not None for l in labels for x in values[l].values()):
             continue
         ratios, groups, geo = {}, {}, {}
+        # Against the first variant, a microbenchmark the first lacks (a revision older than
+        # its tool) is relative to the first variant that has it, named in `bases`.
+        bases = {}
+        if against == "first":
+            for b, _ in benches:
+                have = [l for l in labels if values[l][b] is not None]
+                if have and have[0] != labels[0]:
+                    bases[b] = have[0]
         for i, l in enumerate(labels[1:], 1):
-            base = labels[0] if against == "first" else labels[i - 1]
             rl = {}
             for b, _ in benches:
+                base = bases.get(b, labels[0]) if against == "first" else labels[i - 1]
                 x, y = values[l][b], values[base][b]
-                rl[b] = x / y if x is not None and y else None
+                rl[b] = x / y if x is not None and y and labels.index(base) < i else None
             ratios[l] = rl
             groups[l] = {g: group_stats([rl[b] for b, bg in benches if bg == g and rl[b]])
                          for g in GROUPS}
             groups[l] = {g: s for g, s in groups[l].items() if s}
             geo[l] = geomean(rl.values())
         out[key] = {"title": title, "higher_is_better": higher, "values": values,
-                    "ratios": ratios, "groups": groups, "geomean": geo}
+                    "ratios": ratios, "groups": groups, "geomean": geo, "bases": bases}
     return out
 
 
@@ -290,6 +298,8 @@ def print_measure(m, labels, benches, against, flag):
         print(row)
     print(f"{'geomean':<{bw + 7}}{'':>{w}}" + "".join(
         f"{fmt(m['geomean'][l], '.3f'):>{w}}" for l in labels[1:]))
+    for b, l in m.get("bases", {}).items():
+        print(f"  {b}: {labels[0]} has none; relative to {l}, the first variant that has it")
     print(f"\nSummary statistics of those ratios{' (* = more than ' + str(flag) + '% worse)'}")
     print(f"{'':<22}" + "".join(f"{l:>{w}}" for l in labels[1:]))
     for g in GROUPS:

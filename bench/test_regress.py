@@ -129,6 +129,22 @@ class Summary(unittest.TestCase):
         self.assertAlmostEqual(prev["ratios"]["c"]["w1"], 121 / 110)
         self.assertAlmostEqual(prev["ratios"]["c"]["w2"], 1.0)
 
+    def test_a_bench_the_first_lacks_is_relative_to_the_first_that_has_it(self):
+        # h1 predates the tool (no value): h3 is relative to h2, and the bases say so.
+        results = {"h1": {"w": {"instr_op": [100]}},
+                   "h2": {"w": {"instr_op": [90]}, "i": {"instr_op": [1000]}},
+                   "h3": {"w": {"instr_op": [99]}, "i": {"instr_op": [1100]}}}
+        benches = [("w", "write"), ("i", "write")]
+        s = regress.summarize(["h1", "h2", "h3"], benches, results, "first")["instr_op"]
+        self.assertEqual(s["bases"], {"i": "h2"})
+        self.assertIsNone(s["ratios"]["h2"]["i"])
+        self.assertAlmostEqual(s["ratios"]["h3"]["i"], 1.1)
+        self.assertAlmostEqual(s["ratios"]["h3"]["w"], 0.99)
+        self.assertEqual(s["groups"]["h3"]["write"]["n"], 2)
+        prev = regress.summarize(["h1", "h2", "h3"], benches, results, "previous")["instr_op"]
+        self.assertEqual(prev["bases"], {})
+        self.assertAlmostEqual(prev["ratios"]["h3"]["i"], 1.1)
+
     def test_flagged_names_the_worse_line(self):
         results = {"a": {"x": {"instr_op": [1000]}, "y": {"instr_op": [1000]}},
                    "b": {"x": {"instr_op": [1021]}, "y": {"instr_op": [1019]}}}

@@ -46,7 +46,7 @@ const CSS: &str = "body{font-family:sans-serif;margin:20px;color:#222}\
 table{border-collapse:collapse;margin:8px 0 16px}td,th{border:1px solid #ccc;padding:3px 7px;\
 text-align:right;font-size:13px}th{background:#f3f3f3}td.name,th.name{text-align:left}\
 .charts{display:flex;flex-wrap:wrap;gap:12px}pre{background:#f7f7f7;padding:8px;font-size:12px;\
-overflow-x:auto}code{font-size:12px}td.worse{background:#fbe3e3}";
+overflow-x:auto}code{font-size:12px}td.worse{background:#fbe3e3}td.base{font-style:italic}";
 
 /// Step names in order of first appearance across runs.
 fn step_order(runs: &[Run]) -> Vec<String> {

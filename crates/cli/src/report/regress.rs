@@ -45,6 +45,9 @@ pub struct Measure {
     pub groups: BTreeMap<String, BTreeMap<String, GroupStats>>,
     /// Per non-base variant: geometric mean of the ratios.
     pub geomean: BTreeMap<String, Option<f64>>,
+    /// Microbenchmarks the first variant lacks (a revision older than the tool), each relative
+    /// to the first variant that has it: microbenchmark -> that variant's label.
+    pub bases: BTreeMap<String, String>,
 }
 
 /// One variant as regress.py built it.
@@ -124,6 +127,13 @@ fn measure(key: &str, against: &str, m: &Value) -> Measure {
         .flatten()
         .map(|(l, x)| (l.clone(), num(Some(x))))
         .collect();
+    let bases = m
+        .get("bases")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .filter_map(|(b, l)| l.as_str().map(|l| (b.clone(), l.to_string())))
+        .collect();
     Measure {
         key: key.to_string(),
         title: s(m, "title"),
@@ -133,6 +143,7 @@ fn measure(key: &str, against: &str, m: &Value) -> Measure {
         ratios: table(m.get("ratios")),
         groups,
         geomean,
+        bases,
     }
 }
 
@@ -329,15 +340,25 @@ fn measure_section(r: &Regress, m: &Measure, groups: &[&str], h: &mut String) {
     h.push_str("</tr>");
     let flag = r.flag_pct / 100.0;
     for (b, g) in &r.benchmarks {
-        let v0 = m.values.get(*base).and_then(|x| x.get(b)).copied().flatten();
+        let value = |l: &str| {
+            let v = m.values.get(l).and_then(|x| x.get(b)).copied().flatten();
+            cell(v, if v.is_some_and(|x| x < 100.0) { 3 } else { 0 })
+        };
+        let own_base = m.bases.get(b).filter(|_| m.against == "first");
+        let note = own_base.map_or(String::new(), |l| format!(" (vs {})", esc(l)));
         let _ = write!(
             h,
-            "<tr><td class=\"name\">{}</td><td class=\"name\">{}</td><td>{}</td>",
+            "<tr><td class=\"name\">{}{note}</td><td class=\"name\">{}</td><td>{}</td>",
             esc(b),
             esc(g),
-            cell(v0, if v0.is_some_and(|x| x < 100.0) { 3 } else { 0 })
+            value(base)
         );
         for l in others {
+            if own_base.is_some_and(|x| x == l) {
+                // The variant this line is relative to: its value, not a ratio.
+                let _ = write!(h, "<td class=\"base\">{}</td>", value(l));
+                continue;
+            }
             let x = m.ratios.get(*l).and_then(|x| x.get(b)).copied().flatten();
             let worse =
                 x.is_some_and(|x| if m.higher_is_better { x < 1.0 - flag } else { x > 1.0 + flag });
@@ -430,6 +451,27 @@ mod tests {
         assert!(h.contains("Write: median</td><td>1.10</td>"));
         assert!(h.contains("<td>10 / 20</td>") && h.contains("<td>- / -</td>"));
         assert_eq!(h.matches("data-kind=\"bar\"").count(), 2, "one chart per group");
+    }
+
+    #[test]
+    fn a_line_the_first_variant_lacks_names_its_base() {
+        // h1 predates ibench: h3's ratio is to h2, whose cell shows its value.
+        let doc = r#"{"format":"talus-regress/1",
+          "variants":[{"label":"h1"},{"label":"h2"},{"label":"h3"}],
+          "benchmarks":[{"name":"ib","group":"write"}],
+          "summary":{"first":{"instr_op":{"title":"I","higher_is_better":false,
+            "values":{"h1":{"ib":null},"h2":{"ib":9000.0},"h3":{"ib":9900.0}},
+            "ratios":{"h2":{"ib":null},"h3":{"ib":1.1}},
+            "groups":{},"geomean":{},"bases":{"ib":"h2"}}}}}"#;
+        let r = parse("res", doc).unwrap();
+        assert_eq!(r.measures[0].bases["ib"], "h2");
+        let mut h = String::new();
+        render(&r, &mut h);
+        assert!(h.contains("ib (vs h2)</td>"), "{h}");
+        assert!(
+            h.contains("<td>-</td><td class=\"base\">9000</td><td class=\"worse\">1.100</td>"),
+            "{h}"
+        );
     }
 
     #[test]
