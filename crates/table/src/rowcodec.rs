@@ -59,7 +59,19 @@ impl<'a> Reader<'a> {
     fn err(&self, what: &str) -> TableError {
         TableError::corrupt(format!("row value: {what} at offset {}", self.pos))
     }
+    /// A varint; one byte (below 128: every count, small integer and short length) is read
+    /// without the loop.
+    #[inline]
     fn varint(&mut self) -> Result<u64> {
+        match self.buf.get(self.pos) {
+            Some(&b) if b < 0x80 => {
+                self.pos += 1;
+                Ok(u64::from(b))
+            }
+            _ => self.varint_long(),
+        }
+    }
+    fn varint_long(&mut self) -> Result<u64> {
         let mut v = 0u64;
         for shift in (0..64).step_by(7) {
             let b = *self.buf.get(self.pos).ok_or_else(|| self.err("truncated varint"))?;
