@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Reads with blob files against RocksDB 10.4.2's own db_bench: per value size, one database per
-# engine filled by fillrandom (the blob options of bench/blob_compare.sh, every option passed
+# engine filled by fillrandom and compacted (`compact`, so both read the same shape: one level;
+# the blob options of bench/blob_compare.sh, every option passed
 # explicitly to both), then readrandom and seekrandom (--seek_nexts=NEXTS, default 10, so each
 # seek loads values) in processes ordered RocksDB, Talus, Talus, RocksDB (ABBA) on those
 # databases. Prints ops/s per run, the load average before and after, and the medians' ratios.
@@ -28,7 +29,7 @@ for vs in "${sizes[@]}"; do
   for e in rocksdb talus; do
     rm -rf "$dir/db-$e"
     # shellcheck disable=SC2046
-    "$(bin $e)" $(pre $e) --db="$dir/db-$e" --benchmarks=fillrandom "${flags[@]}" >"$dir/out-fill-$e" 2>&1
+    "$(bin $e)" $(pre $e) --db="$dir/db-$e" --benchmarks=fillrandom,compact "${flags[@]}" >"$dir/out-fill-$e" 2>&1
   done
   echo "# value_size $vs load before: $(cut -d' ' -f1-3 /proc/loadavg)"
   for e in rocksdb talus talus rocksdb; do
