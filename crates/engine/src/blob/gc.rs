@@ -228,6 +228,13 @@ impl<'a> BlobCompaction<'a> {
         }
     }
 
+    /// Gives up: removes the blob files this job created (`BlobSeparator::abandon`).
+    pub fn abandon(self) {
+        if let Some(s) = self.sep {
+            s.abandon();
+        }
+    }
+
     /// Finishes the last blob file; returns the new files and the garbage counted.
     pub fn finish(self) -> Result<BlobJobOutput> {
         let mut out = BlobJobOutput {
