@@ -166,6 +166,33 @@ pub fn check_record<'a>(rec: &'a [u8], key: &[u8], size: u64) -> Result<&'a [u8]
     Ok(value)
 }
 
+/// Checks a record read in two parts for `key`: `head` (the header and key) and `stored` (the
+/// stored value the index's size names). The same checks as [`check_record`].
+pub fn check_record_parts(head: &[u8], stored: &[u8], key: &[u8]) -> Result<(), String> {
+    let h = RecordHeader::decode(head)?;
+    if h.key_len as usize != key.len() || h.value_len as usize != stored.len() {
+        return Err(format!(
+            "blob record holds a {}-byte key and a {}-byte value, the index expects {} and {}",
+            h.key_len,
+            h.value_len,
+            key.len(),
+            stored.len()
+        ));
+    }
+    let stored_key = head.get(RECORD_HEADER_LEN..).ok_or("blob record truncated")?;
+    if stored_key.len() != key.len() {
+        return Err("blob record truncated".into());
+    }
+    if crc32c::crc32c_append(crc32c::crc32c(stored_key), stored) != crate::coding::unmask_crc(h.crc)
+    {
+        return Err("blob record checksum mismatch".into());
+    }
+    if stored_key != key {
+        return Err("blob record belongs to another key".into());
+    }
+    Ok(())
+}
+
 /// The footer of a blob file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BlobFooter {

@@ -24,6 +24,28 @@ use crate::iter::InternalIterator;
 use crate::key::{append_internal_key, parse_internal_key, ValueKind};
 use crate::version::blob_meta::{BlobFileAddition, BlobFileGarbage};
 
+/// The garbage collection cutoff of a compaction (RocksDB's
+/// `ComputeBlobGarbageCollectionCutoffFileNumber`): blob indexes into files numbered below the
+/// returned number are relocated. `numbers` are the `n` live blob files' numbers, ascending; the
+/// oldest `floor(age_cutoff * n)` files are collected (rounded down as RocksDB does: with fewer
+/// than `1 / age_cutoff` files none is), all of them (`u64::MAX`) when that is every file; 0
+/// (none) when there are no blob files.
+pub fn gc_cutoff_file_number(
+    mut numbers: impl Iterator<Item = u64>,
+    n: usize,
+    age_cutoff: f64,
+) -> u64 {
+    // `as` saturates: a NaN or negative cutoff (refused by the options' check) collects none.
+    let index = (age_cutoff * n as f64) as usize;
+    if n == 0 {
+        return 0; // no blob file is old
+    }
+    if index >= n {
+        return u64::MAX;
+    }
+    numbers.nth(index).unwrap_or(u64::MAX)
+}
+
 /// Records and bytes per blob file number.
 type Flow = BTreeMap<u64, (u64, u64)>;
 
@@ -206,6 +228,13 @@ impl<'a> BlobCompaction<'a> {
         }
     }
 
+    /// Gives up: removes the blob files this job created (`BlobSeparator::abandon`).
+    pub fn abandon(self) {
+        if let Some(s) = self.sep {
+            s.abandon();
+        }
+    }
+
     /// Finishes the last blob file; returns the new files and the garbage counted.
     pub fn finish(self) -> Result<BlobJobOutput> {
         let mut out = BlobJobOutput {
@@ -233,5 +262,24 @@ impl<'a> BlobCompaction<'a> {
             }
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod cutoff_tests {
+    use super::gc_cutoff_file_number as cutoff;
+
+    #[test]
+    fn the_cutoff_collects_the_oldest_fraction_rounded_down_as_rocksdb() {
+        let files = |n: u64| (0..n).map(|i| 10 + 3 * i);
+        // 0.25 of 3 files is 0.75: RocksDB collects none (the first file is the cutoff).
+        assert_eq!(cutoff(files(3), 3, 0.25), 10);
+        assert_eq!(cutoff(files(4), 4, 0.25), 13, "one of four");
+        assert_eq!(cutoff(files(7), 7, 0.25), 13, "1.75 rounds down to one");
+        assert_eq!(cutoff(files(8), 8, 0.25), 16, "two of eight");
+        assert_eq!(cutoff(files(5), 5, 1.0), u64::MAX, "all");
+        assert_eq!(cutoff(files(5), 5, 0.0), 10, "none");
+        assert_eq!(cutoff(files(0), 0, 0.25), 0, "no blob files");
+        assert_eq!(cutoff(files(0), 0, 1.0), 0, "no blob files");
     }
 }

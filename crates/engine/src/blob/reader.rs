@@ -14,7 +14,9 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use super::format::RECORD_HEADER_LEN;
-use super::format::{check_record, BlobFooter, BlobHeader, BlobIndex, FOOTER_LEN, HEADER_LEN};
+use super::format::{
+    check_record_parts, BlobFooter, BlobHeader, BlobIndex, FOOTER_LEN, HEADER_LEN,
+};
 use crate::error::{Error, Result};
 use crate::filename::{blob_name, blob_path};
 use crate::fs::{Fs, RandomAccessFile};
@@ -76,14 +78,25 @@ impl BlobFileReader {
             ));
         }
         let start = index.offset - back;
-        let len = usize::try_from(back + index.size)
+        let size = usize::try_from(index.size)
             .map_err(|_| corrupt(start, "blob record too large".into()))?;
-        let rec = self.file.read_vec_at(start, len)?;
-        crate::perf::file_read(len as u64);
-        let stored = check_record(&rec, key, index.size).map_err(|e| corrupt(start, e))?;
+        // One read of exactly the record: its header and key into a small buffer, the stored
+        // value into the buffer that is returned (uncompressed: no copy after the read).
+        let mut head = [0u8; RECORD_HEADER_LEN + 64];
+        let mut long_head = Vec::new();
+        let head: &mut [u8] = match head.get_mut(..back as usize) {
+            Some(h) => h,
+            None => {
+                long_head.resize(back as usize, 0);
+                &mut long_head
+            }
+        };
+        let stored = self.file.read_split_at(start, head, size)?;
+        crate::perf::file_read(back + index.size);
+        check_record_parts(head, &stored, key).map_err(|e| corrupt(start, e))?;
         match index.compression {
-            CompressionType::None => Ok(stored.to_vec()),
-            c => crate::sst::compression::decompress(c, stored)
+            CompressionType::None => Ok(stored),
+            c => crate::sst::compression::decompress(c, &stored)
                 .map_err(|e| corrupt(index.offset, format!("blob value: {e}"))),
         }
     }

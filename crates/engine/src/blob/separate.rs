@@ -58,6 +58,8 @@ pub struct BlobSeparator<'a> {
     policy: SeparationPolicy,
     current: Option<BlobFileWriter>,
     finished: Vec<BlobFileAddition>,
+    /// Numbers of every file created (for [`Self::abandon`]).
+    created: Vec<u64>,
     out_key: Vec<u8>,
     out_value: Vec<u8>,
     bytes_written: u64,
@@ -72,6 +74,7 @@ impl<'a> BlobSeparator<'a> {
             policy,
             current: None,
             finished: Vec::new(),
+            created: Vec::new(),
             out_key: Vec::new(),
             out_value: Vec::new(),
             bytes_written: 0,
@@ -99,6 +102,7 @@ impl<'a> BlobSeparator<'a> {
             None => {
                 let number = new_number();
                 let path = blob_path(self.dir, number);
+                self.created.push(number);
                 let file = crate::fs::direct::create(self.fs, &path, self.policy.direct_write)?;
                 // The whole file counts (as RocksDB's blob tickers and `Wblob` count it): its
                 // header now, and its footer, which `finish` always writes.
@@ -152,6 +156,15 @@ impl<'a> BlobSeparator<'a> {
         self.finish_current()?;
         Ok(self.finished)
     }
+
+    /// Gives up the job's blob files (it failed or the database is closing): closes the open
+    /// one and removes every file created, so a failed job leaves none behind (as its SSTs).
+    pub fn abandon(mut self) {
+        drop(self.current.take());
+        for &n in &self.created {
+            let _ = self.fs.remove_file(&blob_path(self.dir, n));
+        }
+    }
 }
 
 #[cfg(test)]
@@ -170,6 +183,36 @@ mod tests {
         assert!(SeparationPolicy::for_level(&o, 1).is_none());
         assert_eq!(SeparationPolicy::for_level(&o, 2).map(|p| p.min_blob_size), Some(10));
         assert!(SeparationPolicy::for_level(&Options::default(), 5).is_none());
+    }
+
+    #[test]
+    fn an_abandoned_separator_removes_every_file_it_created() {
+        use crate::fs::fault::SimFs;
+        use crate::key::InternalKey;
+        let fs = SimFs::new();
+        let dir = std::path::Path::new("/");
+        // Files of about one value each: the first is finished, the second open.
+        let o = Options {
+            enable_blob_files: true,
+            min_blob_size: 10,
+            blob_file_size: 100,
+            ..Default::default()
+        };
+        let mut sep =
+            BlobSeparator::new(fs.as_ref(), dir, SeparationPolicy::for_level(&o, 0).unwrap());
+        let mut next = 7u64;
+        for (i, k) in [b"a", b"b"].iter().enumerate() {
+            let ikey = InternalKey::new(*k, i as u64 + 1, ValueKind::Put);
+            assert!(sep
+                .separate(ikey.encoded(), &[1u8; 200], &mut || {
+                    next += 1;
+                    next
+                })
+                .unwrap());
+        }
+        assert!(fs.contents("/000008.blob").is_some() && fs.contents("/000009.blob").is_some());
+        sep.abandon();
+        assert_eq!(fs.files(), Vec::<std::path::PathBuf>::new());
     }
 
     #[test]

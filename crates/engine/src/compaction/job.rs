@@ -247,6 +247,14 @@ pub fn run(
             for n in &w.created {
                 let _ = w.ctx.fs.remove_file(&table_path(w.ctx.dir, *n));
             }
+            // Its blob files too: a job cut short (an error, or the database closing) left
+            // them on disk until the next sweep of obsolete files, at close often none.
+            if let Some(b) = blob_job.take() {
+                b.abandon();
+            }
+            for a in &w.out.blobs.additions {
+                let _ = w.ctx.fs.remove_file(&crate::filename::blob_path(w.ctx.dir, a.number));
+            }
             Err(e)
         }
     }

@@ -74,7 +74,8 @@ impl DbInner {
     /// What a compaction takes for blob files: the source to read them (when the database has
     /// any or writes them) and the garbage collection cutoff: blob indexes into files numbered
     /// below it are relocated (RocksDB's `blob_garbage_collection_age_cutoff`: that fraction of
-    /// the live blob files, oldest first; 0 when garbage collection is off).
+    /// the live blob files, rounded down, oldest first: [`crate::blob::gc::gc_cutoff_file_number`];
+    /// 0 when garbage collection is off).
     /// Of family `cf`.
     pub(crate) fn blob_compaction_inputs(
         &self,
@@ -87,13 +88,11 @@ impl DbInner {
         }
         let mut cutoff = 0;
         if opts.enable_blob_garbage_collection {
-            let n = v.blob_files.len();
-            let take = (n as f64 * opts.blob_garbage_collection_age_cutoff).ceil() as usize;
-            cutoff = match v.blob_files.keys().nth(take.min(n)) {
-                Some(&first_kept) => first_kept,
-                None if take > 0 => u64::MAX,
-                None => 0,
-            };
+            cutoff = crate::blob::gc::gc_cutoff_file_number(
+                v.blob_files.keys().copied(),
+                v.blob_files.len(),
+                opts.blob_garbage_collection_age_cutoff,
+            );
         }
         (Some(&self.blobs), cutoff)
     }

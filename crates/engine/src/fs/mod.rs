@@ -24,6 +24,7 @@ pub mod fault;
 #[cfg(target_os = "linux")]
 mod mmap_file;
 pub mod rate_limiter;
+mod split_read;
 mod std_fs;
 pub mod throttle;
 
@@ -69,6 +70,17 @@ pub trait RandomAccessFile: Send + Sync {
     fn read_vec_at(&self, offset: u64, len: usize) -> Result<Vec<u8>> {
         let mut buf = vec![0u8; len];
         self.read_exact_at(offset, &mut buf)?;
+        Ok(buf)
+    }
+    /// Reads `head.len()` bytes at `offset` into `head` and the `tail_len` bytes after them
+    /// into a new buffer, which it returns (a blob record: its header and key, then the value
+    /// the caller keeps, with no copy out of a whole-record buffer); a short file is an error.
+    /// The default reads the whole range with [`RandomAccessFile::read_vec_at`] and splits it;
+    /// a file that can scatter one read overrides it (`preadv(2)`).
+    fn read_split_at(&self, offset: u64, head: &mut [u8], tail_len: usize) -> Result<Vec<u8>> {
+        let mut buf = self.read_vec_at(offset, head.len() + tail_len)?;
+        head.copy_from_slice(&buf[..head.len()]);
+        buf.drain(..head.len());
         Ok(buf)
     }
 }

@@ -7,8 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::{
-    off_t, DirectReadFile, DirectWriteFile, FileLock, Fs, RandomAccessFile, SequentialFile,
-    WritableFile,
+    DirectReadFile, DirectWriteFile, FileLock, Fs, RandomAccessFile, SequentialFile, WritableFile,
 };
 use crate::error::{Error, Result};
 
@@ -76,45 +75,14 @@ impl RandomAccessFile for StdRandom {
         self.size
     }
     fn read_vec_at(&self, offset: u64, len: usize) -> Result<Vec<u8>> {
-        pread_exact(&self.file, offset, len)
+        super::split_read::pread_exact(&self.file, offset, len)
             .map_err(|e| Error::io(format!("reading {len} bytes at {offset} of {}", self.path), e))
     }
-}
-
-/// Reads exactly `len` bytes at `offset` of `file` into a buffer (a pooled one if this thread
-/// released one that fits: `buf_pool`) with `pread(2)` straight into its capacity (no
-/// zero-filling first); a short file is `UnexpectedEof`.
-fn pread_exact(file: &File, offset: u64, len: usize) -> std::io::Result<Vec<u8>> {
-    use std::os::fd::AsRawFd;
-    let mut buf = super::buf_pool::take(len);
-    let mut done = 0usize;
-    while done < len {
-        let Some(dst) = buf.spare_capacity_mut().get_mut(done..len) else {
-            return Err(std::io::Error::other("read buffer smaller than asked"));
-        };
-        let at = offset
-            .checked_add(done as u64)
-            .ok_or_else(|| std::io::Error::other("offset overflow"))
-            .and_then(off_t)?;
-        // SAFETY: `dst` is `len - done` bytes of `buf`'s allocation, writable and not aliased;
-        // pread writes at most that many bytes through the raw pointer and never reads them.
-        let n = unsafe { libc::pread(file.as_raw_fd(), dst.as_mut_ptr().cast(), dst.len(), at) };
-        if n < 0 {
-            let e = std::io::Error::last_os_error();
-            if e.kind() == std::io::ErrorKind::Interrupted {
-                continue;
-            }
-            return Err(e);
-        }
-        if n == 0 {
-            return Err(std::io::Error::from(std::io::ErrorKind::UnexpectedEof));
-        }
-        done += n as usize;
+    fn read_split_at(&self, offset: u64, head: &mut [u8], tail_len: usize) -> Result<Vec<u8>> {
+        let len = head.len() + tail_len;
+        super::split_read::preadv_split(&self.file, offset, head, tail_len)
+            .map_err(|e| Error::io(format!("reading {len} bytes at {offset} of {}", self.path), e))
     }
-    // SAFETY: the loop above initialised bytes `0..len` (pread wrote `done == len` bytes in
-    // order into the capacity, which `take` made at least `len`).
-    unsafe { buf.set_len(len) };
-    Ok(buf)
 }
 
 struct StdSequential {

@@ -75,6 +75,18 @@ fn damage_is_an_error_never_a_panic() {
     }
     assert!(check_record(&rec, b"x", 10).is_err(), "another key");
     assert!(check_record(&rec, b"k", 9).is_err(), "another size");
+    // The same record read in two parts (header and key, then the value), as the reader does.
+    let (head, stored) = rec.split_at(RECORD_HEADER_LEN + 1);
+    assert_eq!(check_record_parts(head, stored, b"k"), Ok(()));
+    for bit in 0..rec.len() * 8 {
+        let mut bad = rec.clone();
+        bad[bit / 8] ^= 1 << (bit % 8);
+        let (head, stored) = bad.split_at(RECORD_HEADER_LEN + 1);
+        assert!(check_record_parts(head, stored, b"k").is_err(), "parts, bit {bit}");
+    }
+    assert!(check_record_parts(head, stored, b"x").is_err(), "parts, another key");
+    assert!(check_record_parts(head, &stored[..9], b"k").is_err(), "parts, another size");
+    assert!(check_record_parts(&head[..RECORD_HEADER_LEN], stored, b"k").is_err(), "parts, cut");
     let mut idx = Vec::new();
     BlobIndex { file_number: 300, offset: 1 << 20, size: 5, compression: CompressionType::None }
         .encode(&mut idx);
