@@ -87,13 +87,15 @@ impl SkipList {
         cmp: impl Fn(&[u8]) -> Ordering,
         value: &[u8],
     ) {
-        let mut w = self.writer.lock();
+        let mut guard = self.writer.lock();
+        let w = &mut *guard;
         // Acquire: the links of every concurrent inserter that has finished are visible.
         let alone = self.linking.load(AtomicOrdering::Acquire) == 0;
-        let mut prev = w.splice;
+        // Worked on in place (no copy of the array in and out).
+        let prev = &mut w.splice;
         if !self.splice_fits(prev[0], prefix, &cmp) {
-            prev = [self.head.as_ptr(); MAX_HEIGHT];
-            self.find_before(Some(prefix), &cmp, false, Some(&mut prev));
+            *prev = [self.head.as_ptr(); MAX_HEIGHT];
+            self.find_before(Some(prefix), &cmp, false, Some(&mut *prev));
         }
         let height = random_height(&mut w.rng);
         self.raise_height(height);
@@ -102,13 +104,13 @@ impl SkipList {
         if alone {
             // SAFETY: `prev` holds the exact predecessors of the key at every level below
             // `height` (a fitting splice or a search, with no other writer since), each the
-            // head or a published node of height > its level; `node` is unpublished.
-            unsafe { Self::link_alone(node, height, prefix, &mut prev) };
-            w.splice = prev;
+            // head or a published node of height > its level; `node` is unpublished. It is left
+            // as the next splice.
+            unsafe { Self::link_alone(node, height, prefix, prev) };
         } else {
-            self.link_node(node, height, prefix, &cmp, &mut prev);
+            self.link_node(node, height, prefix, &cmp, prev);
             // Concurrent links may have made `prev` inexact above level 0.
-            w.splice = [self.head.as_ptr(); MAX_HEIGHT];
+            *prev = [self.head.as_ptr(); MAX_HEIGHT];
         }
     }
 
@@ -124,22 +126,44 @@ impl SkipList {
         cmp: impl Fn(&[u8]) -> Ordering,
         value: &[u8],
     ) {
-        let (node, height) = {
-            let mut w = self.writer.lock();
-            w.splice = [self.head.as_ptr(); MAX_HEIGHT];
-            self.linking.fetch_add(1, AtomicOrdering::Relaxed);
-            let height = random_height(&mut w.rng);
-            let base = self.allocate(&mut w.arena, height, key_len, value.len());
-            self.memory.store(w.arena.memory_usage(), AtomicOrdering::Relaxed);
-            (base, height)
-        };
-        // SAFETY: `node` was allocated above for this height and entry size, is owned by this
-        // list and not yet visible to any reader.
+        let (node, height) = self.begin_concurrent(None, key_len, value.len());
+        // SAFETY: `node` was allocated for this height and entry size, is owned by this list
+        // and not yet visible to any reader.
         let node = unsafe { Self::fill_node(node, height, key_len, write_key, value) };
+        self.finish_concurrent(node, height, prefix, &cmp);
+    }
+
+    /// The first half of [`SkipList::insert_concurrent`], under the writer mutex: resets the
+    /// splice, counts the writer in `linking`, picks the height (`height`, in tests) and
+    /// allocates the node.
+    fn begin_concurrent(
+        &self,
+        height: Option<usize>,
+        key_len: usize,
+        value_len: usize,
+    ) -> (NonNull<u8>, usize) {
+        let mut w = self.writer.lock();
+        w.splice = [self.head.as_ptr(); MAX_HEIGHT];
+        self.linking.fetch_add(1, AtomicOrdering::Relaxed);
+        let height = height.unwrap_or_else(|| random_height(&mut w.rng));
+        let base = self.allocate(&mut w.arena, height, key_len, value_len);
+        self.memory.store(w.arena.memory_usage(), AtomicOrdering::Relaxed);
+        (base, height)
+    }
+
+    /// The second half of [`SkipList::insert_concurrent`]: links the filled `node` with
+    /// compare-and-swap from a search at the head, then leaves `linking`.
+    fn finish_concurrent(
+        &self,
+        node: *mut Node,
+        height: usize,
+        prefix: u64,
+        cmp: &impl Fn(&[u8]) -> Ordering,
+    ) {
         self.raise_height(height);
         let mut prev: [*const Node; MAX_HEIGHT] = [self.head.as_ptr(); MAX_HEIGHT];
-        self.find_before(Some(prefix), &cmp, false, Some(&mut prev));
-        self.link_node(node, height, prefix, &cmp, &mut prev);
+        self.find_before(Some(prefix), cmp, false, Some(&mut prev));
+        self.link_node(node, height, prefix, cmp, &mut prev);
         // Release: an `insert` that reads the count after this sees every link above.
         self.linking.fetch_sub(1, AtomicOrdering::Release);
     }
@@ -313,3 +337,7 @@ impl SkipList {
             || self.order(after, Some(prefix), cmp) == Ordering::Greater
     }
 }
+
+#[cfg(all(test, not(loom)))]
+#[path = "insert_tests.rs"]
+mod tests;
