@@ -154,7 +154,7 @@ impl MemTable {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn add_op<const CONCURRENT: bool>(&self, seq: u64, op: BatchOp<'_>) {
         match op {
             BatchOp::Put(k, v) => self.add_with(seq, ValueKind::Put, k, v, CONCURRENT),
