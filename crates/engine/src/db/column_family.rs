@@ -153,7 +153,7 @@ impl DbInner {
         state.mem_log_number = log_number;
         let handle = handle_of(&state.data);
         st.cfs.insert(id, state);
-        self.publish_write_mems(&st);
+        self.publish_write_mems(&mut st);
         let retired = self.install_super_version(&st, id);
         drop(st);
         drop(vs);
@@ -178,7 +178,7 @@ impl DbInner {
         vs.log_and_apply(edit)?;
         let mut st = self.state.lock();
         let removed = st.cfs.remove(&cf.id);
-        self.publish_write_mems(&st);
+        self.publish_write_mems(&mut st);
         // The stall condition no longer counts the dropped family.
         let retired = self.install_super_version(&st, DEFAULT_COLUMN_FAMILY_ID);
         drop(st);

@@ -59,6 +59,10 @@ pub(crate) struct DbState {
     /// The WALs before the active one that some family still needs, and their bytes
     /// (`alive_wals.rs`): what `max_total_wal_size` bounds.
     pub alive_wals: super::alive_wals::AliveWals,
+    /// The families' active memtables as the write path inserts into them: the same
+    /// [`WriteMems`] as `DbInner::write_mems`, which a write group's leader takes here when it
+    /// has made room (`write.rs`), replaced with it by [`DbInner::publish_write_mems`].
+    pub mems: Arc<WriteMems>,
 }
 
 impl DbState {
@@ -187,11 +191,10 @@ impl DbInner {
 
     /// Publishes the active memtables of the live families in `st` for write groups (called
     /// with the state lock held, after any change of a family's active memtable).
-    pub fn publish_write_mems(&self, st: &DbState) {
-        let mems = WriteMems::new(
-            st.cfs.iter().map(|(&id, c)| (id, &c.mem, c.data.opts.merge_operator.is_some())),
-        );
-        self.write_mems.store(Arc::new(mems));
+    pub fn publish_write_mems(&self, st: &mut DbState) {
+        let mems = Arc::new(write_mems_of(&st.cfs));
+        st.mems = Arc::clone(&mems);
+        self.write_mems.store(mems);
     }
 
     /// `NotSupported` on a read-only handle (RocksDB's message), for every call that writes.
@@ -291,4 +294,11 @@ impl ActiveWal {
     pub fn new(writer: LogWriter, number: u64) -> ActiveWal {
         ActiveWal { writer, number, last_seq: 0, unsynced: Vec::new() }
     }
+}
+
+/// The [`WriteMems`] of `cfs`' active memtables.
+pub(crate) fn write_mems_of(cfs: &BTreeMap<u32, CfState>) -> WriteMems {
+    WriteMems::new(cfs.iter().map(|(&id, c)| {
+        (id, &c.mem, c.data.opts.merge_operator.is_some(), c.data.opts.write_buffer_size)
+    }))
 }

@@ -38,7 +38,6 @@ use super::replay_mems::FamilyMemtables;
 use super::snapshot::SnapshotList;
 use super::stats::DbStats;
 use super::write_controller::WriteController;
-use super::write_mems::WriteMems;
 use super::write_queue::WriteQueue;
 use crate::batch::WriteBatch;
 use crate::cache::{AutoHyperClockCache, Cache, HyperClockCache, LruCache};
@@ -342,7 +341,9 @@ fn new_inner(
         Some(d) => d.data.clone(),
         None => unreachable!("an open plan opens `default` first"),
     };
+    let mems = Arc::new(super::core::write_mems_of(&cfs));
     let state = DbState {
+        mems: Arc::clone(&mems),
         cfs,
         jobs: Jobs::new(),
         compaction_turn: 0,
@@ -352,9 +353,7 @@ fn new_inner(
         wal_wanted: false,
         alive_wals: Default::default(),
     };
-    let write_mems = ArcSwap::from_pointee(WriteMems::new(
-        state.cfs.iter().map(|(&id, c)| (id, &c.mem, c.data.opts.merge_operator.is_some())),
-    ));
+    let write_mems = ArcSwap::new(mems);
     let last_seq = versions.last_sequence();
     let blobs = Arc::new(crate::blob::reader::BlobSource::new(
         Arc::clone(&fs),

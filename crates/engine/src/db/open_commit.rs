@@ -222,7 +222,7 @@ impl DbInner {
             cf.current = current;
             retired.extend(self.install_super_version(&st, id));
         }
-        self.publish_write_mems(&st);
+        self.publish_write_mems(&mut st);
         drop(st);
         drop(retired);
         if !report.is_empty() {

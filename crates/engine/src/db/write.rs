@@ -40,7 +40,7 @@ impl DbInner {
         disable_wal: bool,
         members: usize,
     ) -> Result<(Arc<WriteMems>, u64)> {
-        self.make_room_for_write(combined.size_in_bytes() as u64)?;
+        let mems = self.make_room_for_write(combined.size_in_bytes() as u64)?;
         let first_seq = self.next_sequence();
         combined.set_sequence(first_seq);
         let count = u64::from(combined.count());
@@ -79,18 +79,20 @@ impl DbInner {
             }
         }
         self.allocated_sequence.store(first_seq + count - 1, Ordering::Release);
-        // Published under the state lock by the last switch, which ran before this group's
-        // room was made (no switch runs while a group of the queue's front leader is staged).
-        Ok((self.write_mems.load_full(), first_seq))
+        // Taken under the state lock when the room was made, after any switch; none runs while
+        // a group of the queue's front leader is staged.
+        Ok((mems, first_seq))
     }
 
     /// Ensures the active memtable has room (switching a full one to the immutable list), then
     /// applies the write controller: waits while writes are stopped, and sleeps out the delay
     /// for `bytes` while they are delayed. Stall time goes to the `stall_micros` counter.
-    fn make_room_for_write(&self, bytes: u64) -> Result<()> {
+    /// Returns the active memtables (`DbState::mems`) as of the last look, which found room.
+    fn make_room_for_write(&self, bytes: u64) -> Result<Arc<WriteMems>> {
         // When the first stall began (the clock is read only then: not on every write).
         let mut stalled: Option<Instant> = None;
         let mut delay_applied = false;
+        let mut mems: Arc<WriteMems>;
         loop {
             let mut st = self.state.lock();
             DbInner::check_bg_error(&st)?;
@@ -107,7 +109,7 @@ impl DbInner {
                 self.done_cv.wait_for(&mut st, Duration::from_millis(100));
                 continue;
             }
-            if st.cfs.values().any(CfState::mem_is_full) {
+            if st.mems.any_full() {
                 drop(st);
                 // Groups still inserting into the full memtable finish first: it must hold all
                 // of its WAL's writes before it is flushed.
@@ -124,6 +126,7 @@ impl DbInner {
                 self.switch_families(|_, cf| cf.mem_log_number <= oldest)?;
                 continue;
             }
+            mems = Arc::clone(&st.mems);
             drop(st);
             // The delay's token bucket is consulted only while writes are delayed.
             if !delay_applied && self.write_controller.needs_delay() {
@@ -144,7 +147,7 @@ impl DbInner {
         if let Some(start) = stalled {
             DbStats::add(&self.stats.stall_micros, start.elapsed().as_micros() as u64);
         }
-        Ok(())
+        Ok(mems)
     }
 
     /// [`crate::Db::sync_wal`]: with the `wal` lock (so every record appended before it is
@@ -306,7 +309,7 @@ impl DbInner {
         }
         let oldest = st.min_log_number();
         st.alive_wals.prune(oldest);
-        self.publish_write_mems(&st);
+        self.publish_write_mems(&mut st);
         let retired: Vec<_> =
             switched.into_iter().filter_map(|id| self.install_super_version(&st, id)).collect();
         drop(st);

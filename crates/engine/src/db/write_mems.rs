@@ -3,9 +3,12 @@
 //! its `ColumnFamilyMemTables`).
 //!
 //! Built under the state lock whenever a family's active memtable changes (switch, create,
-//! drop; `DbInner::publish_write_mems`) and loaded by each write group's leader after it made
-//! room, so a group inserts into the memtables that were active when it appended its WAL
-//! record (a switch waits for the groups in flight first, `write.rs`). Holds no lock.
+//! drop; `DbInner::publish_write_mems`), kept in `DbState::mems`, and taken (one `Arc` clone)
+//! by each write group's leader when it has made room, under the same lock hold that found
+//! every active memtable below its `write_buffer_size` ([`WriteMems::any_full`]: no map walk
+//! per group). So a group inserts into the memtables that were active when it appended its WAL
+//! record (a switch waits for the groups in flight first, and creating or dropping a family
+//! holds the write queue, `write.rs`). Holds no lock.
 
 use std::sync::Arc;
 
@@ -20,6 +23,8 @@ struct Family {
     mem: Arc<MemTable>,
     /// The family has a merge operator (a batch merging into it is accepted).
     merges: bool,
+    /// The family's `write_buffer_size`.
+    write_buffer_size: usize,
 }
 
 /// The active memtables of the live families (see the module doc).
@@ -28,27 +33,40 @@ pub(crate) struct WriteMems {
     default: Arc<MemTable>,
     /// `default` has a merge operator.
     default_merges: bool,
+    /// `default`'s `write_buffer_size`.
+    default_write_buffer_size: usize,
     /// The other families', by id.
     others: Vec<Family>,
 }
 
 impl WriteMems {
-    /// The memtables of `families` (id, active memtable, has a merge operator); `default`
-    /// must be among them.
-    pub fn new<'a>(families: impl Iterator<Item = (u32, &'a Arc<MemTable>, bool)>) -> WriteMems {
+    /// The memtables of `families` (id, active memtable, has a merge operator,
+    /// `write_buffer_size`); `default` must be among them.
+    pub fn new<'a>(
+        families: impl Iterator<Item = (u32, &'a Arc<MemTable>, bool, usize)>,
+    ) -> WriteMems {
         let mut default = None;
-        let mut default_merges = false;
+        let (mut default_merges, mut default_write_buffer_size) = (false, usize::MAX);
         let mut others = Vec::new();
-        for (id, mem, merges) in families {
+        for (id, mem, merges, write_buffer_size) in families {
             if id == DEFAULT_COLUMN_FAMILY_ID {
                 default = Some(mem.clone());
                 default_merges = merges;
+                default_write_buffer_size = write_buffer_size;
             } else {
-                others.push(Family { id, mem: mem.clone(), merges });
+                others.push(Family { id, mem: mem.clone(), merges, write_buffer_size });
             }
         }
         let default = default.unwrap_or_else(|| Arc::new(MemTable::new()));
-        WriteMems { default, default_merges, others }
+        WriteMems { default, default_merges, default_write_buffer_size, others }
+    }
+
+    /// True when some family's active memtable has reached its `write_buffer_size` (the
+    /// memtables here are the active ones while this is `DbState::mems`).
+    #[inline]
+    pub fn any_full(&self) -> bool {
+        self.default.approximate_memory_usage() >= self.default_write_buffer_size
+            || self.others.iter().any(|f| f.mem.approximate_memory_usage() >= f.write_buffer_size)
     }
 
     /// `InvalidArgument` if `batch` writes to a family that is not live (RocksDB's "Invalid

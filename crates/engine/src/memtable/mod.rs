@@ -112,7 +112,7 @@ impl MemTable {
     /// Inserts every operation of `batch`, the i-th at sequence `first_seq + i` (the write
     /// path and WAL replay).
     pub fn insert_batch(&self, batch: &WriteBatch, first_seq: u64) {
-        self.insert_batch_with(batch, first_seq, false);
+        self.insert_batch_with::<false>(batch, first_seq);
     }
 
     /// [`MemTable::insert_batch`] that may run beside other `insert_batch_concurrent` calls on
@@ -120,7 +120,7 @@ impl MemTable {
     /// `allow_concurrent_memtable_write`). Safe beside [`MemTable::add`] too (the skiplist links
     /// with compare-and-swap), though the write path never mixes them.
     pub fn insert_batch_concurrent(&self, batch: &WriteBatch, first_seq: u64) {
-        self.insert_batch_with(batch, first_seq, true);
+        self.insert_batch_with::<true>(batch, first_seq);
     }
 
     /// Inserts the operations of column family `family` in `batch` (numbered from
@@ -132,32 +132,37 @@ impl MemTable {
                 continue;
             }
             self.note_seq(seq);
-            self.add_op(seq, op, concurrent);
+            if concurrent {
+                self.add_op::<true>(seq, op);
+            } else {
+                self.add_op::<false>(seq, op);
+            }
         }
     }
 
     /// Operations of column families other than `default` are not this memtable's: they are
     /// skipped, their sequence numbers with them (the write path routes them to their family's
-    /// memtable; recovery skips a family that is gone, as RocksDB does).
-    fn insert_batch_with(&self, batch: &WriteBatch, first_seq: u64, concurrent: bool) {
+    /// memtable; recovery skips a family that is gone, as RocksDB does). `CONCURRENT`: each
+    /// instance inlines one of the skiplist's two inserts.
+    fn insert_batch_with<const CONCURRENT: bool>(&self, batch: &WriteBatch, first_seq: u64) {
         self.note_seq(first_seq);
         for (seq, (cf, op)) in (first_seq..).zip(batch.iter_cf()) {
             if cf != crate::column_family::DEFAULT_COLUMN_FAMILY_ID {
                 continue;
             }
-            self.add_op(seq, op, concurrent);
+            self.add_op::<CONCURRENT>(seq, op);
         }
     }
 
-    #[inline]
-    fn add_op(&self, seq: u64, op: BatchOp<'_>, concurrent: bool) {
+    #[inline(always)]
+    fn add_op<const CONCURRENT: bool>(&self, seq: u64, op: BatchOp<'_>) {
         match op {
-            BatchOp::Put(k, v) => self.add_with(seq, ValueKind::Put, k, v, concurrent),
-            BatchOp::Delete(k) => self.add_with(seq, ValueKind::Delete, k, &[], concurrent),
-            BatchOp::Merge(k, v) => self.add_with(seq, ValueKind::Merge, k, v, concurrent),
+            BatchOp::Put(k, v) => self.add_with(seq, ValueKind::Put, k, v, CONCURRENT),
+            BatchOp::Delete(k) => self.add_with(seq, ValueKind::Delete, k, &[], CONCURRENT),
+            BatchOp::Merge(k, v) => self.add_with(seq, ValueKind::Merge, k, v, CONCURRENT),
             BatchOp::DeleteRange(b, e) => {
                 if b < e {
-                    self.add_with(seq, ValueKind::RangeDelete, b, e, concurrent)
+                    self.add_with(seq, ValueKind::RangeDelete, b, e, CONCURRENT)
                 }
             }
         }

@@ -38,10 +38,11 @@
 //! [`crate::key::compare_internal`].
 //!
 //! # Concurrency
-//! Writers link nodes with compare-and-swap (`insert.rs`): [`SkipList::insert`] holds the writer
-//! mutex (which owns the arena) throughout, so `insert`s are serialized; several
-//! [`SkipList::insert_concurrent`] calls (the members of a write group) hold it only to
-//! allocate, and link in parallel. Readers take no lock. A node is
+//! Writers (`insert.rs`): [`SkipList::insert`] holds the writer mutex (which owns the arena)
+//! throughout, so `insert`s are serialized, and links with plain stores when no
+//! [`SkipList::insert_concurrent`] is linking (the `linking` count), with compare-and-swap
+//! otherwise; several `insert_concurrent` calls (the members of a write group) hold it only to
+//! allocate, and link in parallel with compare-and-swap. Readers take no lock. A node is
 //! fully written (links, entry) before it is published; each link is published with a
 //! `Release` store and read with an `Acquire` load, so a reader that sees a node sees all of its
 //! contents. Nodes are never modified (except their links, atomically), moved or freed before the
@@ -94,8 +95,8 @@ struct Writer {
     arena: Arena,
     rng: u64,
     /// The splice of the last insert: at every level, the last node before the inserted key
-    /// (the inserted node itself at the levels it has). Exact, because only this writer links
-    /// nodes. A key that falls between `splice[0]` and its successor is linked with no search
+    /// (the inserted node itself at the levels it has). Exact while only `insert`s alone have
+    /// linked since (any other link resets it to the head, see `insert.rs`). A key that falls between `splice[0]` and its successor is linked with no search
     /// (RocksDB's `InlineSkipList` splice): sequential inserts cost two key comparisons.
     splice: [*const Node; MAX_HEIGHT],
 }
@@ -109,6 +110,10 @@ pub(super) struct SkipList {
     writer: Mutex<Writer>,
     /// Arena bytes in use, refreshed by the writer after each insert.
     memory: AtomicUsize,
+    /// `insert_concurrent` calls between their allocation (incremented under the writer mutex)
+    /// and their last link (decremented, `Release`). An `insert` that reads 0 under the mutex
+    /// is the only writer until it returns, and links with plain stores (`insert.rs`).
+    linking: AtomicUsize,
 }
 
 // SAFETY: the list owns its arena (and so every node). Shared mutation happens only through
@@ -141,6 +146,7 @@ impl SkipList {
                 splice: [head.as_ptr().cast_const(); MAX_HEIGHT],
             }),
             memory,
+            linking: AtomicUsize::new(0),
         }
     }
 

@@ -122,6 +122,13 @@ impl LogWriter {
     /// would otherwise be two appends under the mapped WAL's `pwritev` threshold, copied into
     /// the mapping: `fs/mmap_file.rs`). The bytes are those of one append per piece.
     fn write_fragments(&mut self, payload: &[u8]) -> Result<()> {
+        // The common case, a record that fits in the current block: one fragment, no pieces.
+        if BLOCK_SIZE - self.block_offset >= HEADER_SIZE + payload.len() {
+            let header = header(FULL_TYPE, payload);
+            self.file.append_parts(&[&header, payload])?;
+            self.block_offset += HEADER_SIZE + payload.len();
+            return Ok(());
+        }
         // The pieces, in file order: zeros closing the previous block, header, fragment.
         let mut pieces: SmallVec<[Piece<'_>; 4]> = SmallVec::new();
         let mut block_offset = self.block_offset;

@@ -5,23 +5,43 @@
 //!
 //! # Protocol
 //! A node is allocated (the arena and the height generator under the writer mutex: a few
-//! instructions), its entry written, then linked level by level from level 0 up. At each level
-//! the writer walks right from its candidate predecessor `p` while `p`'s next node sorts before
-//! the new key, so `p < key < n` (`n` = `p`'s next, or null) holds when it links; it points the
-//! new node's link at `n`, lowers `p`'s link prefix to the new key's (`fetch_min`), and swings
-//! `p`'s link from `n` to the node with a compare-and-swap (`Release`). A failed swap means
-//! another writer linked a node after `p` meanwhile: the walk resumes from `p`. Keys are unique
-//! (internal keys carry distinct sequence numbers), so two writers never tie.
+//! instructions), its entry written, then linked level by level from level 0 up, in one of two
+//! ways:
 //!
-//! A link's prefix only ever decreases, and is lowered before the swap that publishes a node
-//! of that prefix: so it is at most the prefix of whatever node the link points at, the one
-//! invariant searches rely on ("Links" in [`super`]). Level 0 is linked first, so a node is in
-//! the full list before any express lane points at it, and each level stays a sublist of the
+//! - **Alone** (RocksDB's `Insert`, as before write groups ran in parallel): `insert` holds the
+//!   writer mutex throughout; when it finds no concurrent inserter linking
+//!   ([`SkipList`]'s `linking` count is 0, loaded `Acquire` under the mutex), none can start
+//!   before it returns (each must take the mutex to allocate first), so it is the only writer:
+//!   it finds the exact predecessor at every level (the last insert's splice when the key
+//!   falls right after it, else a search), points the node's links at their successors, then
+//!   stores each predecessor's link prefix (the new key's) and `next` (`Release`) with plain
+//!   stores. No compare-and-swap, no second walk.
+//! - **Beside other writers**: at each level the writer walks right from its candidate
+//!   predecessor `p` while `p`'s next node sorts before the new key, so `p < key < n` (`n` =
+//!   `p`'s next, or null) holds when it links; it points the new node's link at `n`, lowers
+//!   `p`'s link prefix to the new key's (`fetch_min`), and swings `p`'s link from `n` to the
+//!   node with a compare-and-swap (`Release`). A failed swap means another writer linked a node
+//!   after `p` meanwhile: the walk resumes from `p`. Keys are unique (internal keys carry
+//!   distinct sequence numbers), so two writers never tie. `insert_concurrent` always links so,
+//!   counted in `linking` from its allocation (under the mutex) to its last link (the decrement
+//!   is `Release`, so the `insert` that next reads 0 sees its links); `insert` links so when it
+//!   finds the count above 0.
+//!
+//! A link's prefix is changed only before the store or swap that publishes a node of that
+//! prefix after it: lowered with `fetch_min` beside other writers (so a writer whose swap then
+//! fails, or one that loaded an older `next`, never raises it past a node linked meanwhile), or
+//! stored by a writer alone (no other writer between its load of `next` and its store). So a
+//! reader that loads `next` and then the prefix gets at most the prefix of the node it loaded,
+//! the one invariant searches rely on ("Links" in [`super`]). Level 0 is linked first, so a node is
+//! in the full list before any express lane points at it, and each level stays a sublist of the
 //! one below.
 //!
-//! The single writer's splice (the predecessors of the last insert at every level) is only a
-//! starting point: the walk at each level corrects it, so a splice made stale by concurrent
-//! inserts costs a longer walk, never a wrong link. Concurrent inserts reset it anyway.
+//! The splice (the predecessors of the last insert at every level) is exact only while nothing
+//! but `insert`s alone linked since it was taken: `insert_concurrent` resets it to the head
+//! (under the mutex, at its allocation) and so does an `insert` that linked beside other
+//! writers. A splice of head pointers is exact for any key below the first node (each level
+//! is a sublist of level 0) and otherwise fails [`SkipList::splice_fits`], which sends the
+//! insert to a full search.
 
 use std::ptr::{self, NonNull};
 use std::sync::atomic::Ordering as AtomicOrdering;
@@ -54,8 +74,9 @@ impl SkipList {
     /// order a node key against `ikey` exactly as [`crate::key::compare_internal`] would.
     /// `write_key` writes the bytes of `ikey` (lets the memtable assemble
     /// `user_key ++ trailer` in place, with no temporary buffer). Holds the writer mutex
-    /// throughout and starts from the last insert's splice (sequential keys link with two
-    /// comparisons).
+    /// throughout; alone (no `insert_concurrent` linking), links with plain stores from the
+    /// last insert's splice (sequential keys link with two comparisons), else with
+    /// compare-and-swap (see the module doc).
     ///
     /// Panics if the key or value is 4 GiB or longer (a caller bug: batches never get there).
     pub(in crate::memtable) fn insert(
@@ -66,23 +87,37 @@ impl SkipList {
         cmp: impl Fn(&[u8]) -> Ordering,
         value: &[u8],
     ) {
-        let mut w = self.writer.lock();
-        let mut prev = w.splice;
+        let mut guard = self.writer.lock();
+        let w = &mut *guard;
+        // Acquire: the links of every concurrent inserter that has finished are visible.
+        let alone = self.linking.load(AtomicOrdering::Acquire) == 0;
+        // Worked on in place (no copy of the array in and out).
+        let prev = &mut w.splice;
         if !self.splice_fits(prev[0], prefix, &cmp) {
-            prev = [self.head.as_ptr(); MAX_HEIGHT];
-            self.find_before(Some(prefix), &cmp, false, Some(&mut prev));
+            *prev = [self.head.as_ptr(); MAX_HEIGHT];
+            self.find_before(Some(prefix), &cmp, false, Some(&mut *prev));
         }
         let height = random_height(&mut w.rng);
         self.raise_height(height);
         let node = self.new_node(&mut w.arena, height, key_len, write_key, value);
         self.memory.store(w.arena.memory_usage(), AtomicOrdering::Relaxed);
-        self.link_node(node, height, prefix, &cmp, &mut prev);
-        w.splice = prev;
+        if alone {
+            // SAFETY: `prev` holds the exact predecessors of the key at every level below
+            // `height` (a fitting splice or a search, with no other writer since), each the
+            // head or a published node of height > its level; `node` is unpublished. It is left
+            // as the next splice.
+            unsafe { Self::link_alone(node, height, prefix, prev) };
+        } else {
+            self.link_node(node, height, prefix, &cmp, prev);
+            // Concurrent links may have made `prev` inexact above level 0.
+            *prev = [self.head.as_ptr(); MAX_HEIGHT];
+        }
     }
 
     /// [`SkipList::insert`] for a writer that may run beside other `insert_concurrent` (and
-    /// `insert`) calls: the writer mutex is held only to allocate; the search starts at the
-    /// head. Resets the single writer's splice, which these links may make stale.
+    /// `insert`) calls: the writer mutex is held only to allocate (and to count this writer in
+    /// `linking`); the search starts at the head. Resets the single writer's splice, which
+    /// these links may make stale.
     pub(in crate::memtable) fn insert_concurrent(
         &self,
         prefix: u64,
@@ -91,21 +126,80 @@ impl SkipList {
         cmp: impl Fn(&[u8]) -> Ordering,
         value: &[u8],
     ) {
-        let (node, height) = {
-            let mut w = self.writer.lock();
-            w.splice = [self.head.as_ptr(); MAX_HEIGHT];
-            let height = random_height(&mut w.rng);
-            let base = self.allocate(&mut w.arena, height, key_len, value.len());
-            self.memory.store(w.arena.memory_usage(), AtomicOrdering::Relaxed);
-            (base, height)
-        };
-        // SAFETY: `node` was allocated above for this height and entry size, is owned by this
-        // list and not yet visible to any reader.
+        let (node, height) = self.begin_concurrent(None, key_len, value.len());
+        // SAFETY: `node` was allocated for this height and entry size, is owned by this list
+        // and not yet visible to any reader.
         let node = unsafe { Self::fill_node(node, height, key_len, write_key, value) };
+        self.finish_concurrent(node, height, prefix, &cmp);
+    }
+
+    /// The first half of [`SkipList::insert_concurrent`], under the writer mutex: resets the
+    /// splice, counts the writer in `linking`, picks the height (`height`, in tests) and
+    /// allocates the node.
+    fn begin_concurrent(
+        &self,
+        height: Option<usize>,
+        key_len: usize,
+        value_len: usize,
+    ) -> (NonNull<u8>, usize) {
+        let mut w = self.writer.lock();
+        w.splice = [self.head.as_ptr(); MAX_HEIGHT];
+        self.linking.fetch_add(1, AtomicOrdering::Relaxed);
+        let height = height.unwrap_or_else(|| random_height(&mut w.rng));
+        let base = self.allocate(&mut w.arena, height, key_len, value_len);
+        self.memory.store(w.arena.memory_usage(), AtomicOrdering::Relaxed);
+        (base, height)
+    }
+
+    /// The second half of [`SkipList::insert_concurrent`]: links the filled `node` with
+    /// compare-and-swap from a search at the head, then leaves `linking`.
+    fn finish_concurrent(
+        &self,
+        node: *mut Node,
+        height: usize,
+        prefix: u64,
+        cmp: &impl Fn(&[u8]) -> Ordering,
+    ) {
         self.raise_height(height);
         let mut prev: [*const Node; MAX_HEIGHT] = [self.head.as_ptr(); MAX_HEIGHT];
-        self.find_before(Some(prefix), &cmp, false, Some(&mut prev));
-        self.link_node(node, height, prefix, &cmp, &mut prev);
+        self.find_before(Some(prefix), cmp, false, Some(&mut prev));
+        self.link_node(node, height, prefix, cmp, &mut prev);
+        // Release: an `insert` that reads the count after this sees every link above.
+        self.linking.fetch_sub(1, AtomicOrdering::Release);
+    }
+
+    /// Links `node` (of `height`, key prefix `prefix`) after `prev[level]` at every level with
+    /// plain stores, each level's successor link and prefix copied into the node first; leaves
+    /// `node` in `prev` at its levels (the next splice).
+    ///
+    /// # Safety
+    /// No other writer may link meanwhile; `prev[level]` (level < `height`) must be the last
+    /// node of that level before the key (or the head); `node` must be a filled, unpublished
+    /// node of `height` links.
+    unsafe fn link_alone(
+        node: *mut Node,
+        height: usize,
+        prefix: u64,
+        prev: &mut [*const Node; MAX_HEIGHT],
+    ) {
+        for (level, &p) in prev.iter().enumerate().take(height) {
+            // SAFETY: by the contract; `p` has a link at `level`, `node` has `height` links.
+            let (from, to) = unsafe { (link(p, level), link(node, level)) };
+            // Relaxed: only this writer stores links now.
+            to.next.store(from.next.load(AtomicOrdering::Relaxed), AtomicOrdering::Relaxed);
+            to.prefix.store(from.prefix.load(AtomicOrdering::Relaxed), AtomicOrdering::Relaxed);
+        }
+        for (level, &p) in prev.iter().enumerate().take(height) {
+            // SAFETY: as above. The prefix goes first: a reader that sees the new node through
+            // the Release store sees its prefix or a later, lower one ("Links"). The Release
+            // store also publishes the node's contents written above (level 0 first).
+            let from = unsafe { link(p, level) };
+            from.prefix.store(prefix, AtomicOrdering::Relaxed);
+            from.next.store(node, AtomicOrdering::Release);
+        }
+        for slot in prev.iter_mut().take(height) {
+            *slot = node;
+        }
     }
 
     /// Makes `height` the list's height if it is taller (`prev` holds the head for the new
@@ -243,3 +337,7 @@ impl SkipList {
             || self.order(after, Some(prefix), cmp) == Ordering::Greater
     }
 }
+
+#[cfg(all(test, not(loom)))]
+#[path = "insert_tests.rs"]
+mod tests;

@@ -3,7 +3,9 @@
 //! with every reordering the `Release`/`Acquire` links allow. A search must return a node
 //! whose key is not before its target and that is the first such node it saw: a point read
 //! at a snapshot must never return a version newer than the snapshot (the bug fixed in
-//! a6cee46, which this finds when that fix is reverted).
+//! a6cee46, which this finds when that fix is reverted). Also concurrent inserters linking
+//! with compare-and-swap, and a lone `insert` (plain stores) beside one: the lone writer must
+//! find out that another is linking.
 //!
 //! Run: `RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test --release -p talus --lib loom`
 
@@ -132,5 +134,42 @@ fn loom_concurrent_inserters_and_a_reader() {
         let cmp = |a: &[u8], b: &[u8]| compare_internal(a, b);
         assert_eq!(list.check_levels(cmp), 4);
         assert_eq!(point_read(&list, b"b", 10).map(|(k, _)| k), Some(b"m".to_vec()));
+    });
+}
+
+/// A lone `insert` (plain stores when it finds no concurrent inserter linking) beside an
+/// `insert_concurrent` between the same two nodes, and a reader: the `linking` count must send
+/// the `insert` to compare-and-swap while the other links (with plain stores over its swap, a
+/// node is lost, or a level is out of order), and the reader never sees a half-linked node.
+#[test]
+fn loom_lone_insert_beside_a_concurrent_insert() {
+    model(|| {
+        let list = Arc::new(SkipList::new());
+        put(&list, b"a", 1);
+        put(&list, b"z", 2);
+        let reader = {
+            let list = Arc::clone(&list);
+            thread::spawn(move || {
+                let (k, _) = point_read(&list, b"b", 10).expect("z at least");
+                assert!(k == b"m" || k == b"n" || k == b"z", "{k:?}");
+                if let Some((k, _)) = point_read(&list, b"y", 10) {
+                    assert_eq!(k, b"z".to_vec());
+                }
+            })
+        };
+        let writer = {
+            let list = Arc::clone(&list);
+            thread::spawn(move || put_concurrent(&list, b"m", 3))
+        };
+        put(&list, b"n", 4);
+        writer.join().expect("writer");
+        reader.join().expect("reader");
+        let cmp = |a: &[u8], b: &[u8]| compare_internal(a, b);
+        assert_eq!(list.check_levels(cmp), 4);
+        // The splice the lone insert left (reset, or exact) still places a later key right.
+        put(&list, b"o", 5);
+        assert_eq!(list.check_levels(cmp), 5);
+        assert_eq!(point_read(&list, b"b", 10).map(|(k, _)| k), Some(b"m".to_vec()));
+        assert_eq!(point_read(&list, b"n", 10).map(|(k, _)| k), Some(b"n".to_vec()));
     });
 }
