@@ -58,6 +58,26 @@ fn check_whole(mem: &Arc<MemTable>, want: &BTreeSet<InternalKey>, round: u64) {
 /// it) interleaved with two concurrent writers of keys between its keys, in bursts, so that the
 /// serial writer alternates between linking alone and beside them: it must never link alone
 /// while another links, nor from a splice their links made stale.
+/// Joins the writers (each returns the keys it inserted), stops and joins the readers, then
+/// checks the list holds exactly those keys.
+fn join_and_check(
+    mem: &Arc<MemTable>,
+    writers: Vec<std::thread::JoinHandle<Vec<InternalKey>>>,
+    done: &AtomicBool,
+    readers: Vec<std::thread::JoinHandle<()>>,
+    round: u64,
+) {
+    let mut want: BTreeSet<InternalKey> = BTreeSet::new();
+    for t in writers {
+        want.extend(t.join().expect("writer panicked"));
+    }
+    done.store(true, AtomicOrdering::Release);
+    for r in readers {
+        r.join().expect("reader panicked");
+    }
+    check_whole(mem, &want, round);
+}
+
 #[test]
 fn lone_inserts_between_concurrent_bursts_keep_the_list_whole() {
     for round in 0..4u64 {
@@ -91,15 +111,7 @@ fn lone_inserts_between_concurrent_bursts_keep_the_list_whole() {
                 })
             })
             .collect();
-        let mut want: BTreeSet<InternalKey> = BTreeSet::new();
-        for t in threads {
-            want.extend(t.join().expect("writer panicked"));
-        }
-        done.store(true, AtomicOrdering::Release);
-        for r in readers {
-            r.join().expect("reader panicked");
-        }
-        check_whole(&mem, &want, round);
+        join_and_check(&mem, threads, &done, readers, round);
     }
 }
 
@@ -137,14 +149,6 @@ fn concurrent_writers_and_readers_keep_the_list_whole_and_sorted() {
                 })
             })
             .collect();
-        let mut want: BTreeSet<InternalKey> = BTreeSet::new();
-        for t in threads {
-            want.extend(t.join().expect("writer panicked"));
-        }
-        done.store(true, AtomicOrdering::Release);
-        for r in readers {
-            r.join().expect("reader panicked");
-        }
-        check_whole(&mem, &want, round);
+        join_and_check(&mem, threads, &done, readers, round);
     }
 }
