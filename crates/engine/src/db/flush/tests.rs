@@ -205,3 +205,41 @@ fn a_flush_whose_manifest_write_fails_keeps_its_blob_files() {
         assert_eq!(db.get([k]).unwrap().as_deref(), Some(&[k + 10; 2000][..]));
     }
 }
+
+/// An open whose recovery flush fails after writing blob files removes them with its table:
+/// the MANIFEST write that would have added them fails (a new MANIFEST's first append), and
+/// nothing of the failed open is left on disk.
+#[test]
+fn a_failed_recovery_flush_removes_its_blob_files() {
+    use crate::fs::fault::{CrashMode, OpKind, SimFs};
+    use std::io::ErrorKind;
+    let sim = SimFs::new();
+    let opts = |fs: &std::sync::Arc<SimFs>| Options {
+        create_if_missing: true,
+        disable_auto_compactions: true,
+        enable_blob_files: true,
+        min_blob_size: 100,
+        blob_file_size: 1000,
+        fs: fs.clone(),
+        ..Default::default()
+    };
+    let db = Db::open("/db", opts(&sim)).unwrap();
+    let sync = crate::WriteOptions { sync: true, ..Default::default() };
+    for k in 0..4u8 {
+        db.put_opt([k], [k; 2000], &sync).unwrap();
+    }
+    // The values are in the WAL only: the next open flushes them to L0 (and blob files).
+    let after = sim.crash(CrashMode::KeepUnsynced);
+    drop(db);
+    assert!(files_ending(&after, ".blob").is_empty());
+    after.fail_after_on(OpKind::Write, "MANIFEST", 1, ErrorKind::Other, true);
+    assert!(Db::open("/db", opts(&after)).is_err(), "the open should have failed");
+    assert_eq!(after.faults_injected(), 1);
+    assert_eq!(files_ending(&after, ".blob"), Vec::<std::path::PathBuf>::new());
+    assert_eq!(files_ending(&after, ".sst"), Vec::<std::path::PathBuf>::new());
+    // And the next open recovers every value.
+    let db = Db::open("/db", opts(&after)).unwrap();
+    for k in 0..4u8 {
+        assert_eq!(db.get([k]).unwrap().as_deref(), Some(&[k; 2000][..]));
+    }
+}
