@@ -45,10 +45,18 @@ impl DbInner {
         self.remove_failed_blob_files(outputs.numbers());
     }
 
-    /// Deletes blob files `numbers` of a job that failed, except those in doubt (above).
+    /// Deletes blob files `numbers` of a job that failed, except those in doubt (above) and
+    /// those a live version lists (a flush fails after its MANIFEST edit when the edit of an
+    /// idle family's log number that follows it fails).
     pub(crate) fn remove_failed_blob_files(&self, numbers: impl Iterator<Item = u64>) {
-        let in_doubt = self.versions.lock().in_doubt().clone();
+        let (in_doubt, live) = {
+            let vs = self.versions.lock();
+            (vs.in_doubt().clone(), vs.live_files())
+        };
         for n in numbers {
+            if live.contains(&n) {
+                continue;
+            }
             if in_doubt.contains(&n) {
                 self.info_log.log(&format!(
                     "[WARN] keeping {}: the MANIFEST write that added it failed, but may \
