@@ -243,3 +243,42 @@ fn a_failed_recovery_flush_removes_its_blob_files() {
         assert_eq!(db.get([k]).unwrap().as_deref(), Some(&[k; 2000][..]));
     }
 }
+
+/// A flush whose own MANIFEST edit commits but whose next edit (an idle family's log number)
+/// fails returns an error with its table and blob files in the version: they must stay, or
+/// the MANIFEST names files that are gone (and the WAL holding their writes is past its log
+/// number). A process crash then reopens with every value.
+#[test]
+fn a_flush_failing_after_its_manifest_edit_keeps_its_files() {
+    use crate::fs::fault::{CrashMode, OpKind, SimFs};
+    use std::io::ErrorKind;
+    let sim = SimFs::new();
+    let opts = |fs: &std::sync::Arc<SimFs>| Options {
+        create_if_missing: true,
+        disable_auto_compactions: true,
+        enable_blob_files: true,
+        min_blob_size: 100,
+        fs: fs.clone(),
+        ..Default::default()
+    };
+    let db = Db::open("/db", opts(&sim)).unwrap();
+    let other = db.create_column_family("other", &opts(&sim)).unwrap();
+    db.put_cf(&other, b"o", b"1").unwrap();
+    db.flush_cf(&other).unwrap();
+    let sync = crate::WriteOptions { sync: true, ..Default::default() };
+    db.put_opt(b"a", [7u8; 500], &sync).unwrap();
+    // A MANIFEST edit is two appends here: the flush's edit the first two, the idle family's
+    // the next two (its first fails).
+    sim.fail_after_on(OpKind::Write, "MANIFEST", 3, ErrorKind::Other, true);
+    assert!(db.flush().is_err(), "the idle family's edit should have failed");
+    assert_eq!(sim.faults_injected(), 1);
+    assert_eq!(files_ending(&sim, ".blob").len(), 1, "the flush's blob file must stay");
+    assert_eq!(files_ending(&sim, ".sst").len(), 2, "the flush's table must stay");
+    let after = sim.crash(CrashMode::KeepUnsynced);
+    drop(other);
+    drop(db);
+    let other = crate::ColumnFamilyDescriptor::new("other", opts(&after));
+    let db = Db::open_cf("/db", opts(&after), [other])
+        .unwrap_or_else(|e| panic!("reopen after the failed flush: {e}"));
+    assert_eq!(db.get(b"a").unwrap().as_deref(), Some(&[7u8; 500][..]));
+}
