@@ -6,6 +6,8 @@
 # (the compaction stats' Sum row) per run, and the load average before and after.
 # Usage: bench/blob_compare.sh TALUS_BIN ROCKSDB_DB_BENCH DIR [VALUE_SIZES...]
 # Each run writes about MB megabytes (default 800): --num = MB MiB / value size.
+# TALUS_VARIANT="flags" adds two Talus runs with those flags too, labelled talus_v (order R T V
+# V T R), e.g. TALUS_VARIANT=--compaction_thread_nice=0 for RocksDB's thread priorities.
 set -euo pipefail
 talus=$1 rocks=$2 dir=$3
 shift 3
@@ -38,6 +40,7 @@ run() { # bin label value_size blob-flags...
   shift 3
   local db="$dir/db-$label" num=$((mb * 1048576 / vs)) pre=()
   [[ $label == talus* ]] && pre=(db_bench)
+  [[ $label == talus_v ]] && set -- "$@" ${TALUS_VARIANT:-}
   rm -rf "$db"
   local flags=(--num="$num" --value_size="$vs" "${common[@]}" "$@")
   "$bin" "${pre[@]}" --db="$db" --benchmarks=fillrandom,stats "${flags[@]}" >"$dir/out-fill" 2>&1
@@ -52,6 +55,10 @@ for vs in "${sizes[@]}"; do
   echo "# value_size $vs load before: $(cut -d' ' -f1-3 /proc/loadavg)"
   run "$rocks" rocksdb "$vs" "${blob[@]}"
   run "$talus" talus "$vs" "${blob[@]}"
+  if [[ -n ${TALUS_VARIANT:-} ]]; then
+    run "$talus" talus_v "$vs" "${blob[@]}"
+    run "$talus" talus_v "$vs" "${blob[@]}"
+  fi
   run "$talus" talus "$vs" "${blob[@]}"
   run "$rocks" rocksdb "$vs" "${blob[@]}"
   run "$talus" talus_noblob "$vs" "${noblob[@]}"
@@ -63,7 +70,11 @@ rows = [l.split() for l in open(sys.argv[1]) if l.strip() and not l.startswith("
 for vs in sorted({r[1] for r in rows}, key=int):
     for b, col in (("fillrandom", 3), ("overwrite", 7)):
         med = {e: statistics.median(float(r[col]) for r in rows if r[0] == e and r[1] == vs)
-               for e in ("talus", "rocksdb")}
-        print(f"{vs} {b}: talus {med['talus']:.0f} rocksdb {med['rocksdb']:.0f} "
-              f"ratio {med['talus'] / med['rocksdb']:.2f}")
+               for e in ("talus", "talus_v", "rocksdb")
+               if any(r[0] == e and r[1] == vs for r in rows)}
+        line = f"{vs} {b}: talus {med['talus']:.0f} rocksdb {med['rocksdb']:.0f} "
+        line += f"ratio {med['talus'] / med['rocksdb']:.2f}"
+        if "talus_v" in med:
+            line += f" talus_v {med['talus_v']:.0f} ratio {med['talus_v'] / med['rocksdb']:.2f}"
+        print(line)
 PY

@@ -199,9 +199,18 @@ impl DbInner {
     /// Deletes table `number`, written by a job that failed (a flush, a compaction, an
     /// ingestion), unless the MANIFEST write that failed may have committed it
     /// ([`crate::version::VersionSet::in_doubt`]): then it stays until the next open, which
-    /// finds out from the MANIFEST that CURRENT names. Takes `versions` briefly.
+    /// finds out from the MANIFEST that CURRENT names; nor if a live version lists it (a flush
+    /// whose own edit committed fails at the idle families' edit after it). Takes `versions`
+    /// briefly.
     pub(crate) fn remove_failed_output(&self, number: u64) {
-        if self.versions.lock().in_doubt().contains(&number) {
+        let (in_doubt, live) = {
+            let vs = self.versions.lock();
+            (vs.in_doubt().contains(&number), vs.live_files().contains(&number))
+        };
+        if live {
+            return;
+        }
+        if in_doubt {
             self.info_log.log(&format!(
                 "[WARN] keeping {}: the MANIFEST write that added it failed, but may have \
                  committed",

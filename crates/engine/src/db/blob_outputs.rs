@@ -1,10 +1,14 @@
 //! The blob files a flush writes: a [`BlobSeparator`] whose file numbers are pending outputs
 //! (kept from obsolete-file deletion until the MANIFEST lists the files or the job is over).
 //!
+//! A flush that fails removes the files its separator created (finished or not,
+//! [`DbInner::remove_failed_blob_outputs`]), as a compaction abandons its own; a recovery flush
+//! at open adds them to its undo steps.
+//!
 //! Who calls: `flush.rs` (`write_level0_table`). Locks: `versions` then `state`, one after the
-//! other, for each new blob file's number (`reserve_output`). A file written by a job that
-//! fails, or by one a crash interrupts before its MANIFEST edit, is in no version: obsolete-file
-//! deletion removes it once its guard is gone (at open, after a crash).
+//! other, for each new blob file's number (`reserve_output`). A file written by a job a crash
+//! interrupts before its MANIFEST edit is in no version: obsolete-file deletion at the next open
+//! removes it.
 
 use super::cf_data::ColumnFamilyData;
 use super::core::DbInner;
@@ -25,7 +29,46 @@ pub(crate) struct BlobOutputs<'a> {
     pub bytes: u64,
 }
 
+impl BlobOutputs<'_> {
+    /// The numbers of every blob file the job created, finished or not.
+    pub fn numbers(&self) -> impl Iterator<Item = u64> + '_ {
+        self.guards.iter().map(|g| g.number())
+    }
+}
+
 impl DbInner {
+    /// Deletes the blob files of a flush that failed (every file it created, as
+    /// [`Self::remove_failed_output`] its table), except those the failed MANIFEST write may
+    /// have committed ([`crate::version::VersionSet::in_doubt`]): they stay until the next
+    /// open. Call before the guards go (else obsolete-file deletion may race for them).
+    pub(crate) fn remove_failed_blob_outputs(&self, outputs: &BlobOutputs<'_>) {
+        self.remove_failed_blob_files(outputs.numbers());
+    }
+
+    /// Deletes blob files `numbers` of a job that failed, except those in doubt (above) and
+    /// those a live version lists (a flush fails after its MANIFEST edit when the edit of an
+    /// idle family's log number that follows it fails).
+    pub(crate) fn remove_failed_blob_files(&self, numbers: impl Iterator<Item = u64>) {
+        let (in_doubt, live) = {
+            let vs = self.versions.lock();
+            (vs.in_doubt().clone(), vs.live_files())
+        };
+        for n in numbers {
+            if live.contains(&n) {
+                continue;
+            }
+            if in_doubt.contains(&n) {
+                self.info_log.log(&format!(
+                    "[WARN] keeping {}: the MANIFEST write that added it failed, but may \
+                     have committed",
+                    crate::filename::blob_name(n)
+                ));
+                continue;
+            }
+            let _ = self.fs.remove_file(&crate::filename::blob_path(&self.path, n));
+        }
+    }
+
     /// A separator for an output at `level` of a family with options `opts`, or `None` when
     /// values stay inline there.
     pub(crate) fn blob_separator(&self, opts: &Options, level: usize) -> Option<BlobSeparator<'_>> {

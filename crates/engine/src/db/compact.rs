@@ -248,6 +248,8 @@ impl DbInner {
             for f in &out.files {
                 self.remove_failed_output(f.number);
             }
+            // And their blob files (a subcompaction that failed abandoned its own).
+            self.remove_failed_blob_files(out.blobs.additions.iter().map(|a| a.number));
         }
         // Installed or removed: the outputs need no protection from deletion any more.
         drop(allocated);

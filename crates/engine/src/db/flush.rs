@@ -163,7 +163,8 @@ impl DbInner {
         let output = self.reserve_output();
         let number = output.number();
         let start = Instant::now();
-        let result = self.flush_memtable(&cf, &mem, number);
+        let mut blobs = BlobOutputs::default();
+        let result = self.flush_memtable(&cf, &mem, number, &mut blobs);
         match result {
             Ok(bytes) => {
                 self.report_flush("memtable", cf.id, &mem, number, bytes, start);
@@ -178,6 +179,7 @@ impl DbInner {
             }
             Err(e) => {
                 self.remove_failed_output(number);
+                self.remove_failed_blob_outputs(&blobs);
                 // The error before the flush mark goes: no thread retries the flush meanwhile.
                 self.set_bg_error(&mut self.state.lock(), e.duplicate());
                 Err(e)
@@ -209,16 +211,17 @@ impl DbInner {
         ));
     }
 
-    /// Flushes `mem`, a memtable of family `cf`, to table `number` (and blob files); returns
-    /// the bytes written to the table and to blob files.
-    fn flush_memtable(
-        &self,
+    /// Flushes `mem`, a memtable of family `cf`, to table `number` (and blob files, recorded
+    /// in `blobs`: on an error the caller removes them); returns the bytes written to the
+    /// table and to blob files.
+    fn flush_memtable<'a>(
+        &'a self,
         cf: &ColumnFamilyData,
         mem: &Arc<MemTable>,
         number: u64,
+        blobs: &mut BlobOutputs<'a>,
     ) -> Result<(u64, u64)> {
-        let mut blobs = BlobOutputs::default();
-        let meta = self.write_level0_table(&cf.opts, mem, number, &mut blobs)?;
+        let meta = self.write_level0_table(&cf.opts, mem, number, blobs)?;
         kill_point!("flush.table_written");
         if meta.is_some() {
             self.fs.sync_dir(&self.path)?;

@@ -101,7 +101,11 @@ impl DbInner {
             undo.steps.push(Step::Remove(table_path(&self.path, number)));
             let start = std::time::Instant::now();
             let mut blobs = super::blob_outputs::BlobOutputs::default();
-            let written = self.write_level0_table(&opts, mem, number, &mut blobs)?;
+            let written = self.write_level0_table(&opts, mem, number, &mut blobs);
+            // Its blob files, finished or not, go too if the commit fails.
+            let paths = blobs.numbers().map(|n| crate::filename::blob_path(&self.path, n));
+            undo.steps.extend(paths.map(Step::Remove));
+            let written = written?;
             edit.blob_file_additions.append(&mut blobs.additions);
             let blob_bytes = blobs.bytes;
             if let Some(meta) = written {

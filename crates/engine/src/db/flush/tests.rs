@@ -125,3 +125,160 @@ fn a_flush_whose_manifest_roll_fails_after_the_rename_keeps_its_table() {
         assert_eq!(db.get(b"b").unwrap().as_deref(), Some(&b"2"[..]), "{mode:?}");
     }
 }
+
+/// A database on `sim` whose flushes write blob files of one 2000-byte value each, with four
+/// values in its memtable (so a flush writes four blob files).
+fn blob_db_with_four_values(sim: &std::sync::Arc<crate::fs::fault::SimFs>) -> Db {
+    let opts = Options {
+        create_if_missing: true,
+        disable_auto_compactions: true,
+        enable_blob_files: true,
+        min_blob_size: 100,
+        blob_file_size: 1000,
+        fs: sim.clone(),
+        ..Default::default()
+    };
+    let db = Db::open("/db", opts).unwrap();
+    for k in 0..4u8 {
+        db.put([k], [k; 2000]).unwrap();
+    }
+    db.flush().unwrap();
+    for k in 0..4u8 {
+        db.put([k], [k + 10; 2000]).unwrap();
+    }
+    db
+}
+
+fn files_ending(sim: &crate::fs::fault::SimFs, ext: &str) -> Vec<std::path::PathBuf> {
+    sim.files().into_iter().filter(|p| p.to_string_lossy().ends_with(ext)).collect()
+}
+
+/// A flush that fails partway removes the blob files it wrote, as it removes its table (and
+/// as a compaction abandons its blob files): whether the failure is in its blob files (the
+/// third one's sync), after them in its table (the table's sync), or after the table (the
+/// directory sync before the MANIFEST edit). Before, they stayed until the next open.
+#[test]
+fn a_failed_flush_removes_its_blob_files() {
+    use crate::fs::fault::{OpKind, SimFs};
+    use std::io::ErrorKind;
+    // (what fails, the n-th such operation on files named "0000..": blob files and SSTs).
+    let cases: [(OpKind, Option<&str>, u64); 3] = [
+        (OpKind::Sync, Some("0000"), 3),
+        (OpKind::Sync, Some("0000"), 5),
+        (OpKind::DirSync, None, 1),
+    ];
+    for (kind, prefix, n) in cases {
+        let sim = SimFs::new();
+        let db = blob_db_with_four_values(&sim);
+        let before_blobs = files_ending(&sim, ".blob");
+        let before_tables = files_ending(&sim, ".sst");
+        assert_eq!(before_blobs.len(), 4);
+        match prefix {
+            Some(p) => sim.fail_after_on(kind, p, n, ErrorKind::Other, true),
+            None => sim.fail_after(kind, n, ErrorKind::Other, true),
+        }
+        assert!(db.flush().is_err(), "{kind:?} {n}: the flush should have failed");
+        assert_eq!(sim.faults_injected(), 1, "{kind:?} {n}");
+        assert_eq!(files_ending(&sim, ".sst"), before_tables, "{kind:?} {n}: tables");
+        assert_eq!(files_ending(&sim, ".blob"), before_blobs, "{kind:?} {n}: blob files");
+        // The first flush's values still read.
+        assert_eq!(db.get([3u8]).unwrap().as_deref(), Some(&[13u8; 2000][..]));
+    }
+}
+
+/// A flush whose MANIFEST write fails keeps its blob files, as its table: the edit may have
+/// committed, and a process crash then reopens from it.
+#[test]
+fn a_flush_whose_manifest_write_fails_keeps_its_blob_files() {
+    use crate::fs::fault::{CrashMode, OpKind, SimFs};
+    use std::io::ErrorKind;
+    let sim = SimFs::new();
+    let db = blob_db_with_four_values(&sim);
+    sim.fail_after_on(OpKind::Write, "MANIFEST", 1, ErrorKind::Other, true);
+    assert!(db.flush().is_err());
+    assert_eq!(files_ending(&sim, ".blob").len(), 8);
+    let after = sim.crash(CrashMode::KeepUnsynced);
+    drop(db);
+    let opts = Options { enable_blob_files: true, fs: after.clone(), ..Default::default() };
+    let db = Db::open("/db", opts).unwrap();
+    for k in 0..4u8 {
+        assert_eq!(db.get([k]).unwrap().as_deref(), Some(&[k + 10; 2000][..]));
+    }
+}
+
+/// An open whose recovery flush fails after writing blob files removes them with its table:
+/// the MANIFEST write that would have added them fails (a new MANIFEST's first append), and
+/// nothing of the failed open is left on disk.
+#[test]
+fn a_failed_recovery_flush_removes_its_blob_files() {
+    use crate::fs::fault::{CrashMode, OpKind, SimFs};
+    use std::io::ErrorKind;
+    let sim = SimFs::new();
+    let opts = |fs: &std::sync::Arc<SimFs>| Options {
+        create_if_missing: true,
+        disable_auto_compactions: true,
+        enable_blob_files: true,
+        min_blob_size: 100,
+        blob_file_size: 1000,
+        fs: fs.clone(),
+        ..Default::default()
+    };
+    let db = Db::open("/db", opts(&sim)).unwrap();
+    let sync = crate::WriteOptions { sync: true, ..Default::default() };
+    for k in 0..4u8 {
+        db.put_opt([k], [k; 2000], &sync).unwrap();
+    }
+    // The values are in the WAL only: the next open flushes them to L0 (and blob files).
+    let after = sim.crash(CrashMode::KeepUnsynced);
+    drop(db);
+    assert!(files_ending(&after, ".blob").is_empty());
+    after.fail_after_on(OpKind::Write, "MANIFEST", 1, ErrorKind::Other, true);
+    assert!(Db::open("/db", opts(&after)).is_err(), "the open should have failed");
+    assert_eq!(after.faults_injected(), 1);
+    assert_eq!(files_ending(&after, ".blob"), Vec::<std::path::PathBuf>::new());
+    assert_eq!(files_ending(&after, ".sst"), Vec::<std::path::PathBuf>::new());
+    // And the next open recovers every value.
+    let db = Db::open("/db", opts(&after)).unwrap();
+    for k in 0..4u8 {
+        assert_eq!(db.get([k]).unwrap().as_deref(), Some(&[k; 2000][..]));
+    }
+}
+
+/// A flush whose own MANIFEST edit commits but whose next edit (an idle family's log number)
+/// fails returns an error with its table and blob files in the version: they must stay, or
+/// the MANIFEST names files that are gone (and the WAL holding their writes is past its log
+/// number). A process crash then reopens with every value.
+#[test]
+fn a_flush_failing_after_its_manifest_edit_keeps_its_files() {
+    use crate::fs::fault::{CrashMode, OpKind, SimFs};
+    use std::io::ErrorKind;
+    let sim = SimFs::new();
+    let opts = |fs: &std::sync::Arc<SimFs>| Options {
+        create_if_missing: true,
+        disable_auto_compactions: true,
+        enable_blob_files: true,
+        min_blob_size: 100,
+        fs: fs.clone(),
+        ..Default::default()
+    };
+    let db = Db::open("/db", opts(&sim)).unwrap();
+    let other = db.create_column_family("other", &opts(&sim)).unwrap();
+    db.put_cf(&other, b"o", b"1").unwrap();
+    db.flush_cf(&other).unwrap();
+    let sync = crate::WriteOptions { sync: true, ..Default::default() };
+    db.put_opt(b"a", [7u8; 500], &sync).unwrap();
+    // A MANIFEST edit is two appends here: the flush's edit the first two, the idle family's
+    // the next two (its first fails).
+    sim.fail_after_on(OpKind::Write, "MANIFEST", 3, ErrorKind::Other, true);
+    assert!(db.flush().is_err(), "the idle family's edit should have failed");
+    assert_eq!(sim.faults_injected(), 1);
+    assert_eq!(files_ending(&sim, ".blob").len(), 1, "the flush's blob file must stay");
+    assert_eq!(files_ending(&sim, ".sst").len(), 2, "the flush's table must stay");
+    let after = sim.crash(CrashMode::KeepUnsynced);
+    drop(other);
+    drop(db);
+    let other = crate::ColumnFamilyDescriptor::new("other", opts(&after));
+    let db = Db::open_cf("/db", opts(&after), [other])
+        .unwrap_or_else(|e| panic!("reopen after the failed flush: {e}"));
+    assert_eq!(db.get(b"a").unwrap().as_deref(), Some(&[7u8; 500][..]));
+}
