@@ -17,7 +17,7 @@
 //! unmaps it and maps the next one. Mapping or unmapping 8 MiB windows measured up to 1.4 ms on
 //! the write path (`munmap` of dirty pages), hence one window.
 //!
-//! Pages enter the page cache [`READ_AHEAD`] (32 KiB) at a time, just before the appends reach
+//! Pages enter the page cache [`READ_AHEAD`] (256 KiB) at a time, just before the appends reach
 //! them (`MADV_WILLNEED`: zero-filled, as the extent is preallocated), and the window is
 //! `MADV_RANDOM`, so a page fault never reads ahead by itself. Left to faults, the first write
 //! into each allocation took the kernel's mmap read-around (up to the device's `read_ahead_kb`,
@@ -30,14 +30,7 @@
 //! read-around 1.31M, 425 us; 8 MiB and 256 KiB read ahead 1.20M, 109 us (with 1 MiB read
 //! ahead: 1.19M, 350 us); p99 3.5-3.9 us and the maximum 3-4 ms (medians) in all four. Making
 //! the pages writable ahead as well (`MADV_POPULATE_WRITE`) moved each page's fault into the one
-//! call and put a 25 us put into the 1% (p99 26 us). The read ahead was 256 KiB until
-//! session 52: 64 pages zero-filled in one `madvise`, 30-60 us in the put that crossed into
-//! them, once per 256 KiB (one put in about 250 at 1 KiB values). A lone writer's p99 missed
-//! it; with two writers the other writer waited behind it too, and the two-writer p99 was
-//! 51-85 us against RocksDB's 19-25 (a per-phase timing of 400K two-writer puts at 1 KiB:
-//! of the puts over 30 us, about half spent most of it in the WAL append). 32 KiB asks 8 pages
-//! at a time: the same pages, one more system call per 32 KiB (one per ~30 puts at 1 KiB, per
-//! ~250 at 100 B), and no put waits for more than 8 pages.
+//! call and put a 25 us put into the 1% (p99 26 us).
 //!
 //! Large records: a record of at least [`PWRITE_MIN`] (2 KiB) bytes (its headers and
 //! fragments, given together through [`WritableFile::append_parts`]) is written with one `pwritev(2)` instead:
@@ -80,7 +73,7 @@
 //!
 //! Costs: the pages appended stay mapped until the writer is dropped, so they count in the
 //! process's RSS (as file pages) where `write(2)`'s would be page cache outside it; and the
-//! read ahead and the page faults land on the write path (one `madvise` per 32 KiB, a fault
+//! read ahead and the page faults land on the write path (one `madvise` per 256 KiB, a fault
 //! per 4 KiB), as does a `fallocate` per 8 MiB past the expected size (the database makes its
 //! WALs ahead, on the flush thread, with the first allocation: `db/write.rs`).
 //!
@@ -103,7 +96,7 @@ pub(super) const WINDOW: u64 = 1 << 30;
 pub(super) const ALLOC: u64 = 8 << 20;
 /// Bytes of pages brought into the page cache at a time ahead of the appends (a multiple of the
 /// page size).
-pub(super) const READ_AHEAD: u64 = 32 << 10;
+pub(super) const READ_AHEAD: u64 = 256 << 10;
 /// Bytes of appended pages unmapped per `munmap(2)` call when the window goes (a multiple of
 /// the page size).
 pub(super) const UNMAP_STEP: u64 = 1 << 20;
