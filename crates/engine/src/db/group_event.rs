@@ -7,10 +7,10 @@
 //! through it). `notify` takes the mutex and wakes the sleepers only if a waiter is blocked or
 //! about to block (a count, Dekker-style: the waiter counts itself, then looks at its
 //! condition; the notifier made its progress visible, then looks at the count; a `SeqCst`
-//! fence on each side, so at least one of them sees the other's write). With two writers most
-//! waits end while spinning, and the count saves a mutex round trip per group on the line the
-//! other writer's thread also takes (RocksDB's `WriteThread::SetState` likewise takes a
-//! writer's mutex only when the writer is blocked). The protocol is model-checked
+//! fence on each side, so at least one of them sees the other's write). When no one is
+//! blocked, the count saves a mutex round trip per group on a line the other writer's thread
+//! also takes (32 instructions per put for a lone writer, callgrind); RocksDB's
+//! `WriteThread::SetState` likewise takes a writer's mutex only when the writer is blocked. The protocol is model-checked
 //! (`group_event/loom_tests.rs`).
 //!
 //! Lock: the event's mutex is a leaf, held only to block or to wake.
