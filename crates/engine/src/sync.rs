@@ -1,8 +1,9 @@
-//! The synchronization primitives of the lock-free structures (the memtable skiplist and the
-//! clock cache's tables): std's atomics and `parking_lot`'s mutex in every normal build, loom's
-//! under `--cfg loom`, so that the loom tests beside those structures model-check their
-//! protocols (every interleaving of a small scenario, and every allowed reordering of the
-//! atomics' memory orderings). Nothing else in the crate uses this module.
+//! The synchronization primitives of the lock-free structures (the memtable skiplist, the
+//! clock cache's tables, the write groups' `GroupEvent`): std's atomics and `parking_lot`'s
+//! mutex and condition variable in every normal build, loom's under `--cfg loom`, so that the
+//! loom tests beside those structures model-check their protocols (every interleaving of a
+//! small scenario, and every allowed reordering of the atomics' memory orderings). Nothing else
+//! in the crate uses this module.
 //!
 //! Run the model checks with
 //! `RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test --release -p talus --lib loom`.
@@ -11,9 +12,28 @@
 //! loom every access to a cell's contents is checked against the others for data races.
 
 #[cfg(loom)]
-pub(crate) use loom::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, AtomicUsize};
+pub(crate) use loom::sync::atomic::{fence, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize};
 #[cfg(not(loom))]
-pub(crate) use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, AtomicUsize};
+pub(crate) use std::sync::atomic::{fence, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize};
+
+#[cfg(loom)]
+pub(crate) use loom::sync::{Condvar, MutexGuard};
+#[cfg(not(loom))]
+pub(crate) use parking_lot::{Condvar, MutexGuard};
+
+/// Waits on `cv`, releasing `g` meanwhile, and returns the guard (loom's API by value).
+#[cfg(not(loom))]
+pub(crate) fn cv_wait<'a, T>(cv: &Condvar, mut g: MutexGuard<'a, T>) -> MutexGuard<'a, T> {
+    cv.wait(&mut g);
+    g
+}
+
+/// Waits on `cv`, releasing `g` meanwhile, and returns the guard (a poisoned lock is taken
+/// over).
+#[cfg(loom)]
+pub(crate) fn cv_wait<'a, T>(cv: &Condvar, g: MutexGuard<'a, T>) -> MutexGuard<'a, T> {
+    cv.wait(g).unwrap_or_else(|e| e.into_inner())
+}
 
 /// A busy-wait hint (loom: a yield, so that the model lets the awaited thread run).
 #[inline]
@@ -65,7 +85,7 @@ impl<T> Mutex<T> {
         Mutex(loom::sync::Mutex::new(v))
     }
 
-    pub(crate) fn lock(&self) -> loom::sync::MutexGuard<'_, T> {
+    pub(crate) fn lock(&self) -> MutexGuard<'_, T> {
         self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 }

@@ -127,7 +127,7 @@ pub(crate) struct DbInner {
     /// Write groups between their WAL record and their publication (`write_group.rs`).
     pub inflight_groups: std::sync::atomic::AtomicUsize,
     /// Where write groups wait for each other (`write_group.rs`).
-    pub group_event: super::write_queue::GroupEvent,
+    pub group_event: super::group_event::GroupEvent,
     pub snapshots: Arc<SnapshotList>,
     pub table_cache: Arc<TableCache>,
     /// The open blob files (`blob::reader`).

@@ -34,6 +34,7 @@ mod conflict;
 pub(crate) mod core;
 mod destroy;
 pub(crate) mod flush;
+mod group_event;
 mod info_log;
 mod ingest;
 mod iter;

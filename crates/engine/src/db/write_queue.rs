@@ -127,6 +127,10 @@ impl WriteQueue {
 
     /// Completes the members of a group (every writer of `group` but `leader`) with `result`.
     pub fn complete(&self, group: &[Arc<Writer>], leader: &Arc<Writer>, result: &Result<()>) {
+        if group.len() < 2 {
+            // The leader alone: no one to complete (and the queue mutex not taken).
+            return;
+        }
         let _q = self.q.lock();
         for m in group.iter().filter(|m| !Arc::ptr_eq(m, leader)) {
             *m.result.lock() = Some(match result {
@@ -211,34 +215,6 @@ impl YieldCredit {
 /// A yield longer than this means other threads want the core (RocksDB's
 /// `write_thread_slow_yield_usec` default).
 const SLOW_YIELD: Duration = Duration::from_micros(3);
-
-/// Where the threads of write groups wait for each other's progress (a member's inserts, an
-/// earlier group's publication, the groups in flight draining): they spin and yield as
-/// [`spin_until`] does, then block here; whoever makes progress calls [`GroupEvent::notify`].
-#[derive(Default)]
-pub(crate) struct GroupEvent {
-    m: Mutex<()>,
-    cv: Condvar,
-}
-
-impl GroupEvent {
-    /// Returns once `cond` holds (`max_yield`: how long to spin and yield first).
-    pub fn wait(&self, max_yield: Duration, cond: impl Fn() -> bool) {
-        if spin_until(max_yield, &cond) {
-            return;
-        }
-        let mut g = self.m.lock();
-        while !cond() {
-            self.cv.wait(&mut g);
-        }
-    }
-
-    /// Wakes the waiters (after the progress they wait for is visible).
-    pub fn notify(&self) {
-        let _g = self.m.lock();
-        self.cv.notify_all();
-    }
-}
 
 #[cfg(test)]
 mod tests {
