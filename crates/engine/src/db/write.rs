@@ -337,9 +337,14 @@ impl DbInner {
 
     /// Creates WAL `number`, preallocating what one memtable writes to it (a mapped WAL).
     pub(crate) fn create_wal(&self, number: u64) -> Result<Box<dyn WritableFile>> {
-        let size_hint = self.opts.write_buffer_size as u64 / 8 * 9;
         let path = wal_path(&self.path, number);
-        crate::wal::create_file(&*self.fs, &path, self.opts.wal_mmap_writes, size_hint)
+        crate::wal::create_file(&*self.fs, &path, self.opts.wal_mmap_writes, self.wal_size_hint())
+    }
+
+    /// The length a WAL is expected to reach (its first allocation): a memtable's worth and
+    /// an eighth for the records' headers.
+    fn wal_size_hint(&self) -> u64 {
+        self.opts.write_buffer_size as u64 / 8 * 9
     }
 
     /// Flush thread: makes the WAL the next memtable switch takes (numbered now, created, its
@@ -361,6 +366,15 @@ impl DbInner {
             Ok(file) => {
                 kill_point!("wal.prepare.created");
                 *next = Some((number, file));
+                drop(next);
+                // Its preallocated pages into the page cache now, on this thread, outside the
+                // lock (a switch may take the WAL meanwhile: the pages it writes are the same
+                // page-cache pages): else the writer asks them in 256 KiB at a time
+                // (`fs/mmap_file.rs`), a 60-120 us `madvise` once per 256 KiB of log in some
+                // put, which a second writer waits behind too.
+                if self.opts.wal_mmap_writes {
+                    self.fs.will_need(&wal_path(&self.path, number), self.wal_size_hint());
+                }
             }
             Err(e) => {
                 drop(next);

@@ -137,6 +137,14 @@ pub trait Fs: Send + Sync + 'static {
         let _ = size_hint;
         self.create(path)
     }
+    /// Asks the first `len` bytes of the file at `path` into the page cache without waiting
+    /// for them (Linux `posix_fadvise(POSIX_FADV_WILLNEED)`): advice, so every failure is
+    /// ignored. The flush thread gives it for the WAL it makes ahead (`db/write.rs`,
+    /// `prepare_wal`), whose preallocated pages then need no zero-filling on the write path.
+    /// The default does nothing.
+    fn will_need(&self, path: &Path, len: u64) {
+        let _ = (path, len);
+    }
     /// Opens an existing file for positional reads.
     fn open_random(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>>;
     /// Opens an existing file for sequential reads.

@@ -221,6 +221,15 @@ impl Fs for StdFs {
         }
     }
 
+    #[cfg(target_os = "linux")]
+    fn will_need(&self, path: &Path, len: u64) {
+        use std::os::fd::AsRawFd;
+        let (Ok(file), Ok(len)) = (File::open(path), super::off_t(len)) else { return };
+        // SAFETY: `posix_fadvise` only reads its integer arguments; the descriptor is open for
+        // the call. Advice: its result is ignored.
+        unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, len, libc::POSIX_FADV_WILLNEED) };
+    }
+
     fn hard_link(&self, from: &Path, to: &Path) -> Result<()> {
         std::fs::hard_link(from, to).map_err(ctx("linking", to))
     }
