@@ -165,6 +165,12 @@ pub(crate) fn scan_range<S: Storage>(
         (Some(p), Some(ix)) => p.iter().all(|c| ix.cols.contains(c) || m.pk.contains(c)),
         _ => false,
     };
+    // Where each projected column of a covered scan comes from, found once per scan rather
+    // than once per row.
+    let picks: Vec<Pick> = match (&proj, ix) {
+        (Some(p), Some(ix)) if covered => p.iter().map(|c| Pick::of(*c, &ix.cols, &m.pk)).collect(),
+        _ => Vec::new(),
+    };
     let (lo, hi) = index_range(id);
     let lower = if s.from.is_empty() { lo } else { bound(id, key_cols, s.from) };
     let upper = if s.to.is_empty() {
@@ -246,15 +252,11 @@ pub(crate) fn scan_range<S: Storage>(
                     it.advance();
                     continue;
                 }
-                let p = proj.as_deref().unwrap_or(&[]);
-                p.iter()
-                    .map(|c| match ix.cols.iter().position(|x| x == c) {
-                        Some(j) => ivals[j].clone(),
-                        None => {
-                            m.pk.iter().position(|x| x == c).map_or(Value::Null, |j| pk[j].clone())
-                        }
-                    })
-                    .collect()
+                let mut row = Vec::with_capacity(picks.len());
+                for pick in &picks {
+                    row.push(pick.take(&ivals, &pk));
+                }
+                row
             }
         };
         rows += 1;
@@ -271,6 +273,34 @@ pub(crate) fn scan_range<S: Storage>(
     it.status()?;
     t.cat.stats.rows_read_by_scans.fetch_add(rows, Ordering::Relaxed);
     Ok(())
+}
+
+/// Where a covered scan finds one projected column: in the index entry's columns, in the
+/// primary key it holds, or nowhere (NULL; cannot happen for a covered scan).
+#[derive(Clone, Copy)]
+enum Pick {
+    Index(usize),
+    Pk(usize),
+    Null,
+}
+
+impl Pick {
+    /// Column `c` of the table, looked up among the index's columns first, then the key's.
+    fn of(c: usize, index_cols: &[usize], pk: &[usize]) -> Pick {
+        match index_cols.iter().position(|x| *x == c) {
+            Some(j) => Pick::Index(j),
+            None => pk.iter().position(|x| *x == c).map_or(Pick::Null, Pick::Pk),
+        }
+    }
+
+    /// The value from a decoded entry (`ivals`: its index columns, `pk`: its key).
+    fn take(self, ivals: &[Value], pk: &[Value]) -> Value {
+        match self {
+            Pick::Index(j) => ivals[j].clone(),
+            Pick::Pk(j) => pk[j].clone(),
+            Pick::Null => Value::Null,
+        }
+    }
 }
 
 /// First and largest batch of row fetches of a non-covered scan.
@@ -430,5 +460,22 @@ impl<S: Storage> Table<S> {
     /// The smallest primary key, if the table has rows.
     pub fn first_pk(&self) -> Result<Option<Vec<Value>>> {
         first_pk(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Pick;
+    use crate::schema::Value;
+
+    #[test]
+    fn a_covered_column_comes_from_the_index_first_then_the_key() {
+        // Index on columns (2, 0), primary key (0, 1): column 0 is in both.
+        let (ix, pk) = ([2, 0], [0, 1]);
+        let ivals = [Value::I64(20), Value::I64(10)];
+        let key = [Value::I64(11), Value::I64(12)];
+        let got: Vec<Value> =
+            [0, 1, 2, 3].iter().map(|c| Pick::of(*c, &ix, &pk).take(&ivals, &key)).collect();
+        assert_eq!(got, [Value::I64(10), Value::I64(12), Value::I64(20), Value::Null]);
     }
 }
