@@ -165,12 +165,6 @@ pub(crate) fn scan_range<S: Storage>(
         (Some(p), Some(ix)) => p.iter().all(|c| ix.cols.contains(c) || m.pk.contains(c)),
         _ => false,
     };
-    // Where each projected column of a covered scan comes from, found once per scan rather
-    // than once per row.
-    let picks: Vec<Pick> = match (&proj, ix) {
-        (Some(p), Some(ix)) if covered => p.iter().map(|c| Pick::of(*c, &ix.cols, &m.pk)).collect(),
-        _ => Vec::new(),
-    };
     let (lo, hi) = index_range(id);
     let lower = if s.from.is_empty() { lo } else { bound(id, key_cols, s.from) };
     let upper = if s.to.is_empty() {
@@ -252,9 +246,13 @@ pub(crate) fn scan_range<S: Storage>(
                     it.advance();
                     continue;
                 }
-                let mut row = Vec::with_capacity(picks.len());
-                for pick in &picks {
-                    row.push(pick.take(&ivals, &pk));
+                // A plain loop (no allocation but the row's; no collect adapters, see
+                // `decode_values`). The columns are found per row: a scan of one row (the
+                // point lookups through an index) would pay more for a vector of them.
+                let p = proj.as_deref().unwrap_or(&[]);
+                let mut row = Vec::with_capacity(p.len());
+                for c in p {
+                    row.push(Pick::of(*c, &ix.cols, &m.pk).take(&ivals, &pk));
                 }
                 row
             }
@@ -286,6 +284,7 @@ enum Pick {
 
 impl Pick {
     /// Column `c` of the table, looked up among the index's columns first, then the key's.
+    #[inline]
     fn of(c: usize, index_cols: &[usize], pk: &[usize]) -> Pick {
         match index_cols.iter().position(|x| *x == c) {
             Some(j) => Pick::Index(j),
@@ -294,6 +293,7 @@ impl Pick {
     }
 
     /// The value from a decoded entry (`ivals`: its index columns, `pk`: its key).
+    #[inline]
     fn take(self, ivals: &[Value], pk: &[Value]) -> Value {
         match self {
             Pick::Index(j) => ivals[j].clone(),

@@ -46,6 +46,7 @@ pub struct RawIter {
 }
 
 impl RawIter {
+    #[inline]
     pub(crate) fn new(
         it: DbIterator,
         sv: Arc<SuperVersion>,
