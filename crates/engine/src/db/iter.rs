@@ -46,7 +46,6 @@ pub struct RawIter {
 }
 
 impl RawIter {
-    #[inline]
     pub(crate) fn new(
         it: DbIterator,
         sv: Arc<SuperVersion>,

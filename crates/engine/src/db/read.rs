@@ -160,9 +160,6 @@ impl DbInner {
     }
 
     /// Builds the merged iterator over every source of `sv`, plus all their range tombstones.
-    /// Inlined into its one caller (`Db::raw_iter_in_family`), so that the iterator is built
-    /// where the `RawIter` holds it rather than copied there (issue 38).
-    #[inline]
     pub(crate) fn new_db_iterator(
         &self,
         sv: &SuperVersion,

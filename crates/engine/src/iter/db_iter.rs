@@ -81,7 +81,6 @@ pub struct DbIterator {
 impl DbIterator {
     /// Wraps `inner` (all sources merged), reading as of `read_seq`; `tombstones` holds every
     /// range tombstone of every source; `lower`/`upper` bound the user keys (upper exclusive).
-    #[inline]
     pub fn new(
         inner: Box<dyn InternalIterator>,
         read_seq: SequenceNumber,
@@ -113,7 +112,6 @@ impl DbIterator {
 
     /// Reads the values of `BlobIndex` entries from `blobs` (without one, such an entry makes
     /// the cursor fail with `Corruption`).
-    #[inline]
     pub fn with_blob_source(mut self, blobs: Option<Arc<dyn BlobValues>>) -> Self {
         self.blobs = blobs;
         self
@@ -136,7 +134,6 @@ impl DbIterator {
 
     /// Resolves merge operands with `op` (without one, a key with operands makes the cursor
     /// fail with `InvalidArgument`).
-    #[inline]
     pub fn with_merge_operator(mut self, op: Option<Arc<dyn MergeOperator>>) -> Self {
         self.merge = op;
         self
