@@ -8,8 +8,9 @@
 //! there when the text is built, at no cost to the hot path. The read-path tickers (block cache
 //! hits and misses by role, `bloom.filter.useful`, keys and bytes read) and the histograms
 //! (`db.get.micros`, `db.write.micros`, `compaction.times.micros`) are counted here, into
-//! per-thread shards of relaxed atomics (no shared cache line is written per operation) that
-//! the reader sums. Those are process-wide, as a `Statistics` object shared by every database
+//! per-thread shards of relaxed atomics (no shared cache line is written per operation; only
+//! the owning thread writes its shard, with plain loads and stores, no locked adds) that the
+//! reader sums. Those are process-wide, as a `Statistics` object shared by every database
 //! of the process is in RocksDB: with several databases open they count all of them (the
 //! tools open one). Called by `perf.rs` (cache and filter hooks), `Db::get_opt`, `Db::write`
 //! and the compaction job; takes one mutex only when a thread records its first event.
