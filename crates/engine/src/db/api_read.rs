@@ -60,7 +60,7 @@ impl Db {
         let seq = inner.read_sequence(opts)?;
         let r = inner.get_in(&sv, key, seq, opts.fill_cache);
         if let Some(t0) = t0 {
-            count_get(t0, r.as_ref().ok().and_then(|v| v.as_ref().map(Vec::len)));
+            st::count_get(t0, r.as_ref().ok().and_then(|v| v.as_ref().map(Vec::len)));
         }
         r
     }
@@ -113,7 +113,7 @@ impl Db {
         let seq = inner.read_sequence(opts)?;
         let r = inner.get_pinned_in(&sv, key, seq, opts.fill_cache);
         if let Some(t0) = t0 {
-            count_get(t0, r.as_ref().ok().and_then(|v| v.as_ref().map(|v| v.len())));
+            st::count_get(t0, r.as_ref().ok().and_then(|v| v.as_ref().map(|v| v.len())));
         }
         r
     }
@@ -296,14 +296,4 @@ impl Db {
         };
         RangeIter::new(self.raw_iter(&opts))
     }
-}
-
-/// RocksDB's `number.keys.read`, `bytes.read` and `db.get.micros` for one get that found a
-/// value of `found` bytes (statistics on).
-fn count_get(t0: std::time::Instant, found: Option<usize>) {
-    st::add(st::Ticker::KeysRead, 1);
-    if let Some(n) = found {
-        st::add(st::Ticker::BytesRead, n as u64);
-    }
-    st::record(st::Hist::Get, st::micros_since(t0));
 }
