@@ -1,20 +1,25 @@
 //! A bump allocator for memtable nodes.
 //!
-//! The arena hands out 8-byte-aligned, zeroed byte ranges carved from big chunks (16 KiB for the
+//! The arena hands out 8-byte-aligned byte ranges carved from big chunks (16 KiB for the
 //! first, doubling up to 1 MiB; an allocation larger than a quarter of the chunk size gets a
-//! dedicated chunk of its own), so inserting a key costs no heap allocation of its own. Memory is
+//! dedicated chunk of its own, and the chunks grow as they would have), so inserting a key costs
+//! no heap allocation of its own. A range's first bytes, as many as the caller asks
+//! ([`Arena::allocate_zeroing`]: a node's links, its key), are zeroed; the rest is
+//! uninitialized, for the caller to write before anything reads it (a value's bytes: zeroing
+//! them before the copy overwrote them was 12-15% of a 4-16 KiB put's instructions, session 52). Memory is
 //! never freed or moved until the arena is dropped: a pointer returned by [`Arena::allocate`]
 //! stays valid for the arena's whole life, which is what lets skiplist readers follow links
 //! without locks.
 //!
 //! Full-size chunks come from, and go back to, a [`ChunkPool`] (`chunk_pool.rs`: a flushed
 //! memtable's memory is reused instead of returned to the system allocator); a pooled chunk
-//! holds its last arena's bytes, so each range handed out from it is zeroed then.
+//! holds its last arena's bytes, and a fresh one is uninitialized (`alloc`), so the zeroing is
+//! done per range.
 //!
 //! Only the memtable's writer calls `allocate` (`&mut self`, reached through the writer mutex);
 //! readers never touch the arena itself, only the bytes it handed out.
 
-use std::alloc::{alloc_zeroed, dealloc, handle_alloc_error, Layout};
+use std::alloc::{alloc, dealloc, handle_alloc_error, Layout};
 use std::ptr::NonNull;
 
 use super::chunk_pool::{ChunkPool, POOL};
@@ -36,8 +41,6 @@ pub(super) struct Arena {
     next_chunk: usize,
     /// Bytes of all chunks.
     reserved: usize,
-    /// Whether the current chunk came from the pool (its bytes are not zero).
-    cur_dirty: bool,
     /// Where full-size chunks come from and go back to.
     pool: &'static ChunkPool,
 }
@@ -55,7 +58,6 @@ impl Arena {
     /// An empty arena whose full-size chunks come from and go back to `pool`.
     pub(super) fn with_pool(pool: &'static ChunkPool) -> Self {
         Arena {
-            cur_dirty: false,
             pool,
             chunks: Vec::new(),
             cur: std::ptr::null_mut(),
@@ -66,25 +68,41 @@ impl Arena {
         }
     }
 
-    /// Returns `size` zeroed bytes aligned to [`ALIGN`], valid (never moved or freed) until the
-    /// arena is dropped. Panics only if the global allocator fails or `size` overflows a `Layout`.
+    /// Returns `size` zeroed bytes aligned to [`ALIGN`] ([`Arena::allocate_zeroing`] with
+    /// every byte zeroed).
     pub(super) fn allocate(&mut self, size: usize) -> NonNull<u8> {
+        self.allocate_zeroing(size, size)
+    }
+
+    /// Returns `size` bytes aligned to [`ALIGN`], valid (never moved or freed) until the arena
+    /// is dropped, of which the first `zeroed` (at most `size`) are zero and the rest
+    /// uninitialized. Panics only if the global allocator fails or `size` overflows a `Layout`.
+    pub(super) fn allocate_zeroing(&mut self, size: usize, zeroed: usize) -> NonNull<u8> {
+        let zeroed = zeroed.min(size);
         let size = size.max(1).next_multiple_of(ALIGN);
+        let p = self.bump(size);
+        // SAFETY: `p` starts `size >= zeroed` bytes handed out for the first time, so nothing
+        // else refers to them.
+        unsafe { std::ptr::write_bytes(p.as_ptr(), 0, zeroed) };
+        p
+    }
+
+    /// `size` (a multiple of [`ALIGN`]) uninitialized bytes from the current chunk, a new one,
+    /// or (a big entry) a dedicated one.
+    fn bump(&mut self, size: usize) -> NonNull<u8> {
         if size <= self.cur_len - self.cur_used {
             // SAFETY: `cur` is the start of a live chunk of `cur_len` bytes and
             // `cur_used + size <= cur_len`, so the result stays inside that chunk.
             let p = unsafe { self.cur.add(self.cur_used) };
             self.cur_used += size;
-            if self.cur_dirty {
-                // SAFETY: the `size` bytes at `p` lie in the current chunk (above) and are
-                // handed out for the first time, so nothing else refers to them.
-                unsafe { std::ptr::write_bytes(p, 0, size) };
-            }
             // SAFETY: derived from a non-null chunk pointer by an in-bounds offset.
             return unsafe { NonNull::new_unchecked(p) };
         }
         if size > self.next_chunk / 4 {
-            // A big entry gets its own chunk; the current chunk keeps serving small ones.
+            // A big entry gets its own chunk; the current chunk keeps serving small ones. The
+            // chunks still grow, so that entries of 4-256 KiB soon fit full-size (pooled)
+            // chunks instead of each taking a heap allocation of its own.
+            self.next_chunk = (self.next_chunk * 2).min(MAX_CHUNK);
             return self.new_chunk(size);
         }
         let chunk_size = self.next_chunk;
@@ -94,9 +112,6 @@ impl Arena {
             Some(p) => {
                 self.chunks.push((p, chunk_layout(MAX_CHUNK)));
                 self.reserved += MAX_CHUNK;
-                // SAFETY: `p` is a pooled chunk of MAX_CHUNK bytes, now this arena's alone, and
-                // `size <= MAX_CHUNK / 4`: its first `size` bytes are handed out here.
-                unsafe { std::ptr::write_bytes(p.as_ptr(), 0, size) };
                 p
             }
             None => self.new_chunk(chunk_size),
@@ -104,15 +119,14 @@ impl Arena {
         self.cur = p.as_ptr();
         self.cur_len = chunk_size;
         self.cur_used = size;
-        self.cur_dirty = pooled.is_some();
         p
     }
 
-    /// A fresh zeroed chunk of `size` bytes from the global allocator.
+    /// A fresh (uninitialized) chunk of `size` bytes from the global allocator.
     fn new_chunk(&mut self, size: usize) -> NonNull<u8> {
         let layout = chunk_layout(size);
         // SAFETY: `layout` has a non-zero size (callers pass at least ALIGN bytes).
-        let p = unsafe { alloc_zeroed(layout) };
+        let p = unsafe { alloc(layout) };
         let Some(p) = NonNull::new(p) else { handle_alloc_error(layout) };
         self.chunks.push((p, layout));
         self.reserved += size;
@@ -143,12 +157,12 @@ impl Drop for Arena {
     fn drop(&mut self) {
         for &(p, layout) in &self.chunks {
             if layout.size() == MAX_CHUNK {
-                // SAFETY: `p` came from the global allocator with `layout` (`alloc_zeroed`, or
-                // a pool whose chunks all did), the arena is dropping so nothing refers to its
+                // SAFETY: `p` came from the global allocator with `layout` (`alloc`, or a pool
+                // whose chunks all did), the arena is dropping so nothing refers to its
                 // bytes any more, and it is given up exactly once.
                 unsafe { self.pool.give(p, layout) };
             } else {
-                // SAFETY: `p` was returned by `alloc_zeroed(layout)` and is freed exactly once.
+                // SAFETY: `p` was returned by `alloc(layout)` and is freed exactly once.
                 unsafe { dealloc(p.as_ptr(), layout) };
             }
         }
@@ -222,6 +236,38 @@ mod tests {
         assert_eq!(POOL.len(), 0, "every pooled chunk taken");
         drop(b);
         assert_eq!(POOL.len(), 3);
+    }
+
+    /// `allocate_zeroing` zeroes the asked prefix even in a reused (dirty) chunk (fails
+    /// without the per-range zeroing: the pooled chunk comes back full of 0xAB).
+    #[test]
+    fn a_dirty_chunk_hands_out_zeroed_prefixes() {
+        static POOL: ChunkPool = ChunkPool::new(8);
+        let mut a = Arena::with_pool(&POOL);
+        fill(&mut a, 6000, 1000);
+        drop(a);
+        assert!(POOL.len() > 0);
+        let mut b = Arena::with_pool(&POOL);
+        for _ in 0..6000 {
+            let p = b.allocate_zeroing(1000, 40);
+            // SAFETY: `p` points to 1000 bytes the arena handed out; the first 40 are zeroed.
+            let head = unsafe { std::slice::from_raw_parts_mut(p.as_ptr(), 40) };
+            assert!(head.iter().all(|&x| x == 0), "prefix not zeroed");
+            // SAFETY: as above: the caller writes the rest before reading it.
+            unsafe { std::ptr::write_bytes(p.as_ptr(), 0xCD, 1000) };
+        }
+    }
+
+    /// Entries too big for the current chunk size still grow the chunks, so 16 KiB entries
+    /// soon share full-size chunks instead of taking a heap allocation each (they did: every
+    /// one was its own chunk).
+    #[test]
+    fn big_entries_grow_the_chunks() {
+        let mut a = Arena::new();
+        for _ in 0..1000 {
+            a.allocate_zeroing(16 << 10, 16);
+        }
+        assert!(a.chunks.len() < 40, "{} chunks for 1000 entries", a.chunks.len());
     }
 
     #[test]

@@ -7,7 +7,7 @@
 //! address-space lock, so the writer's insert that needed a new chunk waited while the flush
 //! thread freed the old memtable (a one-put insert of 1.6-7.9 ms in a value-100 fillseq,
 //! measured by timing each write group's phases). Pooled chunks need neither: the arena takes
-//! one with a mutex and zeroes each range it hands out from it ([`super::arena`]).
+//! one with a mutex and zeroes the part of each range its caller asks ([`super::arena`]).
 //!
 //! Bounded: at most `cap` chunks ([`POOL_CHUNKS`], 64 MiB, for the process-wide pool every
 //! database shares); a chunk given back to a full pool is freed. The pooled memory stays with

@@ -208,7 +208,9 @@ impl SkipList {
         self.max_height.fetch_max(height, AtomicOrdering::Relaxed);
     }
 
-    /// Allocates the bytes of a node of `height` links and an entry of the given lengths.
+    /// Allocates the bytes of a node of `height` links and an entry of the given lengths:
+    /// zeroed but for the value's bytes (the last `value_len`), which [`SkipList::fill_node`]
+    /// copies in (zeroing them first cost 12-15% of a 4-16 KiB put's instructions).
     fn allocate(
         &self,
         arena: &mut super::Arena,
@@ -220,7 +222,8 @@ impl SkipList {
         let vlen = u32::try_from(value_len).expect("memtable value longer than 4 GiB");
         let entry_len =
             varint_len(u64::from(klen)) + key_len + varint_len(u64::from(vlen)) + value_len;
-        arena.allocate(height * LINK + entry_len)
+        let size = height * LINK + entry_len;
+        arena.allocate_zeroing(size, size - value_len)
     }
 
     /// Allocates and fills a node (see [`SkipList::fill_node`]).
@@ -240,8 +243,8 @@ impl SkipList {
     /// Constructs the node's links (null) and writes its entry; returns the node pointer.
     ///
     /// # Safety
-    /// `base` must be a fresh, zeroed, 8-aligned allocation of [`SkipList::allocate`]'s size for
-    /// these lengths, exclusively owned and not yet published.
+    /// `base` must be a fresh 8-aligned allocation of [`SkipList::allocate`]'s size for these
+    /// lengths (zeroed but for the value's bytes), exclusively owned and not yet published.
     unsafe fn fill_node(
         base: NonNull<u8>,
         height: usize,
@@ -252,12 +255,14 @@ impl SkipList {
         let (klen, vlen) = (key_len as u32, value.len() as u32);
         let entry_len =
             varint_len(u64::from(klen)) + key_len + varint_len(u64::from(vlen)) + value.len();
+        let head_len = entry_len - value.len();
         // SAFETY: by the contract we may write all of the allocation: the links, then the entry,
-        // exactly its last `entry_len` bytes.
+        // exactly its last `entry_len` bytes, of which the first `head_len` (lengths and key)
+        // are zeroed, so initialized bytes.
         let (node_ptr, e) = unsafe {
             let node_ptr = base.as_ptr().add(height * LINK).cast::<Node>();
             init_links(node_ptr, height);
-            let e = std::slice::from_raw_parts_mut(node_ptr.cast::<u8>(), entry_len);
+            let e = std::slice::from_raw_parts_mut(node_ptr.cast::<u8>(), head_len);
             (node_ptr, e)
         };
         let mut pos = encode_varint32(e, klen);
@@ -266,9 +271,16 @@ impl SkipList {
         }
         pos += key_len;
         pos += encode_varint32(e.get_mut(pos..).unwrap_or_default(), vlen);
-        if let Some(v) = e.get_mut(pos..) {
-            v.copy_from_slice(value);
-        }
+        debug_assert_eq!(pos, head_len);
+        // SAFETY: the value's bytes are the allocation's last `value.len()` bytes of the entry
+        // (from `head_len`), ours to write and apart from `value`, which lives elsewhere.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                value.as_ptr(),
+                node_ptr.cast::<u8>().add(head_len),
+                value.len(),
+            )
+        };
         node_ptr
     }
 
