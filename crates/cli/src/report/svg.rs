@@ -178,8 +178,11 @@ fn axis(lo: f64, top: f64, step: f64, label: &str, log: bool, out: &mut String) 
     );
 }
 
-/// The legend: entries left to right, wrapping onto more rows (stacked upwards from the
-/// bottom edge) when a row would run past the chart's right edge.
+/// The legend: entries left to right, wrapping onto more rows when a row would run past the
+/// chart's right edge. The first row sits in the bottom margin, below the x labels; further
+/// rows go below it, and the chart (`out`, which [`open`] began) grows by a row's height for
+/// each, so the legend never covers the plot however many series there are (stacked upwards,
+/// sysbench's 16 series per chart covered the bars).
 fn legend(names: &[&str], out: &mut String) {
     let width = |n: &str| 24.0 + 7.0 * n.chars().count() as f64;
     let mut rows = vec![Vec::new()];
@@ -195,10 +198,25 @@ fn legend(names: &[&str], out: &mut String) {
         }
         x += w;
     }
+    let extra = 13.0 * (rows.len() - 1) as f64;
+    if extra > 0.0 {
+        let h = HEIGHT + extra;
+        // The chart's size and its background, as `open` wrote them (first occurrences).
+        *out = out
+            .replacen(
+                &format!("height=\"{HEIGHT}\" viewBox=\"0 0 {WIDTH} {HEIGHT}\""),
+                &format!("height=\"{h}\" viewBox=\"0 0 {WIDTH} {h}\""),
+                1,
+            )
+            .replacen(
+                &format!("height=\"{HEIGHT}\" fill=\"#ffffff\""),
+                &format!("height=\"{h}\" fill=\"#ffffff\""),
+                1,
+            );
+    }
     out.push_str("<g class=\"legend\">");
-    let n_rows = rows.len();
     for (r, row) in rows.iter().enumerate() {
-        let y = HEIGHT - 12.0 - 13.0 * (n_rows - 1 - r) as f64;
+        let y = HEIGHT - 12.0 + 13.0 * r as f64;
         for &(i, x, n) in row {
             let color = PALETTE[i % PALETTE.len()];
             let _ = write!(

@@ -157,3 +157,38 @@ fn long_legends_wrap_inside_the_chart() {
     assert!(xs.iter().all(|x| x + 7.0 * 24.0 <= WIDTH + 24.0), "{xs:?}");
     assert!(xs.iter().filter(|x| **x == LEFT + 16.0).count() >= 2, "wrapped: {xs:?}");
 }
+
+/// Many series (sysbench's 16 per group): the legend's rows all lie below the plot and its x
+/// labels, inside a chart grown to hold them (fails with the rows stacked upwards: they
+/// covered the bars).
+#[test]
+fn many_legend_rows_grow_the_chart_below_the_plot() {
+    let names: Vec<(String, Vec<f64>)> =
+        (0..16).map(|i| (format!("sb_points-notcovered-si_{i}.pre"), vec![1.0, 1.1])).collect();
+    let s = ratio_chart("t", &["a".into(), "b".into()], &names);
+    let h: f64 = s.split("height=\"").nth(1).unwrap().split('"').next().unwrap().parse().unwrap();
+    assert!(h > HEIGHT, "grown: {h}");
+    assert!(s.contains(&format!("viewBox=\"0 0 {WIDTH} {h}\"")));
+    let legend = s.split("<g class=\"legend\">").nth(1).unwrap();
+    let ys: Vec<f64> = legend
+        .split("<text x=")
+        .skip(1)
+        .map(|t| t.split(" y=\"").nth(1).unwrap().split('"').next().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(ys.len(), 16);
+    assert!(ys.iter().all(|&y| y >= HEIGHT - 12.0 && y < h), "{ys:?} in {h}");
+    // Every bar ends above the legend's first row.
+    for bar in s.split("<rect class=\"bar\"").skip(1) {
+        let attr = |n: &str| -> f64 {
+            bar.split(&format!(" {n}=\""))
+                .nth(1)
+                .unwrap()
+                .split('"')
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap()
+        };
+        assert!(attr("y") + attr("height") < HEIGHT - 12.0 - 10.0, "{bar}");
+    }
+}
