@@ -3,6 +3,18 @@
 
 use super::*;
 
+/// The number in the first ` NAME="..."` attribute of `elem` (an element's markup, or a
+/// whole chart: its root's `height`).
+fn attr(elem: &str, name: &str) -> f64 {
+    elem.split(&format!(" {name}=\"")).nth(1).unwrap().split('"').next().unwrap().parse().unwrap()
+}
+
+/// The `y` of every legend entry's text, in order.
+fn legend_text_ys(chart: &str) -> Vec<f64> {
+    let legend = chart.split("<g class=\"legend\">").nth(1).unwrap();
+    legend.split("<text x=").skip(1).map(|t| attr(t, "y")).collect()
+}
+
 #[test]
 fn escapes_everything_it_is_given() {
     assert_eq!(esc("<a href=\"x\">&'"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
@@ -51,30 +63,16 @@ fn horizontal_bars_fit_their_chart() {
     let vals = |k: f64| (0..12).map(|i| k + i as f64 / 10.0).collect::<Vec<_>>();
     let s =
         hbar_chart("t", "x", &cats, &[("a".into(), vals(0.5)), ("b".into(), vals(1.0))], Some(1.0));
-    let h: f64 = s.split("height=\"").nth(1).unwrap().split('"').next().unwrap().parse().unwrap();
+    let h = attr(&s, "height");
     assert!(h > HEIGHT, "grows with its categories: {h}");
     assert_eq!(s.matches("<rect class=\"bar\"").count(), 24);
     for bar in s.split("<rect class=\"bar\"").skip(1) {
-        let attr = |n: &str| -> f64 {
-            bar.split(&format!(" {n}=\""))
-                .nth(1)
-                .unwrap()
-                .split('"')
-                .next()
-                .unwrap()
-                .parse()
-                .unwrap()
-        };
+        let attr = |n: &str| attr(bar, n);
         assert!(attr("y") >= TOP && attr("y") + attr("height") <= h - 40.0, "{bar}");
         assert!(attr("x") + attr("width") <= WIDTH - RIGHT + 0.01, "{bar}");
     }
     // One legend line per series, each below the x axis label and inside the chart.
-    let legend = s.split("<g class=\"legend\">").nth(1).unwrap();
-    let ys: Vec<f64> = legend
-        .split("<text x=")
-        .skip(1)
-        .map(|t| t.split(" y=\"").nth(1).unwrap().split('"').next().unwrap().parse().unwrap())
-        .collect();
+    let ys = legend_text_ys(&s);
     assert_eq!(ys.len(), 2);
     let axis_label_y = h - 40.0 - 16.0 * 2.0 + 30.0;
     assert!(ys[0] > axis_label_y + 10.0 && ys[1] > ys[0] + 10.0 && ys[1] < h, "{ys:?}");
@@ -166,29 +164,15 @@ fn many_legend_rows_grow_the_chart_below_the_plot() {
     let names: Vec<(String, Vec<f64>)> =
         (0..16).map(|i| (format!("sb_points-notcovered-si_{i}.pre"), vec![1.0, 1.1])).collect();
     let s = ratio_chart("t", &["a".into(), "b".into()], &names);
-    let h: f64 = s.split("height=\"").nth(1).unwrap().split('"').next().unwrap().parse().unwrap();
+    let h = attr(&s, "height");
     assert!(h > HEIGHT, "grown: {h}");
     assert!(s.contains(&format!("viewBox=\"0 0 {WIDTH} {h}\"")));
-    let legend = s.split("<g class=\"legend\">").nth(1).unwrap();
-    let ys: Vec<f64> = legend
-        .split("<text x=")
-        .skip(1)
-        .map(|t| t.split(" y=\"").nth(1).unwrap().split('"').next().unwrap().parse().unwrap())
-        .collect();
+    let ys = legend_text_ys(&s);
     assert_eq!(ys.len(), 16);
     assert!(ys.iter().all(|&y| y >= HEIGHT - 12.0 && y < h), "{ys:?} in {h}");
     // Every bar ends above the legend's first row.
     for bar in s.split("<rect class=\"bar\"").skip(1) {
-        let attr = |n: &str| -> f64 {
-            bar.split(&format!(" {n}=\""))
-                .nth(1)
-                .unwrap()
-                .split('"')
-                .next()
-                .unwrap()
-                .parse()
-                .unwrap()
-        };
+        let attr = |n: &str| attr(bar, n);
         assert!(attr("y") + attr("height") < HEIGHT - 12.0 - 10.0, "{bar}");
     }
 }
