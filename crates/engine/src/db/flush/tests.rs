@@ -126,19 +126,24 @@ fn a_flush_whose_manifest_roll_fails_after_the_rename_keeps_its_table() {
     }
 }
 
-/// A database on `sim` whose flushes write blob files of one 2000-byte value each, with four
-/// values in its memtable (so a flush writes four blob files).
-fn blob_db_with_four_values(sim: &std::sync::Arc<crate::fs::fault::SimFs>) -> Db {
-    let opts = Options {
+/// Options of the blob tests here: values of 100 bytes or more in blob files of about 1000
+/// bytes (a 2000-byte value to a file of its own), no automatic compactions, on `fs`.
+fn blob_opts(fs: &std::sync::Arc<crate::fs::fault::SimFs>) -> Options {
+    Options {
         create_if_missing: true,
         disable_auto_compactions: true,
         enable_blob_files: true,
         min_blob_size: 100,
         blob_file_size: 1000,
-        fs: sim.clone(),
+        fs: fs.clone(),
         ..Default::default()
-    };
-    let db = Db::open("/db", opts).unwrap();
+    }
+}
+
+/// A database on `sim` whose flushes write blob files of one 2000-byte value each, with four
+/// values in its memtable (so a flush writes four blob files).
+fn blob_db_with_four_values(sim: &std::sync::Arc<crate::fs::fault::SimFs>) -> Db {
+    let db = Db::open("/db", blob_opts(sim)).unwrap();
     for k in 0..4u8 {
         db.put([k], [k; 2000]).unwrap();
     }
@@ -214,15 +219,7 @@ fn a_failed_recovery_flush_removes_its_blob_files() {
     use crate::fs::fault::{CrashMode, OpKind, SimFs};
     use std::io::ErrorKind;
     let sim = SimFs::new();
-    let opts = |fs: &std::sync::Arc<SimFs>| Options {
-        create_if_missing: true,
-        disable_auto_compactions: true,
-        enable_blob_files: true,
-        min_blob_size: 100,
-        blob_file_size: 1000,
-        fs: fs.clone(),
-        ..Default::default()
-    };
+    let opts = blob_opts;
     let db = Db::open("/db", opts(&sim)).unwrap();
     let sync = crate::WriteOptions { sync: true, ..Default::default() };
     for k in 0..4u8 {
@@ -254,12 +251,8 @@ fn a_flush_failing_after_its_manifest_edit_keeps_its_files() {
     use std::io::ErrorKind;
     let sim = SimFs::new();
     let opts = |fs: &std::sync::Arc<SimFs>| Options {
-        create_if_missing: true,
-        disable_auto_compactions: true,
-        enable_blob_files: true,
-        min_blob_size: 100,
-        fs: fs.clone(),
-        ..Default::default()
+        blob_file_size: Options::default().blob_file_size,
+        ..blob_opts(fs)
     };
     let db = Db::open("/db", opts(&sim)).unwrap();
     let other = db.create_column_family("other", &opts(&sim)).unwrap();
